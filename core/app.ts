@@ -1,0 +1,142 @@
+// Wires the parts together: database, identity, registry, dispatch, and the HTTP surfaces.
+// `startFolio` is what `npm start` and the integration tests both run.
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import Router from '@koa/router';
+import { pino, type Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import { openDatabase, type Database } from './db/database.ts';
+import { IdentityService } from './domain/identity/service.ts';
+import { Authenticator } from './kernel/auth.ts';
+import { PACKAGE, type Config } from './kernel/config.ts';
+import { Dispatcher } from './kernel/dispatch.ts';
+import { Registry } from './kernel/registry.ts';
+import { servicesFor } from './kernel/services.ts';
+import { curlRouter } from './surfaces/curl/routes.ts';
+import { sendText } from './surfaces/curl/respond.ts';
+import { mountDocAssets } from './surfaces/pages/docs.ts';
+import { healthRoute } from './surfaces/health.ts';
+import { bootstrapAdmin } from './domain/identity/bootstrap.ts';
+
+export interface Folio {
+  config: Config;
+  url: string;
+  server: http.Server;
+  db: Database;
+  registry: Registry;
+  identity: IdentityService;
+  dispatcher: Dispatcher;
+  log: Logger;
+  /** The admin token generated on this start, when there was no user yet and none was configured. */
+  generatedAdminToken: string | undefined;
+  close(): Promise<void>;
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({ level: config.logLevel, base: { service: 'folio', version: PACKAGE.version } });
+}
+
+export async function startFolio(config: Config, log: Logger = createLogger(config)): Promise<Folio> {
+  const db = await openDatabase({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, log });
+  const identity = new IdentityService(db);
+  const generatedAdminToken = await bootstrapAdmin(identity, config.bootstrapAdminToken, log);
+
+  const registry = new Registry({
+    pluginsDirs: config.pluginsDir,
+    skillsDirs: config.skillsDir,
+    log: log.child({ component: 'registry' }),
+    debounceMs: config.reload.debounceMs,
+  });
+  await registry.loadAll();
+  if (config.reload.watch) await registry.watch();
+
+  const dispatcher = new Dispatcher({
+    registry,
+    limits: config.limits,
+    overrides: (userId) => identity.namespaceAccess(userId),
+    services: (principal, l) => servicesFor({ identity, registry, tokens: config.tokens }, principal, l),
+  });
+  const auth = new Authenticator(identity, config.bootstrapAdminToken);
+
+  const app = new Koa();
+  app.proxy = false;
+  const httpLog = pinoHttp({
+    logger: log,
+    genReqId: (req, res) => {
+      const given = req.headers['x-request-id'];
+      const id = typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
+    },
+    // Never log credentials.
+    redact: ['req.headers.authorization', 'req.headers.cookie'],
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'info'),
+  });
+  app.use(async (ctx, next) => {
+    httpLog(ctx.req, ctx.res);
+    ctx.state.log = ctx.req.log;
+    try {
+      await next();
+    } catch (err) {
+      // Last line of defence: no framework error page, no stack in a body.
+      const errorId = randomUUID();
+      ctx.state.log.error({ errorId, err }, 'unhandled error');
+      sendText(ctx, 500, `500 Internal Server Error: error id ${errorId}`);
+    }
+  });
+
+  const root = new Router();
+  root.get('/health', healthRoute(db, PACKAGE.version));
+  mountDocAssets(root);
+  app.use(root.routes());
+  const curl = curlRouter({
+    dispatcher,
+    auth,
+    limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
+    version: PACKAGE.version,
+    publicUrl: config.publicUrl,
+  });
+  app.use(curl.routes());
+  app.use(async (ctx) => {
+    // Anything no route took: a plain 404 that says where to start, never a framework page.
+    sendText(ctx, 404, `404 Not Found: no route ${ctx.method} ${ctx.path}. Start at GET /curl (with a token) or /curl/docs.`);
+  });
+
+  const server = http.createServer(app.callback());
+  server.requestTimeout = 0; // handlers have their own timeout; long downloads must not be cut
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const url = `http://${host}:${addr.port}`;
+  log.info({ url, engine: db.engine, namespaces: [...registry.snapshot.namespaces.keys()] }, 'folio listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    config,
+    url,
+    server,
+    db,
+    registry,
+    identity,
+    dispatcher,
+    log,
+    generatedAdminToken,
+    close() {
+      closing ??= (async () => {
+        await registry.close();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+          setTimeout(() => server.closeAllConnections(), 2000).unref();
+        });
+        await db.close();
+      })();
+      return closing;
+    },
+  };
+}

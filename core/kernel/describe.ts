@@ -1,0 +1,136 @@
+// Renders registry entries as text for a language model: the signature line and the function
+// documentation. Curl help and the MCP tool descriptions are both renderings of this.
+type S = Record<string, any>;
+
+/** A short type name for a JSON Schema: string, integer, 'a' | 'b', string[], {a, b}, ... */
+export function typeName(schema: S | undefined, depth = 0): string {
+  if (!schema || typeof schema !== 'object') return 'any';
+  if (depth > 3) return '...';
+  if ('const' in schema) return JSON.stringify(schema.const);
+  if (Array.isArray(schema.enum)) return schema.enum.map((v: unknown) => JSON.stringify(v)).join(' | ');
+  const alts = schema.anyOf ?? schema.oneOf;
+  if (Array.isArray(alts)) return alts.map((a: S) => typeName(a, depth + 1)).join(' | ');
+  const t = schema.type;
+  if (Array.isArray(t)) return t.join(' | ');
+  if (t === 'array') {
+    const inner = typeName(schema.items, depth + 1);
+    return inner.includes(' ') ? `(${inner})[]` : `${inner}[]`;
+  }
+  if (t === 'object' || schema.properties) {
+    const props = Object.keys((schema.properties as S | undefined) ?? {});
+    if (props.length === 0) return 'object';
+    const shown = props.slice(0, 6).map((p) => {
+      const opt = Array.isArray(schema.required) && schema.required.includes(p) ? '' : '?';
+      return `${p}${opt}: ${typeName(schema.properties[p], depth + 1)}`;
+    });
+    return `{ ${shown.join(', ')}${props.length > 6 ? ', ...' : ''} }`;
+  }
+  if (t === 'string' && schema.format === 'binary') return 'bytes';
+  return typeof t === 'string' ? t : 'any';
+}
+
+export interface ArgInfo {
+  name: string;
+  type: string;
+  required: boolean;
+  default?: unknown;
+  description?: string;
+  constraints: string[];
+}
+
+const CONSTRAINTS: Array<[string, (v: any) => string]> = [
+  ['minimum', (v) => `>= ${v}`],
+  ['exclusiveMinimum', (v) => `> ${v}`],
+  ['maximum', (v) => `<= ${v}`],
+  ['exclusiveMaximum', (v) => `< ${v}`],
+  ['minLength', (v) => `at least ${v} characters`],
+  ['maxLength', (v) => `at most ${v} characters`],
+  ['pattern', (v) => `matches /${v}/`],
+  ['format', (v) => `format ${v}`],
+  ['minItems', (v) => `at least ${v} items`],
+  ['maxItems', (v) => `at most ${v} items`],
+  ['uniqueItems', (v) => (v ? 'items unique' : '')],
+];
+
+export function argInfos(args: S): ArgInfo[] {
+  const props = (args.properties ?? {}) as Record<string, S>;
+  const required = new Set<string>(Array.isArray(args.required) ? (args.required as string[]) : []);
+  return Object.entries(props).map(([name, schema]) => {
+    const info: ArgInfo = {
+      name,
+      type: typeName(schema),
+      required: required.has(name),
+      constraints: CONSTRAINTS.filter(([k]) => k in schema)
+        .map(([k, f]) => f(schema[k]))
+        .filter((c) => c !== ''),
+    };
+    if ('default' in schema) info.default = schema.default;
+    if (typeof schema.description === 'string') info.description = schema.description;
+    return info;
+  });
+}
+
+/** `acme.echo(text: string, times?: integer = 1) -> string` */
+export function signature(namespace: string, name: string, args: S, returns: S | undefined): string {
+  const params = argInfos(args).map(
+    (a) => `${a.name}${a.required ? '' : '?'}: ${a.type}${'default' in a ? ` = ${JSON.stringify(a.default)}` : ''}`,
+  );
+  return `${namespace}.${name}(${params.join(', ')}) -> ${returns ? typeName(returns) : 'any'}`;
+}
+
+export interface Describable {
+  namespace: string;
+  name: string;
+  description: string;
+  args: S;
+  returns: S | undefined;
+  examples: Array<{ args: Record<string, unknown>; description?: string }>;
+  requires: { roles?: string[]; scopes?: string[] };
+  ceiling: number;
+  signature: string;
+}
+
+export interface DescribeOptions {
+  /** How the caller lowers the byte budget on this surface, e.g. 'add "max_bytes_llm": N to the body'. */
+  budgetHint: string;
+  /** Renders one example as a runnable command on this surface; omit for no EXAMPLES section. */
+  example?: (fn: Describable, args: Record<string, unknown>) => string;
+}
+
+/** The full documentation of one function, written for a language model. */
+export function describeFunction(fn: Describable, opts: DescribeOptions): string {
+  const out: string[] = [fn.signature, '', fn.description.trim(), ''];
+  const infos = argInfos(fn.args);
+  out.push('ARGUMENTS');
+  if (infos.length === 0) out.push('  (none)');
+  for (const a of infos) {
+    const bits = [a.type, a.required ? 'required' : 'optional'];
+    if ('default' in a) bits.push(`default ${JSON.stringify(a.default)}`);
+    bits.push(...a.constraints);
+    out.push(`  ${a.name}: ${bits.join(', ')}`);
+    if (a.description) out.push(`      ${a.description}`);
+  }
+  if (fn.args.additionalProperties === false) out.push('  No other arguments are accepted.');
+  out.push('', 'RETURNS');
+  if (fn.returns) {
+    out.push(`  ${typeName(fn.returns)}`);
+    if (typeof fn.returns.description === 'string') out.push(`      ${fn.returns.description}`);
+  } else out.push('  any (JSON, or text when the function returns a string)');
+  const req = [...(fn.requires.roles ?? []).map((r) => `role ${r}`), ...(fn.requires.scopes ?? []).map((s) => `scope ${s}`)];
+  if (req.length > 0) out.push('', 'REQUIRES', `  ${req.join(', ')}`);
+  out.push(
+    '',
+    'SIZE',
+    `  Answers over ${fn.ceiling} bytes are refused (413), never cut. When an answer is too big,`,
+    '  ask for less: narrow the arguments (a smaller limit, a filter, one part or page at a time).',
+    `  To cap an answer yourself, ${opts.budgetHint}; it lowers the ceiling, never raises it.`,
+  );
+  if (opts.example && fn.examples.length > 0) {
+    out.push('', 'EXAMPLES');
+    for (const ex of fn.examples) {
+      if (ex.description) out.push(`  # ${ex.description}`);
+      out.push(`  ${opts.example(fn, ex.args)}`);
+    }
+  }
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,134 @@
+// Loads one plugin package into memory that can be collected again.
+//
+// Node never unloads an ES module, and `import('./x.ts?v=2')` re-evaluates only the entry, not
+// the files it imports. So a plugin's own files are bundled by esbuild into one CommonJS string
+// and evaluated as a function (vm.compileFunction): a new version re-reads every file, and the old
+// version is garbage once the registry drops it. Bare imports (npm packages, Node built-ins) stay
+// external and go through Node's own cache once, so they are shared across versions and bounded.
+import { createRequire } from 'node:module';
+import { readFileSync, existsSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import vm from 'node:vm';
+import { build } from 'esbuild';
+import * as sdk from '../sdk/index.ts';
+import { PACKAGE_ROOT } from './config.ts';
+
+const ENTRY_CANDIDATES = ['index.ts', 'index.js', 'index.mjs'];
+const SDK_SPECIFIERS = new Set(['folio/sdk', '@folio/sdk', 'folio']);
+const folioRequire = createRequire(path.join(PACKAGE_ROOT, 'package.json'));
+
+export interface LoadedModule {
+  exported: unknown;
+  /** Every file of the plugin that went into this version. */
+  files: string[];
+  entry: string;
+  /** package.json version, or a short hash of the bundled code. */
+  version: string;
+}
+
+export class LoadError extends Error {}
+
+interface PackageJson {
+  version?: string;
+  main?: string;
+  exports?: unknown;
+}
+
+function readPackageJson(dir: string): PackageJson | undefined {
+  const file = path.join(dir, 'package.json');
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as PackageJson;
+  } catch (err) {
+    throw new LoadError(`package.json: ${(err as Error).message}`);
+  }
+}
+
+function exportsEntry(exp: unknown): string | undefined {
+  if (typeof exp === 'string') return exp;
+  if (typeof exp !== 'object' || exp === null) return undefined;
+  const e = exp as Record<string, unknown>;
+  const dot = '.' in e ? e['.'] : e;
+  if (typeof dot === 'string') return dot;
+  if (typeof dot === 'object' && dot !== null) {
+    const d = dot as Record<string, unknown>;
+    for (const cond of ['folio', 'import', 'node', 'default', 'require'])
+      if (d[cond] !== undefined) return exportsEntry(d[cond]);
+  }
+  return undefined;
+}
+
+/** The package's `exports`/`main`, else index.ts, index.js, index.mjs. */
+export function resolveEntry(dir: string, pkg: PackageJson | undefined): string {
+  const declared = pkg ? (exportsEntry(pkg.exports) ?? pkg.main) : undefined;
+  if (declared !== undefined) {
+    const file = path.resolve(dir, declared);
+    if (!file.startsWith(dir + path.sep)) throw new LoadError(`entry ${declared} points outside the plugin folder`);
+    if (!existsSync(file) || !statSync(file).isFile()) throw new LoadError(`entry ${declared} (from package.json) does not exist`);
+    return file;
+  }
+  for (const name of ENTRY_CANDIDATES) {
+    const file = path.join(dir, name);
+    if (existsSync(file)) return file;
+  }
+  throw new LoadError(`no entry: add package.json "exports"/"main", or one of ${ENTRY_CANDIDATES.join(', ')}`);
+}
+
+export async function loadPluginModule(dir: string): Promise<LoadedModule> {
+  const pkg = readPackageJson(dir);
+  const entry = resolveEntry(dir, pkg);
+  let result;
+  try {
+    result = await build({
+      entryPoints: [entry],
+      bundle: true,
+      write: false,
+      metafile: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node24',
+      packages: 'external',
+      logLevel: 'silent',
+      absWorkingDir: dir,
+      define: {
+        'import.meta.dirname': JSON.stringify(dir),
+        'import.meta.filename': JSON.stringify(entry),
+        'import.meta.url': JSON.stringify(`file://${entry}`),
+      },
+    });
+  } catch (err) {
+    const e = err as { errors?: Array<{ text: string; location?: { file: string; line: number; column: number } | null }> };
+    const first = e.errors?.[0];
+    if (first) {
+      const at = first.location ? `${first.location.file}:${first.location.line}:${first.location.column}: ` : '';
+      throw new LoadError(`${at}${first.text}`);
+    }
+    throw new LoadError((err as Error).message);
+  }
+  const code = result.outputFiles[0]?.text ?? '';
+  const files = Object.keys(result.metafile.inputs).map((f) => path.resolve(dir, f));
+  const version = pkg?.version ?? createHash('sha256').update(code).digest('hex').slice(0, 12);
+
+  const pluginRequire = createRequire(entry);
+  const requireShim = (spec: string): unknown => {
+    if (SDK_SPECIFIERS.has(spec)) return sdk;
+    try {
+      return pluginRequire(spec);
+    } catch (err) {
+      // A plugin outside this tree may lean on Folio's own packages (typebox, ...).
+      if ((err as { code?: string }).code === 'MODULE_NOT_FOUND' && !spec.startsWith('.')) return folioRequire(spec);
+      throw err;
+    }
+  };
+  const module = { exports: {} as Record<string, unknown> };
+  try {
+    const fn = vm.compileFunction(code, ['exports', 'require', 'module', '__filename', '__dirname'], { filename: entry });
+    fn(module.exports, requireShim, module, entry, dir);
+  } catch (err) {
+    throw new LoadError(`evaluating ${path.basename(entry)}: ${(err as Error).message}`);
+  }
+  const exp = module.exports;
+  const exported = exp && typeof exp === 'object' && 'default' in exp ? exp.default : exp;
+  return { exported, files, entry, version };
+}

@@ -1,0 +1,289 @@
+// The registry: an immutable snapshot of every namespace, swapped whole on each reload. A call
+// holds the entry it started with, so it finishes on that version whatever happens meanwhile.
+import { readdirSync, existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { watch, type FSWatcher } from 'chokidar';
+import type { Logger } from 'pino';
+import type { PluginStatus } from '../sdk/index.ts';
+import { buildPlugin, NAMESPACE_RE, type FunctionEntry, type PluginEntry } from './manifest.ts';
+import { loadPluginModule } from './plugin-loader.ts';
+import { readSkillDir, type SkillEntry } from './skills.ts';
+
+export interface NamespaceEntry {
+  name: string;
+  description: string;
+  catalogue: 'public' | 'unlisted';
+  version: string;
+  visible: PluginEntry['visible'];
+  functions: ReadonlyMap<string, FunctionEntry>;
+  skills: ReadonlyMap<string, SkillEntry>;
+}
+
+export interface Snapshot {
+  generation: number;
+  namespaces: ReadonlyMap<string, NamespaceEntry>;
+}
+
+type UnitKind = 'plugin' | 'skills';
+
+interface Good {
+  namespace: string;
+  plugin: PluginEntry | undefined;
+  skills: Map<string, SkillEntry>;
+  files: string[];
+  version: string;
+  loadedAt: Date;
+}
+
+interface Unit {
+  key: string;
+  kind: UnitKind;
+  dir: string;
+  order: number;
+  good: Good | undefined;
+  error: string | undefined;
+  lastAttempt: Date;
+}
+
+export interface RegistryOptions {
+  pluginsDirs: string[];
+  skillsDirs: string[];
+  log: Logger;
+  debounceMs: number;
+}
+
+export type ChangeListener = (snapshot: Snapshot, changed: ReadonlySet<string>) => void;
+
+const IGNORED = /(^|[/\\])(node_modules|\.[^/\\]+)([/\\]|$)/;
+
+export class Registry {
+  #snapshot: Snapshot = { generation: 0, namespaces: new Map() };
+  readonly #units = new Map<string, Unit>();
+  readonly #opts: RegistryOptions;
+  readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly #listeners = new Set<ChangeListener>();
+  #queue: Promise<void> = Promise.resolve();
+  #watcher: FSWatcher | undefined;
+  #order = 0;
+
+  constructor(opts: RegistryOptions) {
+    this.#opts = opts;
+  }
+
+  get snapshot(): Snapshot {
+    return this.#snapshot;
+  }
+
+  /** Scans every plugins and skills folder and loads what it finds, one unit after another. */
+  async loadAll(): Promise<void> {
+    await this.#enqueue(async () => {
+      const changed = new Set<string>();
+      for (const { kind, dir } of this.#scan()) {
+        for (const ns of await this.#reloadUnit(kind, dir)) changed.add(ns);
+      }
+      this.#publish(changed);
+    });
+  }
+
+  /** Starts watching; every add, edit or removal reloads the unit it belongs to. */
+  async watch(): Promise<void> {
+    const roots = [...this.#opts.pluginsDirs, ...this.#opts.skillsDirs];
+    const watcher = watch(roots, { ignoreInitial: true, ignored: (p: string) => IGNORED.test(p) });
+    watcher.on('all', (_event, file) => this.#onFsEvent(file));
+    watcher.on('error', (err) => this.#opts.log.error({ err }, 'plugin watcher error'));
+    await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+    this.#watcher = watcher;
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.#timers.values()) clearTimeout(t);
+    this.#timers.clear();
+    await this.#watcher?.close();
+    await this.#queue;
+  }
+
+  onChange(listener: ChangeListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Reloads the unit at `dir` now (serialized with every other reload). For tools and tests. */
+  reload(dir: string): Promise<void> {
+    const unit = this.#unitFor(path.resolve(dir));
+    if (!unit) return Promise.resolve();
+    return this.#enqueue(async () => this.#publish(await this.#reloadUnit(unit.kind, unit.dir)));
+  }
+
+  status(): PluginStatus[] {
+    return [...this.#units.values()]
+      .filter((u) => u.kind === 'plugin')
+      .sort((a, b) => a.order - b.order)
+      .map((u) => ({
+        namespace: u.good?.namespace ?? null,
+        dir: u.dir,
+        version: u.good?.version ?? null,
+        state: u.error ? 'failed' : 'loaded',
+        loaded_at: u.good?.loadedAt.toISOString() ?? null,
+        last_attempt_at: u.lastAttempt.toISOString(),
+        last_error: u.error ?? null,
+      }));
+  }
+
+  /** Errors of units that are failing now, for admins. */
+  errors(): Array<{ dir: string; error: string }> {
+    return [...this.#units.values()].filter((u) => u.error).map((u) => ({ dir: u.dir, error: u.error! }));
+  }
+
+  #scan(): Array<{ kind: UnitKind; dir: string }> {
+    const out: Array<{ kind: UnitKind; dir: string }> = [];
+    const roots: Array<[UnitKind, string[]]> = [
+      ['plugin', this.#opts.pluginsDirs],
+      ['skills', this.#opts.skillsDirs],
+    ];
+    for (const [kind, dirs] of roots)
+      for (const root of dirs) {
+        if (!existsSync(root)) continue;
+        for (const name of readdirSync(root).sort()) {
+          const dir = path.join(root, name);
+          if (!IGNORED.test(name) && statSync(dir).isDirectory()) out.push({ kind, dir });
+        }
+      }
+    return out;
+  }
+
+  #unitFor(file: string): { kind: UnitKind; dir: string } | undefined {
+    const roots: Array<[UnitKind, string[]]> = [
+      ['plugin', this.#opts.pluginsDirs],
+      ['skills', this.#opts.skillsDirs],
+    ];
+    for (const [kind, dirs] of roots)
+      for (const root of dirs) {
+        const rel = path.relative(root, file);
+        if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
+        const first = rel.split(path.sep)[0]!;
+        return { kind, dir: path.join(root, first) };
+      }
+    for (const unit of this.#units.values()) if (unit.good?.files.includes(file)) return { kind: unit.kind, dir: unit.dir };
+    return undefined;
+  }
+
+  #onFsEvent(file: string): void {
+    const target = this.#unitFor(path.resolve(file));
+    if (!target) return;
+    const key = `${target.kind}:${target.dir}`;
+    const known = this.#units.has(key);
+    // A loose file in a plugins folder is not a plugin; a folder (or a file in one) is.
+    if (!known && (!existsSync(target.dir) || !statSync(target.dir).isDirectory())) return;
+    clearTimeout(this.#timers.get(key));
+    this.#timers.set(
+      key,
+      setTimeout(() => {
+        this.#timers.delete(key);
+        void this.#enqueue(async () => this.#publish(await this.#reloadUnit(target.kind, target.dir)));
+      }, this.#opts.debounceMs),
+    );
+  }
+
+  #enqueue(job: () => Promise<void>): Promise<void> {
+    const next = this.#queue.then(job).catch((err: unknown) => this.#opts.log.error({ err }, 'registry job failed'));
+    this.#queue = next;
+    return next;
+  }
+
+  /** Loads one unit; returns the namespaces whose content changed. Never throws. */
+  async #reloadUnit(kind: UnitKind, dir: string): Promise<Set<string>> {
+    const key = `${kind}:${dir}`;
+    let unit = this.#units.get(key);
+    const before = unit?.good?.namespace;
+    if (!existsSync(dir)) {
+      if (unit) {
+        this.#units.delete(key);
+        this.#opts.log.info({ dir, namespace: before }, `${kind} removed`);
+      }
+      return new Set(before ? [before] : []);
+    }
+    if (!unit) {
+      unit = { key, kind, dir, order: this.#order++, good: undefined, error: undefined, lastAttempt: new Date() };
+      this.#units.set(key, unit);
+    }
+    unit.lastAttempt = new Date();
+    try {
+      const good = kind === 'plugin' ? await this.#loadPlugin(dir) : this.#loadSkills(dir);
+      const taken = [...this.#units.values()].find(
+        (u) => u !== unit && u.kind === kind && u.good?.namespace === good.namespace,
+      );
+      if (taken) throw new Error(`duplicate namespace '${good.namespace}': already served by ${taken.dir}`);
+      unit.good = good;
+      unit.error = undefined;
+      this.#opts.log.info({ dir, namespace: good.namespace, version: good.version }, `${kind} loaded`);
+      return new Set([good.namespace, ...(before && before !== good.namespace ? [before] : [])]);
+    } catch (err) {
+      unit.error = (err as Error).message;
+      this.#opts.log.error(
+        { dir, err: (err as Error).message, keeping: unit.good?.version ?? null },
+        `${kind} failed to load; ${unit.good ? 'its last good version keeps serving' : 'not served'}`,
+      );
+      return new Set();
+    }
+  }
+
+  async #loadPlugin(dir: string): Promise<Good> {
+    const mod = await loadPluginModule(dir);
+    const plugin = buildPlugin(mod.exported, mod.version);
+    const skills = readSkillDir(plugin.namespace, path.join(dir, 'skills'));
+    return { namespace: plugin.namespace, plugin, skills, files: mod.files, version: plugin.version, loadedAt: new Date() };
+  }
+
+  #loadSkills(dir: string): Good {
+    const namespace = path.basename(dir);
+    if (!NAMESPACE_RE.test(namespace)) throw new Error(`skill folder name must be a namespace name (${NAMESPACE_RE.source})`);
+    const skills = readSkillDir(namespace, dir);
+    return { namespace, plugin: undefined, skills, files: [], version: String(skills.size), loadedAt: new Date() };
+  }
+
+  #publish(changed: Set<string>): void {
+    if (changed.size === 0) return;
+    const namespaces = new Map<string, NamespaceEntry>();
+    const units = [...this.#units.values()].sort((a, b) => a.order - b.order);
+    for (const u of units) {
+      const p = u.good?.plugin;
+      if (!u.good || !p) continue;
+      namespaces.set(p.namespace, {
+        name: p.namespace,
+        description: p.description,
+        catalogue: p.catalogue,
+        version: p.version,
+        visible: p.visible,
+        functions: p.functions,
+        skills: u.good.skills,
+      });
+    }
+    for (const u of units) {
+      if (u.kind !== 'skills' || !u.good) continue;
+      const ns = u.good.namespace;
+      const existing = namespaces.get(ns);
+      if (existing) {
+        // Standalone guides join the plugin's namespace; the plugin's own skill wins a name clash.
+        namespaces.set(ns, { ...existing, skills: new Map([...u.good.skills, ...existing.skills]) });
+      } else {
+        namespaces.set(ns, {
+          name: ns,
+          description: `Guides for ${ns}.`,
+          catalogue: 'unlisted',
+          version: u.good.version,
+          visible: undefined,
+          functions: new Map(),
+          skills: u.good.skills,
+        });
+      }
+    }
+    this.#snapshot = { generation: this.#snapshot.generation + 1, namespaces };
+    for (const l of this.#listeners) {
+      try {
+        l(this.#snapshot, changed);
+      } catch (err) {
+        this.#opts.log.error({ err }, 'registry listener failed');
+      }
+    }
+  }
+}

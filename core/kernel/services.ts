@@ -1,0 +1,55 @@
+// The capabilities a handler gets through ctx.services, bound to the acting principal. Each rule
+// lives here once: admin-only operations check the role here, not in every plugin that calls them.
+import type { Logger } from 'pino';
+import type { Principal } from '../domain/identity/types.ts';
+import type { IdentityService } from '../domain/identity/service.ts';
+import type { Services } from '../sdk/index.ts';
+import type { Registry } from './registry.ts';
+import { BadArguments, Forbidden, NotFound } from './errors.ts';
+import { NAMESPACE_RE } from './manifest.ts';
+
+export interface ServiceDeps {
+  identity: IdentityService;
+  registry: Registry;
+  tokens: { mintDefaultTtlSeconds: number; mintMaxTtlSeconds: number };
+  /** Called after an operator changes a user's namespace access (live surfaces refresh). */
+  onAccessChanged?: (userId: string) => void;
+}
+
+function requireAdmin(principal: Principal, what: string): void {
+  if (!principal.user.roles.includes('admin')) throw new Forbidden(`${what} needs role admin, which this user does not have.`);
+}
+
+export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logger): Services {
+  return {
+    access: {
+      async createUser(input) {
+        requireAdmin(principal, 'creating users');
+        const user = await deps.identity.createUser(input);
+        const { token } = await deps.identity.createApiToken(user.id, { name: 'created by admin', scopes: ['*'] });
+        return { id: user.id, email: user.email, roles: user.roles, token };
+      },
+      async setNamespaceAccess({ userId, namespace, access }) {
+        requireAdmin(principal, 'setting namespace access');
+        if (!NAMESPACE_RE.test(namespace)) throw new BadArguments(`'${namespace}' is not a namespace name`, [{ path: 'namespace', message: `must match ${NAMESPACE_RE.source}` }]);
+        const user = await deps.identity.getUser(userId);
+        if (!user) throw new NotFound(`no user '${userId}'`);
+        await deps.identity.setNamespaceAccess(userId, namespace, access);
+        deps.onAccessChanged?.(userId);
+        return { user_id: userId, namespace, access };
+      },
+      async mintToken(ttlSeconds) {
+        if (principal.tokenKind === 'minted') throw new Forbidden('a minted token cannot mint tokens; use your API token.');
+        const ttl = ttlSeconds ?? deps.tokens.mintDefaultTtlSeconds;
+        if (!Number.isInteger(ttl) || ttl < 1 || ttl > deps.tokens.mintMaxTtlSeconds)
+          throw new BadArguments(`ttl_seconds must be an integer from 1 to ${deps.tokens.mintMaxTtlSeconds}`, [{ path: 'ttl_seconds', message: `must be 1..${deps.tokens.mintMaxTtlSeconds}` }]);
+        const { token, expiresAt } = await deps.identity.mintToken(principal, ttl);
+        return { token, expires_at: expiresAt.toISOString() };
+      },
+    },
+    async pluginStatus() {
+      requireAdmin(principal, 'plugin status');
+      return deps.registry.status();
+    },
+  };
+}

@@ -1,0 +1,127 @@
+// The plugin SDK: everything a plugin may import from Folio. Plugins import it as 'folio/sdk'
+// (the loader hands them this very module), or use none of it: a plain object works the same.
+// Capabilities reach a handler through `ctx`, never through imports.
+
+/** The signed-in user a handler acts for. Supplied by the server, never by the caller. */
+export interface CallerUser {
+  id: string;
+  email: string;
+  name: string | null;
+  roles: string[];
+}
+
+/** What an entitlement rule (`visible`) and a handler see of the caller. */
+export interface Caller {
+  user: CallerUser;
+  scopes: string[];
+  tokenKind: 'api' | 'minted' | 'oauth';
+}
+
+export interface Logger {
+  info(obj: object | string, msg?: string): void;
+  warn(obj: object | string, msg?: string): void;
+  error(obj: object | string, msg?: string): void;
+  debug(obj: object | string, msg?: string): void;
+}
+
+export interface AccessControl {
+  /** Admins only: create a user and an API token for them. */
+  createUser(input: { email: string; name?: string; roles?: string[] }): Promise<{
+    id: string;
+    email: string;
+    roles: string[];
+    token: string;
+  }>;
+  /** Admins only: force a namespace on or off for one user, or return it to its rule. */
+  setNamespaceAccess(input: {
+    userId: string;
+    namespace: string;
+    access: 'enabled' | 'disabled' | 'default';
+  }): Promise<{ user_id: string; namespace: string; access: string }>;
+  /** Any caller: a short-lived token acting as the caller. Minted tokens cannot mint. */
+  mintToken(ttlSeconds?: number): Promise<{ token: string; expires_at: string }>;
+}
+
+export interface PluginStatus {
+  namespace: string | null;
+  dir: string;
+  version: string | null;
+  state: 'loaded' | 'failed';
+  loaded_at: string | null;
+  last_attempt_at: string;
+  last_error: string | null;
+}
+
+export interface Services {
+  access: AccessControl;
+  /** Admins only: each plugin, its version, last reload and last error. */
+  pluginStatus(): Promise<PluginStatus[]>;
+}
+
+export interface Context {
+  caller: Caller;
+  /** Fires on the server's handler timeout and when the client goes away. */
+  signal: AbortSignal;
+  log: Logger;
+  services: Services;
+}
+
+/** A JSON Schema object; TypeBox schemas are JSON Schema and work as they are. */
+export type JsonSchema = object;
+
+export interface FunctionDefinition<A = any, R = unknown> {
+  description: string;
+  /** JSON Schema of the keyword arguments; must be `type: 'object'`. */
+  args?: JsonSchema;
+  /** JSON Schema of the result, shown in help. */
+  returns?: JsonSchema;
+  examples?: Array<{ args: Record<string, unknown>; description?: string }>;
+  /** Visible but not entitled -> 403 that names what is missing. */
+  requires?: { roles?: string[]; scopes?: string[] };
+  /** Response ceiling for this function in bytes; may lower or raise the server default up to its hard cap. */
+  maxBytes?: number;
+  handler: (args: A, ctx: Context) => R | Promise<R>;
+}
+
+export interface PluginDefinition {
+  namespace: string;
+  description: string;
+  version?: string;
+  catalogue?: 'public' | 'unlisted';
+  /** Entitlement rule: is this namespace shown to the caller? Throwing or hanging hides it. */
+  visible?: (caller: Caller) => boolean | Promise<boolean>;
+  functions: Record<string, FunctionDefinition>;
+}
+
+/** Adds types only; returns its argument unchanged. */
+export function definePlugin<P extends PluginDefinition>(plugin: P): P {
+  return plugin;
+}
+
+/** Adds types only; returns its argument unchanged. */
+export function defineFunction<A = any, R = unknown>(fn: FunctionDefinition<A, R>): FunctionDefinition<A, R> {
+  return fn;
+}
+
+const BYTES = Symbol.for('folio.bytes');
+
+export interface BytesResult {
+  readonly [BYTES]: true;
+  data: Uint8Array;
+  contentType: string;
+  filename: string | undefined;
+}
+
+/** A binary (or non-JSON text) result: served with this content type and a Content-Disposition. */
+export function bytes(data: Uint8Array | string, contentType: string, filename?: string): BytesResult {
+  return {
+    [BYTES]: true,
+    data: typeof data === 'string' ? new TextEncoder().encode(data) : data,
+    contentType,
+    filename,
+  };
+}
+
+export function isBytes(v: unknown): v is BytesResult {
+  return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[BYTES] === true;
+}

@@ -1,0 +1,156 @@
+// The curl surface (spec §4.1): help, skills and calls over plain HTTP, all one registry.
+import Router, { type RouterMiddleware } from '@koa/router';
+import type { Context, Next } from 'koa';
+import type { Logger } from 'pino';
+import type { Principal } from '../../domain/identity/types.ts';
+import type { Authenticator } from '../../kernel/auth.ts';
+import type { Dispatcher } from '../../kernel/dispatch.ts';
+import type { Viewer } from '../../kernel/entitlements.ts';
+import { BadArguments, NotFound } from '../../kernel/errors.ts';
+import { readJsonBody, type BodyLimits } from '../http/body.ts';
+import { catalogueHtml, wantsHtml } from '../pages/catalogue.ts';
+import { docsHtml } from '../pages/docs.ts';
+import { curlOpenApi } from './openapi.ts';
+import { sendError, sendText } from './respond.ts';
+import * as text from './help.ts';
+
+export interface CurlDeps {
+  dispatcher: Dispatcher;
+  auth: Authenticator;
+  limits: BodyLimits;
+  version: string;
+  publicUrl: string | null;
+}
+
+interface State {
+  log: Logger;
+  principal: Principal;
+  viewer: Viewer;
+  params: Record<string, unknown>;
+}
+
+type Ctx = Context & { state: State; params: Record<string, string> };
+
+const READ_METHODS = ['GET', 'QUERY'];
+
+export function curlRouter(deps: CurlDeps): Router {
+  const router = new Router({ prefix: '/curl' });
+  const base = (ctx: Context) => deps.publicUrl ?? `${ctx.protocol}://${ctx.host}`;
+
+  /** Authenticates; for QUERY merges the JSON body over the query string (the body wins). */
+  const authed = async (ctx: Ctx, next: Next) => {
+    try {
+      ctx.state.principal = await deps.auth.authenticate(ctx.get('authorization') || undefined, new URLSearchParams(ctx.querystring));
+      ctx.state.viewer = await deps.dispatcher.viewer(ctx.state.principal, ctx.state.log);
+      const params: Record<string, unknown> = { ...ctx.query };
+      if (ctx.method === 'QUERY') {
+        const body = await readJsonBody(ctx, deps.limits);
+        if (body !== undefined) {
+          if (typeof body !== 'object' || body === null || Array.isArray(body))
+            throw new BadArguments('a QUERY body must be a JSON object of parameters', [{ path: '(body)', message: 'must be a JSON object' }]);
+          Object.assign(params, body);
+        }
+      }
+      ctx.state.params = params;
+    } catch (err) {
+      return sendError(ctx, err, ctx.state.log);
+    }
+    await next();
+  };
+
+  /** Help and skill routes answer the public HTML catalogue to a browser, without a token. */
+  const htmlOr = (handler: (ctx: Ctx) => Promise<void>) => async (ctx: Ctx) => {
+    if (ctx.method === 'GET' && wantsHtml(ctx)) {
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = catalogueHtml(deps.dispatcher.registry.snapshot, ctx.path, deps.version);
+      return;
+    }
+    return authed(ctx, async () => {
+      try {
+        await handler(ctx);
+      } catch (err) {
+        sendError(ctx, err, ctx.state.log);
+      }
+    });
+  };
+
+  const read = (path: string, handler: (ctx: Ctx) => Promise<void>) =>
+    router.register(path, READ_METHODS, htmlOr(handler) as unknown as RouterMiddleware);
+
+  router.get('/openapi.json', (ctx) => {
+    ctx.body = curlOpenApi(deps.version);
+  });
+  router.get('/docs', (ctx) => {
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = docsHtml('Folio curl surface', '/curl/openapi.json');
+  });
+
+  read('/', async (ctx) => sendText(ctx, 200, text.startText(base(ctx), deps.version)));
+  read('/whoami', async (ctx) => {
+    const { principal, viewer } = ctx.state;
+    const namespaces = await deps.dispatcher.namespaces(viewer);
+    sendText(ctx, 200, text.whoamiText(principal, namespaces, deps.version, principal.tokenExpiresAt));
+  });
+  read('/help', async (ctx) => {
+    const namespaces = await deps.dispatcher.namespaces(ctx.state.viewer);
+    const errors = ctx.state.principal.user.roles.includes('admin') ? deps.dispatcher.registry.errors() : [];
+    sendText(ctx, 200, text.namespacesText(namespaces, errors));
+  });
+  read('/help/:namespace', async (ctx) => {
+    sendText(ctx, 200, text.namespaceText(await deps.dispatcher.namespace(ctx.state.viewer, ctx.params.namespace!)));
+  });
+  read('/help/:namespace/:function', async (ctx) => {
+    const fn = await deps.dispatcher.function(ctx.state.viewer, ctx.params.namespace!, ctx.params.function!);
+    const examples = ctx.state.params.examples;
+    const withExamples = examples === true || examples === 'true' || examples === '1';
+    sendText(ctx, 200, text.functionText(fn, deps.dispatcher.ceiling(fn), base(ctx), withExamples));
+  });
+  read('/skill', async (ctx) => {
+    sendText(ctx, 200, text.skillNamespacesText(await deps.dispatcher.namespaces(ctx.state.viewer)));
+  });
+  read('/skill/:namespace', async (ctx) => {
+    const ns = await deps.dispatcher.namespace(ctx.state.viewer, ctx.params.namespace!);
+    if (ns.skills.size === 0) throw new NotFound(`no skills in '${ns.name}'. GET /curl/skill lists the namespaces that have guides.`);
+    sendText(ctx, 200, text.skillsText(ns));
+  });
+  read('/skill/:namespace/:name', async (ctx) => {
+    const ns = await deps.dispatcher.namespace(ctx.state.viewer, ctx.params.namespace!);
+    const skill = ns.skills.get(ctx.params.name!);
+    if (!skill) throw new NotFound(`no skill '${ctx.params.name}' in '${ns.name}'. GET /curl/skill/${ns.name} lists its guides.`);
+    sendText(ctx, 200, skill.markdown);
+  });
+
+  router.post('/call/:namespace/:function', async (ctx) => {
+    const c = ctx as unknown as Ctx;
+    const log = c.state.log;
+    try {
+      const principal = await deps.auth.authenticate(ctx.get('authorization') || undefined, new URLSearchParams(ctx.querystring));
+      const body = await readJsonBody(ctx, deps.limits);
+      const gone = new AbortController();
+      const onClose = () => {
+        if (!ctx.res.writableFinished) gone.abort(new Error('client closed the connection'));
+      };
+      ctx.res.once('close', onClose);
+      try {
+        const { fn, encoded } = await deps.dispatcher.call({
+          principal,
+          namespace: c.params.namespace!,
+          fn: c.params.function!,
+          body,
+          signal: gone.signal,
+          log,
+        });
+        ctx.status = 200;
+        ctx.type = encoded.contentType;
+        if (encoded.kind === 'bytes') ctx.attachment(encoded.filename ?? `${fn.namespace}-${fn.name}`, { type: 'attachment' });
+        ctx.body = encoded.body;
+      } finally {
+        ctx.res.off('close', onClose);
+      }
+    } catch (err) {
+      sendError(ctx, err, log);
+    }
+  });
+
+  return router;
+}

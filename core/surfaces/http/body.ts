@@ -1,0 +1,45 @@
+// Reading a JSON body: size-limited, depth-limited, with answers that say what was wrong.
+// Any content type but multipart is read as JSON: `curl -d '{...}'` sends a form content type
+// by default, and refusing it would only teach the caller a header.
+import getRawBody from 'raw-body';
+import type { Context } from 'koa';
+import { BadArguments, PayloadTooLarge } from '../../kernel/errors.ts';
+import { jsonDepth } from '../../kernel/limits.ts';
+
+export interface BodyLimits {
+  requestBytes: number;
+  jsonDepth: number;
+}
+
+/** undefined when there is no body at all. */
+export async function readJsonBody(ctx: Context, limits: BodyLimits): Promise<unknown> {
+  const type = ctx.get('content-type');
+  if (/^multipart\//i.test(type)) throw new BadArguments('multipart bodies are not accepted here; send a JSON object', [{ path: '(body)', message: 'must be JSON' }]);
+  const declared = ctx.get('content-length');
+  if (declared && Number(declared) > limits.requestBytes) throw tooBig(Number(declared), limits.requestBytes);
+  let text: string;
+  try {
+    text = await getRawBody(ctx.req, { limit: limits.requestBytes, encoding: 'utf8', ...(declared ? { length: declared } : {}) });
+  } catch (err) {
+    const e = err as { type?: string; length?: number; received?: number };
+    if (e.type === 'entity.too.large') throw tooBig(e.length ?? e.received ?? limits.requestBytes + 1, limits.requestBytes);
+    if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') throw new BadArguments('the body must be UTF-8 JSON');
+    throw new BadArguments(`could not read the body: ${(err as Error).message}`);
+  }
+  if (text.trim() === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const msg = err instanceof RangeError ? 'nested too deeply' : (err as Error).message;
+    throw new BadArguments(`the body is not valid JSON: ${msg}`, [{ path: '(body)', message: 'is not valid JSON' }]);
+  }
+  const depth = jsonDepth(value, limits.jsonDepth);
+  if (depth > limits.jsonDepth)
+    throw new BadArguments(`the body is nested more than ${limits.jsonDepth} levels deep`, [{ path: '(body)', message: `nested deeper than ${limits.jsonDepth}` }]);
+  return value;
+}
+
+function tooBig(size: number, limit: number): PayloadTooLarge {
+  return new PayloadTooLarge(`the request body is ${size} bytes; the most this server accepts is ${limit} bytes. Send less: split the content over several calls (for example create, then append).`);
+}

@@ -1,0 +1,83 @@
+// First-party plugin: tokens, users and per-user namespace access. Written against the same SDK
+// as any third-party plugin; the rules (admin only, minted tokens cannot mint) live in the
+// services it calls.
+import { Type } from 'typebox';
+import { definePlugin } from 'folio/sdk';
+
+const Uuid = Type.String({ format: 'uuid', description: 'The user id (from create_user or whoami).' });
+
+export default definePlugin({
+  namespace: 'admin',
+  description: 'Your tokens; for admins: users, per-user namespace access and plugin health.',
+  catalogue: 'public',
+  functions: {
+    mint_curl_token: {
+      description:
+        'Mint a short-lived bearer token that acts as you, with at most your scopes. It never outlives the token that minted it and cannot mint further tokens. Hand it to a script or an agent instead of your API token.',
+      args: Type.Object({
+        ttl_seconds: Type.Optional(
+          Type.Integer({ minimum: 1, maximum: 3600, default: 900, description: 'Lifetime in seconds.' }),
+        ),
+      }),
+      returns: Type.Object({
+        token: Type.String(),
+        expires_at: Type.String({ format: 'date-time' }),
+      }),
+      examples: [{ args: { ttl_seconds: 600 }, description: 'a token for the next ten minutes' }],
+      handler: async ({ ttl_seconds }: { ttl_seconds?: number }, ctx) => ctx.services.access.mintToken(ttl_seconds),
+    },
+    create_user: {
+      description: 'Create a user and an API token for them (shown once: hand it over securely).',
+      args: Type.Object({
+        email: Type.String({ format: 'email', maxLength: 320 }),
+        name: Type.Optional(Type.String({ maxLength: 200 })),
+        roles: Type.Optional(Type.Array(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }), { maxItems: 16, uniqueItems: true })),
+      }),
+      returns: Type.Object({
+        id: Type.String(),
+        email: Type.String(),
+        roles: Type.Array(Type.String()),
+        token: Type.String(),
+      }),
+      examples: [{ args: { email: 'ada@example.com', name: 'Ada', roles: ['staff'] } }],
+      requires: { roles: ['admin'] },
+      handler: async (args: { email: string; name?: string; roles?: string[] }, ctx) => ctx.services.access.createUser(args),
+    },
+    set_namespace_access: {
+      description:
+        "Force a namespace on or off for one user, whatever the namespace's own rule says: 'enabled' shows it, 'disabled' hides it (404 everywhere for them), 'default' returns to the rule. Takes effect on their next request.",
+      args: Type.Object({
+        user_id: Uuid,
+        namespace: Type.String({ pattern: '^[a-z][a-z0-9_]{0,31}$' }),
+        access: Type.Union([Type.Literal('enabled'), Type.Literal('disabled'), Type.Literal('default')]),
+      }),
+      returns: Type.Object({ user_id: Type.String(), namespace: Type.String(), access: Type.String() }),
+      examples: [
+        {
+          args: { user_id: '00000000-0000-4000-8000-000000000000', namespace: 'meetings', access: 'disabled' },
+          description: 'hide the meetings namespace from one user',
+        },
+      ],
+      requires: { roles: ['admin'] },
+      handler: async (args: { user_id: string; namespace: string; access: 'enabled' | 'disabled' | 'default' }, ctx) =>
+        ctx.services.access.setNamespaceAccess({ userId: args.user_id, namespace: args.namespace, access: args.access }),
+    },
+    plugin_status: {
+      description:
+        'Every plugin folder the server watches: its namespace, version, when it last loaded, and the error of its last failed reload (a failed reload keeps the last good version serving).',
+      returns: Type.Array(
+        Type.Object({
+          namespace: Type.Union([Type.String(), Type.Null()]),
+          dir: Type.String(),
+          version: Type.Union([Type.String(), Type.Null()]),
+          state: Type.Union([Type.Literal('loaded'), Type.Literal('failed')]),
+          loaded_at: Type.Union([Type.String(), Type.Null()]),
+          last_attempt_at: Type.String(),
+          last_error: Type.Union([Type.String(), Type.Null()]),
+        }),
+      ),
+      requires: { roles: ['admin'] },
+      handler: async (_args, ctx) => ctx.services.pluginStatus(),
+    },
+  },
+});
