@@ -1,0 +1,143 @@
+// A real Folio server per test file: real HTTP on a loopback port, a real database (a fresh
+// database on the DATABASE_URL server, or an embedded PGlite in a temp dir), real plugin folders.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, mkdir, rm, cp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startFolio, type Folio } from '../../core/app.ts';
+import { loadConfig, PACKAGE_ROOT } from '../../core/kernel/config.ts';
+import { testLogger } from './db.ts';
+
+export const ADMIN_TOKEN = 'test-bootstrap-admin-token-0123456789abcdef';
+export const FIXTURES = path.join(PACKAGE_ROOT, 'test/fixtures/plugins');
+export const FIRST_PARTY = path.join(PACKAGE_ROOT, 'plugins');
+
+export interface TestServer {
+  folio: Folio;
+  url: string;
+  adminToken: string;
+  /** A plugins folder this server watches, empty unless the test puts plugins in it. */
+  scratchPlugins: string;
+  /** A skills folder this server watches, likewise. */
+  scratchSkills: string;
+  close(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  /** Plugin folders; the first-party plugins are always first. */
+  plugins?: string[];
+  skills?: string[];
+  /** Copies of these plugin folders go into `scratchPlugins` before start. */
+  copyToScratch?: string[];
+  overrides?: Record<string, unknown>;
+  databaseUrl?: string;
+}
+
+export async function fresh(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `folio_t_${randomBytes(6).toString('hex')}`;
+  const run = async (sql: string) => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`create database ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => run(`drop database if exists ${name} with (force)`) };
+}
+
+export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'folio-it-'));
+  const scratch = await mkdtemp(path.join(tmpdir(), 'folio-plugins-'));
+  const scratchPlugins = path.join(scratch, 'plugins');
+  const scratchSkills = path.join(scratch, 'skills');
+  await mkdir(scratchPlugins);
+  await mkdir(scratchSkills);
+  for (const dir of opts.copyToScratch ?? []) await cp(dir, path.join(scratchPlugins, path.basename(dir)), { recursive: true });
+  const serverUrl = opts.databaseUrl ?? process.env['DATABASE_URL'];
+  const database = serverUrl ? await fresh(serverUrl) : undefined;
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      port: 0,
+      host: '127.0.0.1',
+      dataDir,
+      databaseUrl: database?.url ?? null,
+      pluginsDir: [FIRST_PARTY, ...(opts.plugins ?? []), scratchPlugins],
+      skillsDir: [...(opts.skills ?? []), scratchSkills],
+      bootstrapAdminToken: ADMIN_TOKEN,
+      logLevel: 'silent',
+      reload: { watch: true, debounceMs: 50 },
+      ...opts.overrides,
+    },
+  });
+  const folio = await startFolio(config, testLogger());
+  return {
+    folio,
+    url: folio.url,
+    adminToken: ADMIN_TOKEN,
+    scratchPlugins,
+    scratchSkills,
+    async close() {
+      await folio.close();
+      await database?.drop();
+      await rm(dataDir, { recursive: true, force: true });
+      await rm(scratch, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  json<T = any>(): T;
+}
+
+/** fetch with a token; `body` objects are sent as JSON, strings as they are. */
+export async function req(
+  server: { url: string },
+  method: string,
+  path: string,
+  opts: { token?: string | null; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Reply> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(server.url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) };
+}
+
+/** POST /curl/call/{ns}/{fn} as `token`. */
+export function call(server: { url: string }, token: string, ns: string, fn: string, body: unknown = {}): Promise<Reply> {
+  return req(server, 'POST', `/curl/call/${ns}/${fn}`, { token, body });
+}
+
+/** Creates a user through admin.create_user and returns its id and token. */
+export async function createUser(server: TestServer, email: string, roles: string[] = []): Promise<{ id: string; token: string }> {
+  const r = await call(server, server.adminToken, 'admin', 'create_user', { email, roles });
+  if (r.status !== 200) throw new Error(`create_user failed: ${r.status} ${r.text}`);
+  const { id, token } = r.json<{ id: string; token: string }>();
+  return { id, token };
+}
+
+/** Polls until `check` passes or `ms` runs out; returns the last value. For hot reload. */
+export async function eventually<T>(fn: () => Promise<T>, check: (v: T) => boolean, ms = 5000): Promise<T> {
+  const until = Date.now() + ms;
+  let last = await fn();
+  while (!check(last) && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 25));
+    last = await fn();
+  }
+  return last;
+}
