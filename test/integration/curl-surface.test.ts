@@ -8,7 +8,6 @@ const s = await startTestServer({
   overrides: { limits: { responseBytes: 4096, responseHardCapBytes: 262144, requestBytes: 65536, jsonDepth: 32, handlerTimeoutMs: 1500, visibleTimeoutMs: 100 } },
 });
 t.teardown(() => s.close());
-const admin = s.adminToken;
 const alice = await createUser(s, 'alice@example.com');
 const staffer = await createUser(s, 'sam@example.com', ['staff']);
 
