@@ -73,7 +73,9 @@ function bool(v: string): unknown {
   return v === 'true' || v === '1' ? true : v === 'false' || v === '0' ? false : v;
 }
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
 
 export const PACKAGE_ROOT = path.resolve(import.meta.dirname, '../..');
 export const PACKAGE = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as {

@@ -3,6 +3,10 @@
 
 export abstract class FolioError extends Error {
   abstract readonly code: string;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
 }
 
 /** No such thing, or a thing the caller may not see. Both answer the same, by design. */

@@ -1,0 +1,26 @@
+import t from 'tap';
+import { signature, typeName, argInfos } from '../../core/kernel/describe.ts';
+
+t.test('signature lines read like a call', async (t) => {
+  const args = {
+    type: 'object',
+    properties: { text: { type: 'string' }, times: { type: 'integer', default: 1 }, tags: { type: 'array', items: { type: 'string' } } },
+    required: ['text'],
+  };
+  t.equal(signature('acme', 'echo', args, { type: 'string' }), 'acme.echo(text: string, times?: integer = 1, tags?: string[]) -> string');
+  t.equal(signature('acme', 'noop', { type: 'object', properties: {} }, undefined), 'acme.noop() -> any');
+});
+
+t.test('type names cover enums, unions, nested objects and arrays of unions', async (t) => {
+  t.equal(typeName({ enum: ['a', 'b'] }), '"a" | "b"');
+  t.equal(typeName({ anyOf: [{ type: 'string' }, { type: 'null' }] }), 'string | null');
+  t.equal(typeName({ type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } }), '(string | integer)[]');
+  t.equal(typeName({ type: 'object', properties: { id: { type: 'string' }, n: { type: 'number' } }, required: ['id'] }), '{ id: string, n?: number }');
+  t.equal(typeName({ const: 3 }), '3');
+  t.equal(typeName(undefined), 'any');
+});
+
+t.test('argument constraints are spelled out', async (t) => {
+  const [a] = argInfos({ type: 'object', properties: { n: { type: 'integer', minimum: 1, maximum: 5, description: 'how many' } }, required: ['n'] });
+  t.same(a, { name: 'n', type: 'integer', required: true, constraints: ['>= 1', '<= 5'], description: 'how many' });
+});
