@@ -35,6 +35,17 @@ export const ConfigSchema = Type.Object(
       { mintDefaultTtlSeconds: Int(1), mintMaxTtlSeconds: Int(1) },
       { additionalProperties: false },
     ),
+    mcp: Type.Object(
+      {
+        /** stateful: sessions with live list_changed; stateless: any node answers any request. */
+        mode: Type.Union([Type.Literal('stateful'), Type.Literal('stateless')]),
+        /** Origins (scheme://host[:port]) browsers may call /mcp from, besides Folio's own. */
+        allowedOrigins: Type.Array(Type.String({ pattern: '^https?://[^/]+$' })),
+        /** Host header values (host or host:port) accepted besides localhost, 127.0.0.1 and [::1]. */
+        allowedHosts: Type.Array(Type.String({ minLength: 1 })),
+      },
+      { additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 );
@@ -56,8 +67,10 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   RESPONSE_HARD_CAP_BYTES: { at: ['limits', 'responseHardCapBytes'], parse: num },
   REQUEST_MAX_BYTES: { at: ['limits', 'requestBytes'], parse: num },
   HANDLER_TIMEOUT_MS: { at: ['limits', 'handlerTimeoutMs'], parse: num },
+  VISIBLE_TIMEOUT_MS: { at: ['limits', 'visibleTimeoutMs'], parse: num },
   RELOAD_WATCH: { at: ['reload', 'watch'], parse: bool },
   RELOAD_DEBOUNCE_MS: { at: ['reload', 'debounceMs'], parse: num },
+  MCP_MODE: { at: ['mcp', 'mode'], parse: str },
 };
 
 function str(v: string): unknown {

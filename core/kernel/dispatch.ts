@@ -28,6 +28,8 @@ export interface CallRequest {
   /** Fires when the caller goes away (or cancels). */
   signal: AbortSignal;
   log: Logger;
+  /** Where the handler's ctx.progress(...) goes, on surfaces that have a progress channel. */
+  onProgress?: (p: { progress: number; total?: number; message?: string }) => void;
 }
 
 export interface CallOutcome {
@@ -94,7 +96,21 @@ export class Dispatcher {
 
     const timeout = AbortSignal.timeout(this.#deps.limits.handlerTimeoutMs);
     const signal = AbortSignal.any([req.signal, timeout]);
-    const ctx = { caller: viewer.caller, signal, log: req.log, services: this.#deps.services(req.principal, req.log) };
+    const onProgress = req.onProgress;
+    const progress = (progress: number, total?: number, message?: string): void => {
+      // A no-op without a channel, once the call is aborted, and for values that are not numbers.
+      if (!onProgress || signal.aborted || typeof progress !== 'number' || !Number.isFinite(progress)) return;
+      try {
+        onProgress({
+          progress,
+          ...(typeof total === 'number' && Number.isFinite(total) ? { total } : {}),
+          ...(typeof message === 'string' ? { message } : {}),
+        });
+      } catch (err) {
+        req.log.warn({ err, fn: `${fn.namespace}.${fn.name}` }, 'progress could not be reported');
+      }
+    };
+    const ctx = { caller: viewer.caller, signal, log: req.log, services: this.#deps.services(req.principal, req.log), progress };
     let result: unknown;
     let onAbort: (() => void) | undefined;
     try {

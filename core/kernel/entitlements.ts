@@ -9,12 +9,13 @@ import { Forbidden, NotFound } from './errors.ts';
 
 export type AccessOverrides = ReadonlyMap<string, 'enabled' | 'disabled'>;
 
+/** A frozen copy: one rule cannot change what another rule, or a handler, sees. */
 export function callerOf(principal: Principal): Caller {
-  return {
-    user: { ...principal.user, roles: [...principal.user.roles] },
-    scopes: [...principal.scopes],
+  return Object.freeze({
+    user: Object.freeze({ ...principal.user, roles: Object.freeze([...principal.user.roles]) as string[] }),
+    scopes: Object.freeze([...principal.scopes]) as string[],
     tokenKind: principal.tokenKind,
-  };
+  });
 }
 
 export interface Viewer {
@@ -41,6 +42,7 @@ async function runRule(entry: NamespaceEntry, viewer: Viewer): Promise<boolean> 
       viewer.log.warn({ namespace: entry.name, ms: viewer.ruleTimeoutMs }, 'visible rule timed out; namespace hidden');
       return false;
     }
+    if (typeof verdict !== 'boolean') viewer.log.warn({ namespace: entry.name, got: typeof verdict }, 'visible rule returned a non-boolean; namespace hidden');
     return verdict === true;
   } catch (err) {
     viewer.log.warn({ namespace: entry.name, err: (err as Error).message }, 'visible rule threw; namespace hidden');
@@ -91,9 +93,9 @@ export function assertEntitled(fn: FunctionEntry, principal: Principal): void {
   const missingRoles = (fn.requires.roles ?? []).filter((r) => !principal.user.roles.includes(r));
   const missingScopes = (fn.requires.scopes ?? []).filter((s) => !hasScope(principal.scopes, s));
   if (missingRoles.length === 0 && missingScopes.length === 0) return;
-  const parts = [
-    ...(missingRoles.length ? [`role ${missingRoles.join(', ')}`] : []),
-    ...(missingScopes.length ? [`token scope ${missingScopes.join(', ')}`] : []),
+  const missing = [
+    ...(missingRoles.length ? [`role ${missingRoles.join(', ')}, which your user does not have`] : []),
+    ...(missingScopes.length ? [`scope ${missingScopes.join(', ')}, which this ${principal.tokenKind} token does not carry`] : []),
   ];
-  throw new Forbidden(`${fn.namespace}.${fn.name} needs ${parts.join(' and ')}, which this ${principal.tokenKind} token's user does not have.`);
+  throw new Forbidden(`${fn.namespace}.${fn.name} needs ${missing.join(', and ')}.`);
 }

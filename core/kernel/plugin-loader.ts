@@ -89,6 +89,9 @@ export async function loadPluginModule(dir: string): Promise<LoadedModule> {
       format: 'cjs',
       target: 'node24',
       packages: 'external',
+      // The SDK is handed over at run time, never bundled: a repo tsconfig `paths` entry would
+      // otherwise inline a private copy into every in-tree plugin.
+      external: [...SDK_SPECIFIERS],
       logLevel: 'silent',
       absWorkingDir: dir,
       define: {
@@ -123,7 +126,11 @@ export async function loadPluginModule(dir: string): Promise<LoadedModule> {
   };
   const module = { exports: {} as Record<string, unknown> };
   try {
-    const fn = vm.compileFunction(code, ['exports', 'require', 'module', '__filename', '__dirname'], { filename: entry });
+    const fn = vm.compileFunction(code, ['exports', 'require', 'module', '__filename', '__dirname'], {
+      filename: entry,
+      // `await import('pkg')` inside a handler resolves like any import of the main program.
+      importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+    });
     fn(module.exports, requireShim, module, entry, dir);
   } catch (err) {
     throw new LoadError(`evaluating ${path.basename(entry)}: ${(err as Error).message}`);

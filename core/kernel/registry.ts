@@ -88,7 +88,13 @@ export class Registry {
   /** Starts watching; every add, edit or removal reloads the unit it belongs to. */
   async watch(): Promise<void> {
     const roots = [...this.#opts.pluginsDirs, ...this.#opts.skillsDirs];
-    const watcher = watch(roots, { ignoreInitial: true, ignored: (p: string) => IGNORED.test(p) });
+    // Ignore node_modules and dot-entries *inside* a root; the root itself may live anywhere
+    // (a plugins folder under ~/.config must still reload).
+    const ignored = (p: string) => {
+      const root = roots.find((r) => p === r || p.startsWith(r + path.sep));
+      return root !== undefined && IGNORED.test(path.relative(root, p));
+    };
+    const watcher = watch(roots, { ignoreInitial: true, ignored });
     watcher.on('all', (_event, file) => this.#onFsEvent(file));
     watcher.on('error', (err) => this.#opts.log.error({ err }, 'plugin watcher error'));
     await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
@@ -122,7 +128,7 @@ export class Registry {
         namespace: u.good?.namespace ?? null,
         dir: u.dir,
         version: u.good?.version ?? null,
-        state: u.error ? 'failed' : 'loaded',
+        state: u.error ? (u.good ? 'stale' : 'failed') : 'loaded',
         loaded_at: u.good?.loadedAt.toISOString() ?? null,
         last_attempt_at: u.lastAttempt.toISOString(),
         last_error: u.error ?? null,
@@ -200,7 +206,11 @@ export class Registry {
         this.#units.delete(key);
         this.#opts.log.info({ dir, namespace: before }, `${kind} removed`);
       }
-      return new Set(before ? [before] : []);
+      const changed = new Set(before ? [before] : []);
+      // A folder that lost a clash for this namespace may take it now.
+      for (const loser of [...this.#units.values()].filter((u) => u.kind === kind && !u.good && u.error?.startsWith(`duplicate namespace '${before}'`)))
+        for (const ns of await this.#reloadUnit(loser.kind, loser.dir)) changed.add(ns);
+      return changed;
     }
     if (!unit) {
       unit = { key, kind, dir, order: this.#order++, good: undefined, error: undefined, lastAttempt: new Date() };

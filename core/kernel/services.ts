@@ -7,6 +7,7 @@ import type { Services } from '../sdk/index.ts';
 import type { Registry } from './registry.ts';
 import { BadArguments, Forbidden, NotFound } from './errors.ts';
 import { NAMESPACE_RE } from './manifest.ts';
+import { hasScope } from './entitlements.ts';
 
 export interface ServiceDeps {
   identity: IdentityService;
@@ -34,17 +35,23 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logge
         if (!NAMESPACE_RE.test(namespace)) throw new BadArguments(`'${namespace}' is not a namespace name`, [{ path: 'namespace', message: `must match ${NAMESPACE_RE.source}` }]);
         const user = await deps.identity.getUser(userId);
         if (!user) throw new NotFound(`no user '${userId}'`);
+        if (namespace === 'admin' && access === 'disabled' && user.roles.includes('admin'))
+          throw new BadArguments('hiding the admin namespace from an admin would lock them out of it; remove their admin role instead', [{ path: 'namespace', message: 'admin cannot be disabled for an admin' }]);
         await deps.identity.setNamespaceAccess(userId, namespace, access);
         deps.onAccessChanged?.(userId);
         return { user_id: userId, namespace, access };
       },
-      async mintToken(ttlSeconds) {
+      async mintToken(ttlSeconds, scopes) {
         if (principal.tokenKind === 'minted') throw new Forbidden('a minted token cannot mint tokens; use your API token.');
+        const beyond = (scopes ?? []).filter((s) => !hasScope(principal.scopes, s));
+        if (beyond.length > 0)
+          throw new BadArguments(`a minted token has at most your scopes; yours do not include ${beyond.join(', ')}`, [{ path: 'scopes', message: `not within your scopes (${principal.scopes.join(' ')})` }]);
         const ttl = ttlSeconds ?? deps.tokens.mintDefaultTtlSeconds;
         if (!Number.isInteger(ttl) || ttl < 1 || ttl > deps.tokens.mintMaxTtlSeconds)
           throw new BadArguments(`ttl_seconds must be an integer from 1 to ${deps.tokens.mintMaxTtlSeconds}`, [{ path: 'ttl_seconds', message: `must be 1..${deps.tokens.mintMaxTtlSeconds}` }]);
-        const { token, expiresAt } = await deps.identity.mintToken(principal, ttl);
-        return { token, expires_at: expiresAt.toISOString() };
+        const granted = scopes ?? principal.scopes;
+        const { token, expiresAt } = await deps.identity.mintToken(principal, ttl, granted);
+        return { token, expires_at: expiresAt.toISOString(), scopes: granted };
       },
     },
     async pluginStatus() {

@@ -38,15 +38,19 @@ export interface AccessControl {
     namespace: string;
     access: 'enabled' | 'disabled' | 'default';
   }): Promise<{ user_id: string; namespace: string; access: string }>;
-  /** Any caller: a short-lived token acting as the caller. Minted tokens cannot mint. */
-  mintToken(ttlSeconds?: number): Promise<{ token: string; expires_at: string }>;
+  /**
+   * Any caller: a short-lived token acting as the caller, with the caller's scopes or fewer
+   * (`scopes` narrows them). Minted tokens cannot mint.
+   */
+  mintToken(ttlSeconds?: number, scopes?: string[]): Promise<{ token: string; expires_at: string; scopes: string[] }>;
 }
 
 export interface PluginStatus {
   namespace: string | null;
   dir: string;
   version: string | null;
-  state: 'loaded' | 'failed';
+  /** loaded: the current files serve. stale: the last reload failed, the previous version serves. failed: nothing serves. */
+  state: 'loaded' | 'stale' | 'failed';
   loaded_at: string | null;
   last_attempt_at: string;
   last_error: string | null;
@@ -64,6 +68,11 @@ export interface Context {
   signal: AbortSignal;
   log: Logger;
   services: Services;
+  /**
+   * Reports how far a long call has got (e.g. 3 of 10 files). Reaches MCP clients that asked for
+   * progress; a no-op on surfaces without a progress channel, so it is always safe to call.
+   */
+  progress(progress: number, total?: number, message?: string): void;
 }
 
 /** A JSON Schema object; TypeBox schemas are JSON Schema and work as they are. */
@@ -102,6 +111,13 @@ export function definePlugin<P extends PluginDefinition>(plugin: P): P {
 export function defineFunction<A = any, R = unknown>(fn: FunctionDefinition<A, R>): FunctionDefinition<A, R> {
   return fn;
 }
+
+/**
+ * Errors a handler may throw to answer like the server does: NotFound -> 404, BadArguments -> 400
+ * (name the argument in `problems`), Forbidden -> 403, Conflict -> 409 (pass the current state).
+ * Anything else a handler throws is a 500 with an error id, and its message stays in the log.
+ */
+export { NotFound, BadArguments, Forbidden, Conflict } from '../kernel/errors.ts';
 
 const BYTES = Symbol.for('folio.bytes');
 

@@ -13,18 +13,30 @@ export default definePlugin({
   functions: {
     mint_curl_token: {
       description:
-        'Mint a short-lived bearer token that acts as you, with at most your scopes. It never outlives the token that minted it and cannot mint further tokens. Hand it to a script or an agent instead of your API token.',
+        'Mint a short-lived bearer token that acts as you, with your scopes or fewer. It never outlives the token that minted it and cannot mint further tokens. Hand it to a script or an agent instead of your API token.',
       args: Type.Object({
         ttl_seconds: Type.Optional(
           Type.Integer({ minimum: 1, maximum: 3600, default: 900, description: 'Lifetime in seconds.' }),
+        ),
+        scopes: Type.Optional(
+          Type.Array(Type.String({ pattern: '^(\\*|[a-z][a-z0-9_]*:(\\*|[a-z][a-z0-9_]*))$' }), {
+            maxItems: 32,
+            uniqueItems: true,
+            description: "Narrow the token to these scopes (each within yours), e.g. ['notes:read']. Default: all of yours.",
+          }),
         ),
       }),
       returns: Type.Object({
         token: Type.String(),
         expires_at: Type.String({ format: 'date-time' }),
+        scopes: Type.Array(Type.String()),
       }),
-      examples: [{ args: { ttl_seconds: 600 }, description: 'a token for the next ten minutes' }],
-      handler: async ({ ttl_seconds }: { ttl_seconds?: number }, ctx) => ctx.services.access.mintToken(ttl_seconds),
+      examples: [
+        { args: { ttl_seconds: 600 }, description: 'a token for the next ten minutes' },
+        { args: { ttl_seconds: 300, scopes: ['notes:read'] }, description: 'a read-only token for a script' },
+      ],
+      handler: async ({ ttl_seconds, scopes }: { ttl_seconds?: number; scopes?: string[] }, ctx) =>
+        ctx.services.access.mintToken(ttl_seconds, scopes),
     },
     create_user: {
       description: 'Create a user and an API token for them (shown once: hand it over securely).',
@@ -48,7 +60,7 @@ export default definePlugin({
         "Force a namespace on or off for one user, whatever the namespace's own rule says: 'enabled' shows it, 'disabled' hides it (404 everywhere for them), 'default' returns to the rule. Takes effect on their next request.",
       args: Type.Object({
         user_id: Uuid,
-        namespace: Type.String({ pattern: '^[a-z][a-z0-9_]{0,31}$' }),
+        namespace: Type.String({ pattern: '^[a-z](?:[a-z0-9]|_(?!_)){0,31}$' }),
         access: Type.Union([Type.Literal('enabled'), Type.Literal('disabled'), Type.Literal('default')]),
       }),
       returns: Type.Object({ user_id: Type.String(), namespace: Type.String(), access: Type.String() }),
@@ -64,13 +76,13 @@ export default definePlugin({
     },
     plugin_status: {
       description:
-        'Every plugin folder the server watches: its namespace, version, when it last loaded, and the error of its last failed reload (a failed reload keeps the last good version serving).',
+        "Every plugin folder the server watches: its namespace, version, when it last loaded, and the error of its last failed reload. state 'stale' means the last reload failed and the previous good version keeps serving; 'failed' means nothing from that folder serves.",
       returns: Type.Array(
         Type.Object({
           namespace: Type.Union([Type.String(), Type.Null()]),
           dir: Type.String(),
           version: Type.Union([Type.String(), Type.Null()]),
-          state: Type.Union([Type.Literal('loaded'), Type.Literal('failed')]),
+          state: Type.Union([Type.Literal('loaded'), Type.Literal('stale'), Type.Literal('failed')]),
           loaded_at: Type.Union([Type.String(), Type.Null()]),
           last_attempt_at: Type.String(),
           last_error: Type.Union([Type.String(), Type.Null()]),

@@ -311,3 +311,43 @@ t.test('unknown routes get a plain 404', async (t) => {
   const get = await req(s, 'GET', '/curl/call/acme/echo', { token: alice.token });
   t.not(get.status, 200, 'calling is POST only');
 });
+
+t.test('a plugin answers 4xx through the SDK error classes; dynamic import works in handlers', async (t) => {
+  const missing = await call(s, alice.token, 'errs', 'missing');
+  t.equal(missing.status, 404);
+  t.match(missing.text, /no bookmark 42/);
+  const bad = await call(s, alice.token, 'errs', 'bad');
+  t.equal(bad.status, 400);
+  t.match(bad.text, /- url: must start with http/);
+  const stale = await call(s, alice.token, 'errs', 'stale');
+  t.equal(stale.status, 409);
+  t.match(stale.text, /"version": 4/);
+  t.equal((await call(s, alice.token, 'errs', 'nope')).status, 403);
+  const lazy = await call(s, alice.token, 'errs', 'lazy');
+  t.equal(lazy.status, 200);
+  t.match(lazy.text, /^[0-9a-f]{8}$/);
+});
+
+t.test('a rule cannot change the caller other rules and handlers see', async (t) => {
+  const help = await req(s, 'GET', '/curl/help', { token: alice.token });
+  t.notMatch(help.text, /\bstaff\b/, 'staff stays hidden from alice');
+  t.notMatch(help.text, /\bmutator\b/, 'the mutating rule threw on the frozen caller: fail closed');
+  const who = await call(s, alice.token, 'acme', 'whoami');
+  t.same(who.json().user.roles, []);
+});
+
+t.test('a minted token narrowed to fewer scopes is refused what it lacks (403 names the scope)', async (t) => {
+  const narrowed = await call(s, alice.token, 'admin', 'mint_curl_token', { scopes: ['notes:read'] });
+  t.equal(narrowed.status, 200);
+  t.same(narrowed.json().scopes, ['notes:read']);
+  const token = narrowed.json().token as string;
+  t.equal((await call(s, token, 'scoped', 'read')).text, 'read ok');
+  const w = await call(s, token, 'scoped', 'write');
+  t.equal(w.status, 403);
+  t.equal(w.text, '403 Forbidden: scoped.write needs scope notes:write, which this minted token does not carry.\n');
+  const reader = await s.folio.identity.createUser({ email: 'reader@example.com' });
+  const { token: readOnly } = await s.folio.identity.createApiToken(reader.id, { name: 'r', scopes: ['notes:read'] });
+  const wider = await call(s, readOnly, 'admin', 'mint_curl_token', { scopes: ['notes:write'] });
+  t.equal(wider.status, 400, 'cannot mint beyond your own scopes');
+  t.match(wider.text, /notes:write/);
+});

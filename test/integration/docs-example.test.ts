@@ -224,7 +224,7 @@ t.test('operators toggle the namespace per user with admin.set_namespace_access'
 t.test('requires: a visible function the caller is not entitled to is a 403 that names what is missing', async (t) => {
   const r = await call(s, ada.token, 'bookmarks', 'stats');
   t.equal(r.status, 403);
-  t.equal(r.text, "403 Forbidden: bookmarks.stats needs role admin, which this api token's user does not have.\n");
+  t.equal(r.text, "403 Forbidden: bookmarks.stats needs role admin, which your user does not have.\n");
   const ok = await call(s, admin, 'bookmarks', 'stats');
   t.equal(ok.status, 200);
   t.same(ok.json(), { users: 2, bookmarks: 2 }, 'ada and bob have one bookmark each');
@@ -262,8 +262,8 @@ t.test('dropped into a watched plugins folder, edits reload within a second; a b
     const r = await call(h, h.adminToken, 'admin', 'plugin_status');
     return r.json<Array<Record<string, unknown>>>().find((p) => p.dir === dir)!;
   };
-  const failed = await eventually(status, (p) => p.state === 'failed');
-  t.match(failed, { namespace: 'bookmarks', state: 'failed', version: '1.0.0', last_error: /unknown field 'colour'/ });
+  const failed = await eventually(status, (p) => p.state === 'stale');
+  t.match(failed, { namespace: 'bookmarks', state: 'stale', version: '1.0.0', last_error: /unknown field 'colour'/ });
   const list = await call(h, carol.token, 'bookmarks', 'list');
   t.equal(list.status, 200, 'the last good version keeps serving');
   t.equal(list.json().total, 1, 'with its state');

@@ -47,7 +47,7 @@ export function whoamiText(principal: Principal, namespaces: NamespaceEntry[], v
 export function namespacesText(namespaces: NamespaceEntry[], pluginErrors: Array<{ dir: string; error: string }>): string {
   const withFns = namespaces.filter((n) => n.functions.size > 0);
   const width = Math.max(0, ...withFns.map((n) => n.name.length));
-  const lines = ['NAMESPACES', ...withFns.map((n) => `  ${n.name.padEnd(width)}  ${n.description}  (${n.functions.size} functions)`)];
+  const lines = ['NAMESPACES', ...withFns.map((n) => `  ${n.name.padEnd(width)}  ${n.description}  (${n.functions.size} ${n.functions.size === 1 ? 'function' : 'functions'})`)];
   if (withFns.length === 0) lines.push('  (none)');
   lines.push('', 'Next: GET /curl/help/{namespace} for its functions.');
   if (pluginErrors.length > 0) {
@@ -76,7 +76,7 @@ export function functionText(fn: FunctionEntry, ceiling: number, base: string, w
       ...(withExamples ? { example: (f: Describable, args: Record<string, unknown>) => curlCommand(base, f, args) } : {}),
     }) +
     `\nCALL\n  POST ${base}/curl/call/${fn.namespace}/${fn.name} with the arguments as a JSON object body.` +
-    (withExamples ? '' : `\n  Runnable examples: GET /curl/help/${fn.namespace}/${fn.name}?examples=true`)
+    (withExamples || fn.examples.length === 0 ? '' : `\n  Runnable examples: GET /curl/help/${fn.namespace}/${fn.name}?examples=true`)
   );
 }
 

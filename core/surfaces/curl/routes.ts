@@ -141,9 +141,10 @@ export function curlRouter(deps: CurlDeps): Router {
           log,
         });
         ctx.status = 200;
-        ctx.type = encoded.contentType;
         if (encoded.kind === 'bytes') ctx.attachment(encoded.filename ?? `${fn.namespace}-${fn.name}`, { type: 'attachment' });
         ctx.body = encoded.body;
+        // Set last and verbatim: Koa would add a charset to a text/* type the plugin chose.
+        ctx.set('Content-Type', encoded.contentType);
       } finally {
         ctx.res.off('close', onClose);
       }

@@ -1,0 +1,102 @@
+// GET /health: 200 when the database answers, 503 within 2 s when it hangs, 200 again when it
+// returns, without a restart. The database is made to hang for real: behind a TCP proxy that
+// stops forwarding (a PostgreSQL server), or by a long statement holding the one connection of
+// the embedded engine.
+import t from 'tap';
+import net from 'node:net';
+import { startTestServer, req } from '../helpers/server.ts';
+
+/** Answers within 2 s or fails: a health check that hangs is the bug this guards against. */
+async function health(url: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });
+  return { status: res.status, body: await res.json() };
+}
+
+async function recovers(url: string): Promise<number> {
+  let status = 0;
+  for (let i = 0; i < 100 && status !== 200; i++) {
+    status = (await health(url)).status;
+    if (status !== 200) await new Promise((r) => setTimeout(r, 50));
+  }
+  return status;
+}
+
+/** A TCP proxy whose forwarding can be frozen, to make a real server look hung. */
+function freezableProxy(target: URL) {
+  let frozen = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    sockets.add(client);
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    sockets.add(upstream);
+    const pipe = (from: net.Socket, to: net.Socket) =>
+      from.on('data', (chunk) => {
+        if (!frozen) to.write(chunk);
+      });
+    pipe(client, upstream);
+    pipe(upstream, client);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  return {
+    listen: () => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port))),
+    freeze: (v: boolean) => {
+      frozen = v;
+    },
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+const serverUrl = process.env['DATABASE_URL'];
+
+if (serverUrl) {
+  t.test('PostgreSQL server: 503 while it hangs, 200 when it returns', async (t) => {
+    const proxy = freezableProxy(new URL(serverUrl));
+    const port = await proxy.listen();
+    const viaProxy = new URL(serverUrl);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String(port);
+    const s = await startTestServer({ databaseUrl: viaProxy.toString() });
+    t.teardown(async () => {
+      proxy.freeze(false);
+      await s.close();
+      await proxy.close();
+    });
+    const ok = await health(s.url);
+    t.equal(ok.status, 200);
+    t.same(ok.body.database, { status: 'ok', engine: 'postgres', latency_ms: ok.body.database.latency_ms });
+    proxy.freeze(true);
+    const down = await health(s.url);
+    t.equal(down.status, 503);
+    t.equal(down.body.status, 'unavailable');
+    t.equal(down.body.database.status, 'unreachable');
+    t.equal(down.body.version, '1.2.4');
+    proxy.freeze(false);
+    t.equal(await recovers(s.url), 200, 'back to 200 without a restart');
+    t.equal((await req(s, 'GET', '/curl/whoami', { token: s.adminToken })).status, 200, 'and requests work again');
+  });
+} else {
+  t.test('embedded PGlite: 503 while its connection hangs, 200 when it returns', async (t) => {
+    const s = await startTestServer();
+    t.teardown(() => s.close());
+    t.equal((await health(s.url)).status, 200);
+    t.equal((await health(s.url)).body.database.engine, 'pglite');
+    // The embedded engine serves one connection; a statement that runs for 3 s holds it.
+    const busy = s.folio.db.orm.em.getConnection().execute('select pg_sleep(3)');
+    await new Promise((r) => setTimeout(r, 100));
+    const down = await health(s.url);
+    t.equal(down.status, 503);
+    t.equal(down.body.database.status, 'unreachable');
+    await busy;
+    t.equal(await recovers(s.url), 200, 'back to 200 without a restart');
+  });
+}
