@@ -180,3 +180,16 @@ t.test('an old version is garbage once replaced: memory stays bounded', async (t
   }
   t.ok(collected, 'the first version of the plugin was garbage-collected');
 });
+
+t.test('when the holder of a namespace goes, a folder that lost the clash takes it', async (t) => {
+  await plugin('dup_one', versioned('dupe', 'one'));
+  t.equal(await eventually(answer('dupe'), (v) => v === '200 one'), '200 one');
+  await plugin('dup_two', versioned('dupe', 'two'));
+  const status = async () => (await call(s, admin, 'admin', 'plugin_status')).json<Array<{ dir: string; state: string }>>();
+  await eventually(status, (a) => a.some((p) => p.dir.endsWith('dup_two') && p.state === 'failed'));
+  t.equal(await answer('dupe')(), '200 one');
+  await rm(P('dup_one'), { recursive: true });
+  t.equal(await eventually(answer('dupe'), (v) => v === '200 two'), '200 two');
+  const after = await status();
+  t.equal(after.find((p) => p.dir.endsWith('dup_two'))!.state, 'loaded');
+});
