@@ -1,0 +1,333 @@
+// Opens the database: an external PostgreSQL server (DATABASE_URL), or an embedded PGlite persisted
+// under <dataDir>/pglite and served on a loopback socket. Either way the ORM talks to it through the
+// same MikroORM postgresql driver (pg underneath), so every query and migration is the same SQL.
+import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import pg from 'pg';
+import type { Logger as PinoLogger } from 'pino';
+import type { LogContext, Logger as OrmLogger, LoggerNamespace, LoggerOptions } from '@mikro-orm/core';
+import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import { entities } from './entities.ts';
+import type { PgliteWorkerData, PgliteWorkerMessage } from './pglite-worker.ts';
+
+export interface Database {
+  /** The MikroORM instance (postgresql driver). Fork `orm.em` per unit of work. */
+  orm: MikroORM;
+  engine: 'postgres' | 'pglite';
+  /** Runs `select 1`; rejects on error or when no answer arrives within `timeoutMs`. Never hangs. */
+  ping(timeoutMs: number): Promise<void>;
+  /** Closes the ORM pool, and in PGlite mode the socket server and PGlite itself. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  log: PinoLogger;
+  /** Apply pending migrations on open (default true). */
+  migrate?: boolean;
+}
+
+/** Where the checked-in migration classes live. */
+export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+
+/** How long a pooled query may wait for a connection (pool slot or TCP connect) before failing. */
+const CONNECT_TIMEOUT_MS = 15_000;
+
+export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
+  const log = opts.log.child({ component: 'db' });
+  const ormLog = opts.log.child({ component: 'orm' });
+  const migrate = opts.migrate ?? true;
+  const db = opts.databaseUrl
+    ? await openPostgres(opts.databaseUrl, ormLog)
+    : await openPglite(path.join(opts.dataDir, 'pglite'), log, ormLog);
+  if (migrate) {
+    try {
+      const applied = await runMigrations(db.orm);
+      log.info({ engine: db.engine, applied }, applied.length ? 'migrations applied' : 'schema up to date');
+    } catch (err) {
+      await db.close().catch(() => {});
+      throw err;
+    }
+  }
+  return db;
+}
+
+/** Applies pending migrations; returns the names applied, in order. */
+export async function runMigrations(orm: MikroORM): Promise<string[]> {
+  const done = await orm.migrator.up();
+  return done.map((m) => m.name);
+}
+
+function baseOptions(log: PinoLogger): Options {
+  return {
+    entities,
+    // One place for every migration; names are the file names without extension.
+    migrations: {
+      path: MIGRATIONS_DIR,
+      pathTs: MIGRATIONS_DIR,
+      glob: 'Migration*.ts',
+      // No schema snapshot: it would be written next to the migrations on every run.
+      snapshot: false,
+      transactional: true,
+      allOrNothing: true,
+    },
+    extensions: [Migrator],
+    // Every service method forks its own EntityManager; a stray use of the global one is a bug.
+    allowGlobalContext: false,
+    loggerFactory: (options) => new PinoOrmLogger(log, options),
+  };
+}
+
+async function openPostgres(databaseUrl: string, ormLog: PinoLogger): Promise<Database> {
+  const orm = await MikroORM.init({
+    ...baseOptions(ormLog),
+    clientUrl: databaseUrl,
+    pool: { min: 0, max: 10 },
+    // Merged into pg's pool config. connectionString lets pg honour everything in the URL
+    // (sslmode and friends), which MikroORM's own URL parsing ignores.
+    // (It also wins over the database name, so MikroORM's create-if-missing cannot work: off.
+    // The database must exist.)
+    driverOptions: { connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS },
+    ensureDatabase: false,
+  });
+  let closed: Promise<void> | undefined;
+  return {
+    orm,
+    engine: 'postgres',
+    // A fresh client per ping: a hung server cannot wedge the pool, and a hung ping is destroyed
+    // when its timer fires, so the next ping starts clean.
+    ping: (timeoutMs) => pingWithDedicatedClient(databaseUrl, timeoutMs),
+    close: () => (closed ??= orm.close(true)),
+  };
+}
+
+async function pingWithDedicatedClient(databaseUrl: string, timeoutMs: number): Promise<void> {
+  const client = new pg.Client({
+    connectionString: databaseUrl,
+    connectionTimeoutMillis: timeoutMs,
+    statement_timeout: timeoutMs,
+    query_timeout: timeoutMs,
+  });
+  client.on('error', () => {}); // a late socket error after we gave up must not crash the process
+  const kill = () => {
+    // end() waits for the server to close the socket; a hung server never does. Destroy it.
+    const stream = (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream;
+    stream?.destroy();
+  };
+  try {
+    await withTimeout(
+      (async () => {
+        await client.connect();
+        await client.query('select 1');
+      })(),
+      timeoutMs,
+      'database ping',
+    );
+  } catch (err) {
+    kill();
+    throw err;
+  }
+  client.end().catch(() => {});
+}
+
+async function openPglite(dir: string, log: PinoLogger, ormLog: PinoLogger): Promise<Database> {
+  await mkdir(dir, { recursive: true });
+  const releaseLock = await lockDataDir(dir);
+  let engine: PgliteWorker | undefined;
+  let orm: MikroORM | undefined;
+  const shutdown = async () => {
+    // Order matters: the ORM's connection first (a clean goodbye to the socket server), then the
+    // worker (stops the server, rolls back anything left open, flushes PGlite to disk).
+    try {
+      await orm?.close(true);
+    } finally {
+      try {
+        await engine?.stop();
+      } finally {
+        await releaseLock();
+      }
+    }
+  };
+  try {
+    engine = await startPgliteWorker(dir, log);
+    log.info({ dataDir: dir, port: engine.port, ms: engine.startMs }, 'embedded PGlite started');
+    orm = await MikroORM.init({
+      ...baseOptions(ormLog),
+      host: '127.0.0.1',
+      port: engine.port,
+      user: 'postgres',
+      password: '',
+      dbName: 'postgres',
+      // PGlite is one backend session: exactly one pooled connection, kept open for good.
+      pool: { min: 0, max: 1, idleTimeoutMillis: 0 },
+      driverOptions: { connectionTimeoutMillis: CONNECT_TIMEOUT_MS },
+      ensureDatabase: false,
+    });
+  } catch (err) {
+    await shutdown().catch(() => {});
+    throw err;
+  }
+  const theOrm = orm;
+  let closed: Promise<void> | undefined;
+  return {
+    orm: theOrm,
+    engine: 'pglite',
+    // Through the ORM's single connection (PGlite has one session; a second client would only queue
+    // behind it). While a long statement holds it, the ping waits and its timer rejects.
+    ping: (timeoutMs) => withTimeout(theOrm.em.getConnection().execute('select 1'), timeoutMs, 'database ping').then(() => {}),
+    close: () => (closed ??= shutdown()),
+  };
+}
+
+interface PgliteWorker {
+  port: number;
+  startMs: number;
+  stop(): Promise<void>;
+}
+
+/** Starts core/db/pglite-worker.ts and waits until its socket server listens. */
+async function startPgliteWorker(dir: string, log: PinoLogger): Promise<PgliteWorker> {
+  const worker = new Worker(new URL('./pglite-worker.ts', import.meta.url), {
+    workerData: { dir } satisfies PgliteWorkerData,
+  });
+  const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
+  const ready = await new Promise<{ port: number; ms: number }>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the PGlite worker exited (code ${code}) before it was ready`)));
+    worker.once('message', (msg: PgliteWorkerMessage) => {
+      if (msg.type === 'ready') resolve(msg);
+      else reject(new Error(`the PGlite worker did not start: ${JSON.stringify(msg)}`));
+    });
+  }).catch(async (err: unknown) => {
+    await worker.terminate();
+    throw err;
+  });
+  worker.removeAllListeners('error').removeAllListeners('message');
+  worker.on('error', (err) => log.error({ err }, 'the PGlite worker failed'));
+  worker.on('message', (msg: PgliteWorkerMessage) => {
+    if (msg.type === 'close-error') log.error({ error: msg.message }, 'closing PGlite failed');
+  });
+  let stopping: Promise<void> | undefined;
+  return {
+    port: ready.port,
+    startMs: ready.ms,
+    stop: () =>
+      (stopping ??= (async () => {
+        worker.postMessage({ type: 'close' });
+        const timer = setTimeout(() => {
+          log.error('the PGlite worker did not stop within 30 s; terminating it');
+          void worker.terminate();
+        }, 30_000);
+        try {
+          await exited;
+        } finally {
+          clearTimeout(timer);
+        }
+      })()),
+  };
+}
+
+// --- helpers -------------------------------------------------------------------------------------
+
+function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${timeoutMs} ms`)), timeoutMs);
+  });
+  work.catch(() => {}); // if the timer wins, a later rejection of `work` is not unhandled
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+const openDirs = new Set<string>();
+
+/**
+ * Two PGlite instances on one data directory corrupt it (e.g. `npm run migrate` while the server
+ * runs). A pid file refuses the second opener, in this process or another; a stale one is taken over.
+ */
+async function lockDataDir(dir: string): Promise<() => Promise<void>> {
+  const key = path.resolve(dir);
+  if (openDirs.has(key)) throw new Error(`PGlite data directory ${key} is already open in this process`);
+  const lockFile = path.join(key, 'folio.lock');
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const fh = await open(lockFile, 'wx');
+      await fh.writeFile(String(process.pid));
+      await fh.close();
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
+      const pid = Number((await readFile(lockFile, 'utf8').catch(() => '')).trim());
+      if (pid && pid !== process.pid && processAlive(pid)) {
+        throw new Error(`PGlite data directory ${key} is in use by process ${pid}`, { cause: err });
+      }
+      await rm(lockFile, { force: true }); // stale: its owner is gone
+    }
+  }
+  openDirs.add(key);
+  return async () => {
+    openDirs.delete(key);
+    await rm(lockFile, { force: true });
+  };
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** MikroORM's logger interface, written to pino. Queries go to `trace`, ORM chatter to `debug`. */
+class PinoOrmLogger implements OrmLogger {
+  readonly #log: PinoLogger;
+  #debugMode: boolean | LoggerNamespace[];
+
+  constructor(log: PinoLogger, options: LoggerOptions) {
+    this.#log = log;
+    this.#debugMode = options.debugMode ?? false;
+  }
+
+  log(namespace: string, message: string, context?: LogContext): void {
+    // The migrator marks its "Applied ..." lines `enabled: true`: those are worth an info line.
+    if (context?.enabled === true) this.#log.info({ ns: namespace }, stripAnsi(message));
+    else if (this.#log.isLevelEnabled('debug')) this.#log.debug({ ns: namespace }, stripAnsi(message));
+  }
+
+  error(namespace: string, message: string): void {
+    this.#log.error({ ns: namespace }, stripAnsi(message));
+  }
+
+  warn(namespace: string, message: string): void {
+    this.#log.warn({ ns: namespace }, stripAnsi(message));
+  }
+
+  logQuery(context: LogContext): void {
+    if (context.level === 'error') {
+      this.#log.debug({ sql: context.query, took: context.took }, 'query failed');
+    } else if (this.#log.isLevelEnabled('trace')) {
+      this.#log.trace({ sql: context.query, took: context.took, results: context.results }, 'query');
+    }
+  }
+
+  setDebugMode(debugMode: boolean | LoggerNamespace[]): void {
+    this.#debugMode = debugMode;
+  }
+
+  isEnabled(namespace: LoggerNamespace, context?: LogContext): boolean {
+    if (context?.enabled !== undefined) return context.enabled;
+    if (namespace === 'query' || namespace === 'query-params') return this.#log.isLevelEnabled('trace');
+    const mode = this.#debugMode;
+    return mode === true || (Array.isArray(mode) && mode.includes(namespace)) || this.#log.isLevelEnabled('debug');
+  }
+}
+
+function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-9;]*m/g, '');
+}

@@ -1,0 +1,48 @@
+// Worker thread that owns the embedded PGlite and serves it on a loopback socket.
+//
+// PGlite is PostgreSQL compiled to WebAssembly and runs synchronously: a long statement keeps the
+// thread it runs on busy until it finishes. Here that is this worker, not the main thread, so HTTP
+// requests, timers and health checks keep going while the database works.
+//
+// Protocol with the parent: workerData { dir } -> posts { type: 'ready', port } once listening;
+// on { type: 'close' } stops the socket server, closes PGlite (flushing it to disk) and exits.
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+export interface PgliteWorkerData {
+  dir: string;
+}
+export type PgliteWorkerMessage = { type: 'ready'; port: number; ms: number } | { type: 'close-error'; message: string };
+
+if (!parentPort) throw new Error('pglite-worker.ts runs as a worker thread');
+const port = parentPort;
+const { dir } = workerData as PgliteWorkerData;
+
+const started = Date.now();
+// pg_trgm is loaded so migrations can `create extension if not exists pg_trgm` as on a server.
+const pglite = await PGlite.create({ dataDir: dir, extensions: { pg_trgm } });
+// port 0: the OS picks a free one. The ORM keeps exactly one connection; the second slot only
+// absorbs a reconnect racing the server's cleanup of the previous connection.
+const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 2 });
+await server.start();
+port.postMessage({
+  type: 'ready',
+  port: Number(server.getServerConn().split(':').pop()),
+  ms: Date.now() - started,
+} satisfies PgliteWorkerMessage);
+
+port.on('message', (msg: { type?: string }) => {
+  if (msg?.type !== 'close') return;
+  void (async () => {
+    try {
+      await server.stop(); // detaches connections, rolling back anything left open
+      if (!pglite.closed) await pglite.close(); // flushes and closes the data files
+    } catch (err) {
+      port.postMessage({ type: 'close-error', message: (err as Error).message } satisfies PgliteWorkerMessage);
+    } finally {
+      port.close(); // nothing else keeps this thread alive: it exits
+    }
+  })();
+});

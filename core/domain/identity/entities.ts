@@ -1,0 +1,87 @@
+// Identity tables. The schema itself is owned by the hand-written migrations in core/db/migrations/;
+// these definitions must describe the same columns (test/unit/db-schema.test.ts checks that).
+import { randomUUID } from 'node:crypto';
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+
+export const User = defineEntity({
+  name: 'User',
+  tableName: 'users',
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => randomUUID()),
+    /** Always stored lowercased (the service does it); unique. */
+    email: p.text().unique('users_email_unique').check('email = lower(email)'),
+    name: p.text().nullable(),
+    roles: p.array().columnType('text[]').default([]),
+    disabled: p.boolean().default(false),
+    createdAt: p
+      .datetime()
+      .columnType('timestamptz')
+      .defaultRaw('now()')
+      .onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .columnType('timestamptz')
+      .defaultRaw('now()')
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+  },
+});
+export type User = InferEntity<typeof User>;
+
+export const API_TOKEN_KINDS = ['api', 'minted'] as const;
+export type ApiTokenKind = (typeof API_TOKEN_KINDS)[number];
+
+export const ApiToken = defineEntity({
+  name: 'ApiToken',
+  tableName: 'api_tokens',
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => randomUUID()),
+    user: p.manyToOne(User).fieldName('user_id').deleteRule('cascade').index('api_tokens_user_id_index'),
+    kind: p.enum(API_TOKEN_KINDS).columnType('text'),
+    name: p.text().nullable(),
+    /** Lowercase hex sha-256 of the raw token; the raw token is never stored. */
+    tokenHash: p.text().unique('api_tokens_token_hash_unique'),
+    scopes: p.array().columnType('text[]').default([]),
+    expiresAt: p.datetime().columnType('timestamptz').nullable(),
+    lastUsedAt: p.datetime().columnType('timestamptz').nullable(),
+    revokedAt: p.datetime().columnType('timestamptz').nullable(),
+    /** For a minted token, the API token that minted it. */
+    parent: () => p.manyToOne(ApiToken).fieldName('parent_id').nullable().deleteRule('cascade').index('api_tokens_parent_id_index'),
+    createdAt: p
+      .datetime()
+      .columnType('timestamptz')
+      .defaultRaw('now()')
+      .onCreate(() => new Date()),
+  },
+  checks: [{ name: 'api_tokens_minted_parent_check', expression: "(kind = 'minted') = (parent_id is not null)" }],
+});
+export type ApiToken = InferEntity<typeof ApiToken>;
+
+export const NAMESPACE_ACCESS = ['enabled', 'disabled'] as const;
+export type NamespaceAccessValue = (typeof NAMESPACE_ACCESS)[number];
+
+export const NamespaceAccess = defineEntity({
+  name: 'NamespaceAccess',
+  tableName: 'namespace_access',
+  properties: {
+    user: p.manyToOne(User).fieldName('user_id').primary().deleteRule('cascade'),
+    namespace: p.text().primary(),
+    access: p.enum(NAMESPACE_ACCESS).columnType('text'),
+    updatedAt: p
+      .datetime()
+      .columnType('timestamptz')
+      .defaultRaw('now()')
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+  },
+  primaryKeys: ['user', 'namespace'],
+});
+export type NamespaceAccess = InferEntity<typeof NamespaceAccess>;
+
+export const identityEntities = [User, ApiToken, NamespaceAccess] as const;

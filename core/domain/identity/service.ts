@@ -1,0 +1,312 @@
+// Users, API tokens and per-user namespace switches. Domain layer: no HTTP here; failures are the
+// typed errors of core/kernel/errors.ts. Every method forks its own EntityManager.
+import { ForeignKeyConstraintViolationException, UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Database } from '../../db/database.ts';
+import { BadArguments, Conflict, Forbidden, NotFound } from '../../kernel/errors.ts';
+import { ApiToken, NamespaceAccess, User, type NamespaceAccessValue } from './entities.ts';
+import { generateToken, hashToken, parseToken, tokenPrefixKind } from './tokens.ts';
+import type { NamespaceAccessSetting, Principal } from './types.ts';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Shortest raw token we store or look up (our own format is 48; a bootstrap token is 32+). */
+export const MIN_RAW_TOKEN_LENGTH = 32;
+const MAX_RAW_TOKEN_LENGTH = 512;
+/** last_used_at is written at most this often per token. */
+const LAST_USED_GRANULARITY_MS = 60_000;
+
+export interface CreateUserInput {
+  email: string;
+  name?: string | null | undefined;
+  roles?: string[] | undefined;
+}
+
+export interface CreateApiTokenInput {
+  name?: string | null | undefined;
+  scopes: string[];
+  expiresAt?: Date | null | undefined;
+  /** Store this exact token (e.g. the bootstrap admin token, 32+ chars) instead of generating one. */
+  raw?: string | undefined;
+}
+
+interface AuthRow {
+  id: string;
+  kind: 'api' | 'minted';
+  scopes: string[];
+  expires_ms: number | null;
+  last_used_ms: number | null;
+  user_id: string;
+  email: string;
+  name: string | null;
+  roles: string[];
+}
+
+// One round trip, driven by the unique index on token_hash (plus the users and parent primary keys).
+// Every reason to refuse is in the WHERE clause, so "no row" is the only failure.
+const AUTH_SQL = `
+select t.id, t.kind, t.scopes,
+       (extract(epoch from t.expires_at) * 1000)::float8 as expires_ms,
+       (extract(epoch from t.last_used_at) * 1000)::float8 as last_used_ms,
+       u.id as user_id, u.email, u.name, u.roles
+  from api_tokens t
+  join users u on u.id = t.user_id
+  left join api_tokens parent on parent.id = t.parent_id
+ where t.token_hash = ?
+   and t.revoked_at is null
+   and (t.expires_at is null or t.expires_at > now())
+   and not u.disabled
+   and (t.kind <> 'minted'
+        or (parent.id is not null
+            and parent.revoked_at is null
+            and (parent.expires_at is null or parent.expires_at > now())))`;
+
+const TOUCH_SQL = `
+update api_tokens set last_used_at = now()
+ where id = ? and (last_used_at is null or last_used_at < now() - interval '1 minute')`;
+
+export class IdentityService {
+  readonly #orm: MikroORM;
+
+  constructor(db: Database | { orm: MikroORM }) {
+    this.#orm = db.orm;
+  }
+
+  #em() {
+    return this.#orm.em.fork();
+  }
+
+  async countUsers(): Promise<number> {
+    return this.#em().count(User);
+  }
+
+  async createUser(input: CreateUserInput): Promise<User> {
+    const email = normalizeEmail(input.email);
+    const name = optionalText(input.name, '/name');
+    const roles = stringList(input.roles ?? [], '/roles');
+    const em = this.#em();
+    const user = em.create(User, { email, name, roles });
+    try {
+      await em.flush();
+    } catch (err) {
+      if (err instanceof UniqueConstraintViolationException) {
+        throw new Conflict(`a user with email ${email} already exists`);
+      }
+      throw err;
+    }
+    return user;
+  }
+
+  /** Null when there is no such user, including when `id` is not a uuid at all. */
+  async getUser(id: string): Promise<User | null> {
+    if (!isUuid(id)) return null;
+    return this.#em().findOne(User, { id });
+  }
+
+  async setDisabled(userId: string, disabled: boolean): Promise<void> {
+    if (typeof disabled !== 'boolean')
+      throw new BadArguments('disabled must be a boolean', [{ path: '/disabled', message: 'must be a boolean' }]);
+    if (!isUuid(userId)) throw new NotFound('no such user');
+    const n = await this.#em().nativeUpdate(User, { id: userId }, { disabled, updatedAt: new Date() });
+    if (n === 0) throw new NotFound('no such user');
+  }
+
+  async createApiToken(userId: string, input: CreateApiTokenInput): Promise<{ token: string; id: string; expiresAt: Date | null }> {
+    if (!isUuid(userId)) throw new NotFound('no such user');
+    const scopes = stringList(input.scopes, '/scopes');
+    const name = optionalText(input.name, '/name');
+    const expiresAt = optionalDate(input.expiresAt, '/expiresAt');
+    let token: string;
+    if (input.raw !== undefined) {
+      if (typeof input.raw !== 'string' || input.raw.length < MIN_RAW_TOKEN_LENGTH || input.raw.length > MAX_RAW_TOKEN_LENGTH) {
+        throw new BadArguments(`a given token must be ${MIN_RAW_TOKEN_LENGTH} to ${MAX_RAW_TOKEN_LENGTH} characters`, [
+          { path: '/raw', message: `must be ${MIN_RAW_TOKEN_LENGTH} to ${MAX_RAW_TOKEN_LENGTH} characters` },
+        ]);
+      }
+      const kind = tokenPrefixKind(input.raw);
+      if (kind && parseToken(input.raw)?.kind !== 'api') {
+        // It would never authenticate: authenticate() rejects our prefixes unless they parse as ours.
+        throw new BadArguments('a given token with a folio_ prefix must be a valid folio_api_ token', [
+          { path: '/raw', message: 'starts with a reserved prefix but is not a valid folio_api_ token' },
+        ]);
+      }
+      token = input.raw;
+    } else {
+      token = generateToken('api');
+    }
+    const em = this.#em();
+    const row = em.create(ApiToken, {
+      user: em.getReference(User, userId),
+      kind: 'api',
+      name,
+      tokenHash: hashToken(token),
+      scopes,
+      expiresAt,
+      lastUsedAt: null,
+      revokedAt: null,
+      parent: null,
+    });
+    await flushMapped(em, 'no such user', 'that token is already stored');
+    return { token, id: row.id, expiresAt };
+  }
+
+  /**
+   * A short-lived child of the caller's API token: same user, same scopes, expiring at
+   * now + ttl or when the parent expires, whichever is first; revoking the parent kills it.
+   * Only an API token can mint (a minted token cannot mint again).
+   */
+  async mintToken(parent: Principal, ttlSeconds: number, scopes?: string[]): Promise<{ token: string; id: string; expiresAt: Date }> {
+    if (parent.tokenKind !== 'api') throw new Forbidden('only an API token can mint tokens');
+    if (typeof ttlSeconds !== 'number' || !Number.isFinite(ttlSeconds) || ttlSeconds <= 0) {
+      throw new BadArguments('ttlSeconds must be a positive number', [{ path: '/ttlSeconds', message: 'must be a positive number' }]);
+    }
+    const em = this.#em();
+    const source = await em.findOne(ApiToken, { id: parent.tokenId, user: parent.user.id, kind: 'api' });
+    const now = Date.now();
+    if (!source || source.revokedAt || (source.expiresAt && source.expiresAt.getTime() <= now)) {
+      throw new Forbidden('the parent token is no longer valid');
+    }
+    let expires = now + Math.round(ttlSeconds * 1000);
+    if (source.expiresAt) expires = Math.min(expires, source.expiresAt.getTime());
+    const expiresAt = new Date(expires);
+    const token = generateToken('minted');
+    const row = em.create(ApiToken, {
+      user: em.getReference(User, parent.user.id),
+      kind: 'minted',
+      name: null,
+      tokenHash: hashToken(token),
+      // Narrowing is the caller's choice; the kernel checked `scopes` lies within the parent's.
+      scopes: scopes ? stringList(scopes, '/scopes') : [...source.scopes],
+      expiresAt,
+      lastUsedAt: null,
+      revokedAt: null,
+      parent: source,
+    });
+    await flushMapped(em, 'no such user', 'token collision, try again');
+    return { token, id: row.id, expiresAt };
+  }
+
+  /**
+   * The principal behind a raw token, or null: unknown, malformed, revoked, expired, user disabled,
+   * or (minted) parent revoked/expired/gone. One indexed query; last_used_at is written at most
+   * once a minute per token.
+   */
+  async authenticate(raw: string): Promise<Principal | null> {
+    if (typeof raw !== 'string' || raw.length < MIN_RAW_TOKEN_LENGTH || raw.length > MAX_RAW_TOKEN_LENGTH) return null;
+    if (tokenPrefixKind(raw)) {
+      // Our format: a typo or bad checksum is rejected without a query. OAuth tokens are not stored here.
+      const parsed = parseToken(raw);
+      if (!parsed || parsed.kind === 'oauth') return null;
+    }
+    const em = this.#em();
+    const rows = (await em.execute(AUTH_SQL, [hashToken(raw)])) as AuthRow[];
+    const row = rows[0];
+    if (!row) return null;
+    if (row.last_used_ms === null || Date.now() - row.last_used_ms >= LAST_USED_GRANULARITY_MS) {
+      // Bookkeeping only: a failure here must not turn a valid token away.
+      await em.execute(TOUCH_SQL, [row.id]).catch(() => {});
+    }
+    return {
+      user: { id: row.user_id, email: row.email, name: row.name, roles: row.roles },
+      scopes: row.scopes,
+      tokenKind: row.kind,
+      tokenId: row.id,
+      tokenExpiresAt: row.expires_ms === null ? null : new Date(row.expires_ms),
+    };
+  }
+
+  /** Revokes one of the user's tokens (minted children die with it). Idempotent. */
+  async revokeToken(userId: string, tokenId: string): Promise<void> {
+    if (!isUuid(userId) || !isUuid(tokenId)) throw new NotFound('no such token');
+    const em = this.#em();
+    const n = await em.nativeUpdate(ApiToken, { id: tokenId, user: userId, revokedAt: null }, { revokedAt: new Date() });
+    if (n === 0 && (await em.count(ApiToken, { id: tokenId, user: userId })) === 0) {
+      throw new NotFound('no such token');
+    }
+  }
+
+  /** Turns a namespace on or off for a user; 'default' forgets the override. */
+  async setNamespaceAccess(userId: string, namespace: string, access: NamespaceAccessSetting): Promise<void> {
+    if (access !== 'enabled' && access !== 'disabled' && access !== 'default') {
+      throw new BadArguments("access must be 'enabled', 'disabled' or 'default'", [
+        { path: '/access', message: "must be 'enabled', 'disabled' or 'default'" },
+      ]);
+    }
+    if (typeof namespace !== 'string' || namespace.length === 0 || namespace.length > 200) {
+      throw new BadArguments('namespace must be a non-empty string', [{ path: '/namespace', message: 'must be 1 to 200 characters' }]);
+    }
+    if (!isUuid(userId)) throw new NotFound('no such user');
+    const em = this.#em();
+    if (access === 'default') {
+      const n = await em.nativeDelete(NamespaceAccess, { user: userId, namespace });
+      if (n === 0 && (await em.count(User, { id: userId })) === 0) throw new NotFound('no such user');
+      return;
+    }
+    try {
+      await em.execute(
+        `insert into namespace_access (user_id, namespace, access, updated_at) values (?, ?, ?, now())
+         on conflict (user_id, namespace) do update set access = excluded.access, updated_at = excluded.updated_at`,
+        [userId, namespace, access],
+      );
+    } catch (err) {
+      if (err instanceof ForeignKeyConstraintViolationException) throw new NotFound('no such user');
+      throw err;
+    }
+  }
+
+  /** The user's overrides; namespaces not in the map are at their default. */
+  async namespaceAccess(userId: string): Promise<Map<string, NamespaceAccessValue>> {
+    const out = new Map<string, NamespaceAccessValue>();
+    if (!isUuid(userId)) return out;
+    const rows = await this.#em().find(NamespaceAccess, { user: userId }, { orderBy: { namespace: 'asc' } });
+    for (const row of rows) out.set(row.namespace, row.access);
+    return out;
+  }
+}
+
+// --- input checks --------------------------------------------------------------------------------
+
+function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && UUID_RE.test(value);
+}
+
+/** Loose on purpose: one @, something on both sides, no whitespace. Stored lowercased. */
+function normalizeEmail(value: unknown): string {
+  const email = typeof value === 'string' ? value.trim().toLowerCase() : '';
+  const at = email.indexOf('@');
+  const ok = email.length <= 320 && at > 0 && at === email.lastIndexOf('@') && at < email.length - 1 && !/\s/.test(email);
+  if (!ok) throw new BadArguments('invalid email address', [{ path: '/email', message: 'must look like name@domain' }]);
+  return email;
+}
+
+function optionalText(value: unknown, at: string): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw new BadArguments(`${at.slice(1)} must be a string`, [{ path: at, message: 'must be a string' }]);
+  return value;
+}
+
+function optionalDate(value: unknown, at: string): Date | null {
+  if (value === undefined || value === null) return null;
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
+    throw new BadArguments(`${at.slice(1)} must be a valid date`, [{ path: at, message: 'must be a valid date' }]);
+  }
+  return value;
+}
+
+function stringList(value: unknown, at: string): string[] {
+  if (!Array.isArray(value) || !value.every((s) => typeof s === 'string' && s.length > 0)) {
+    throw new BadArguments(`${at.slice(1)} must be a list of non-empty strings`, [
+      { path: at, message: 'must be a list of non-empty strings' },
+    ]);
+  }
+  return [...new Set(value as string[])];
+}
+
+async function flushMapped(em: { flush(): Promise<void> }, fkMessage: string, uniqueMessage: string): Promise<void> {
+  try {
+    await em.flush();
+  } catch (err) {
+    if (err instanceof ForeignKeyConstraintViolationException) throw new NotFound(fkMessage);
+    if (err instanceof UniqueConstraintViolationException) throw new Conflict(uniqueMessage);
+    throw err;
+  }
+}
