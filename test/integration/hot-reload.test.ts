@@ -179,6 +179,25 @@ t.test('an old version is garbage once replaced: memory stays bounded', async (t
     collected = ref.deref() === undefined;
   }
   t.ok(collected, 'the first version of the plugin was garbage-collected');
+
+  // And nothing else keeps old versions either (V8's compilation cache would keep every source).
+  const megabyte = (v: number) => versioned('leak', `m${v}`, `const ballast = ${JSON.stringify('y'.repeat(1_000_000) + v)}; globalThis.__keep = ballast.length;`);
+  const heapAfter = async (from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      await plugin('leak', megabyte(i));
+      await s.folio.registry.reload(P('leak'));
+    }
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      gc();
+    }
+    return process.memoryUsage().heapUsed;
+  };
+  const base = await heapAfter(0, 5);
+  const after = await heapAfter(5, 45);
+  t.equal(await answer('leak')(), '200 m44');
+  const grownMB = (after - base) / 1e6;
+  t.ok(grownMB < 15, `40 reloads of a plugin with a 1 MB constant grew the heap by ${grownMB.toFixed(1)} MB (unbounded would be 40+ MB)`);
 });
 
 t.test('when the holder of a namespace goes, a folder that lost the clash takes it', async (t) => {
