@@ -9,6 +9,7 @@ import { pino, type Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { openDatabase, type Database } from './db/database.ts';
 import { IdentityService } from './domain/identity/service.ts';
+import { ChangeFeed } from './db/change-feed.ts';
 import { Authenticator } from './kernel/auth.ts';
 import { PACKAGE, type Config } from './kernel/config.ts';
 import { Dispatcher } from './kernel/dispatch.ts';
@@ -40,7 +41,9 @@ export function createLogger(config: Config): Logger {
 
 export async function startFolio(config: Config, log: Logger = createLogger(config)): Promise<Folio> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, log });
-  const identity = new IdentityService(db);
+  const feed = new ChangeFeed({ db, databaseUrl: config.databaseUrl ?? undefined, log: log.child({ component: 'changes' }) });
+  await feed.start();
+  const identity = new IdentityService(db, { feed });
   const generatedAdminToken = await bootstrapAdmin(identity, config.bootstrapAdminToken, log);
 
   const registry = new Registry({
@@ -134,6 +137,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
           server.closeIdleConnections();
           setTimeout(() => server.closeAllConnections(), 2000).unref();
         });
+        await feed.close();
         await db.close();
       })();
       return closing;

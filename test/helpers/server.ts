@@ -31,7 +31,10 @@ export interface TestServerOptions {
   /** Copies of these plugin folders go into `scratchPlugins` before start. */
   copyToScratch?: string[];
   overrides?: Record<string, unknown>;
+  /** A PostgreSQL server to create this test's own database on (default: DATABASE_URL). */
   databaseUrl?: string;
+  /** Use this database as it is (several servers sharing one database, as nodes would). */
+  sharedDatabaseUrl?: string;
 }
 
 export async function fresh(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
@@ -60,14 +63,14 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   await mkdir(scratchSkills);
   for (const dir of opts.copyToScratch ?? []) await cp(dir, path.join(scratchPlugins, path.basename(dir)), { recursive: true });
   const serverUrl = opts.databaseUrl ?? process.env['DATABASE_URL'];
-  const database = serverUrl ? await fresh(serverUrl) : undefined;
+  const database = opts.sharedDatabaseUrl ? undefined : serverUrl ? await fresh(serverUrl) : undefined;
   const config = loadConfig({
     env: {},
     overrides: {
       port: 0,
       host: '127.0.0.1',
       dataDir,
-      databaseUrl: database?.url ?? null,
+      databaseUrl: opts.sharedDatabaseUrl ?? database?.url ?? null,
       pluginsDir: [FIRST_PARTY, ...(opts.plugins ?? []), scratchPlugins],
       skillsDir: [...(opts.skills ?? []), scratchSkills],
       bootstrapAdminToken: ADMIN_TOKEN,

@@ -3,6 +3,8 @@
 import { ForeignKeyConstraintViolationException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Database } from '../../db/database.ts';
+import type { ChangeFeed } from '../../db/change-feed.ts';
+import { LruMap } from '../lru.ts';
 import { BadArguments, Conflict, Forbidden, NotFound } from '../../kernel/errors.ts';
 import { ApiToken, NamespaceAccess, User, type NamespaceAccessValue } from './entities.ts';
 import { generateToken, hashToken, parseToken, tokenPrefixKind } from './tokens.ts';
@@ -64,11 +66,50 @@ const TOUCH_SQL = `
 update api_tokens set last_used_at = now()
  where id = ? and (last_used_at is null or last_used_at < now() - interval '1 minute')`;
 
+interface CachedPrincipal {
+  principal: Principal;
+  expiresMs: number | null;
+  lastUsedMs: number;
+}
+
+/** How many tokens and users the in-memory caches hold at most. */
+const CACHE_ENTRIES = 10_000;
+
 export class IdentityService {
   readonly #orm: MikroORM;
+  readonly #feed: ChangeFeed | undefined;
+  // Every request authenticates and reads the caller's namespace toggles; both are cached here,
+  // next to the writes that change them, and dropped on every such write (in any process, through
+  // the change feed). A write between a read's query and its caching bumps the generation, and
+  // the read is then not cached.
+  readonly #principals = new LruMap<string, CachedPrincipal>(CACHE_ENTRIES);
+  readonly #access = new LruMap<string, Map<string, NamespaceAccessValue>>(CACHE_ENTRIES);
+  #generation = 0;
 
-  constructor(db: Database | { orm: MikroORM }) {
+  constructor(db: Database | { orm: MikroORM }, opts: { feed?: ChangeFeed } = {}) {
     this.#orm = db.orm;
+    this.#feed = opts.feed;
+    this.#feed?.subscribe((change) => {
+      if (change === 'all') this.#forget(undefined);
+      else if (change.kind === 'identity') this.#forget(change.userId);
+    });
+  }
+
+  #forget(userId: string | undefined): void {
+    this.#generation++;
+    if (userId === undefined) {
+      this.#principals.clear();
+      this.#access.clear();
+      return;
+    }
+    this.#access.delete(userId);
+    this.#principals.deleteWhere((c) => c.principal.user.id === userId);
+  }
+
+  /** After a committed change to a user's identity data: drop what any process cached of it. */
+  #changed(userId: string): void {
+    if (this.#feed) this.#feed.publish({ kind: 'identity', userId });
+    else this.#forget(userId);
   }
 
   #em() {
@@ -108,6 +149,7 @@ export class IdentityService {
     if (!isUuid(userId)) throw new NotFound('no such user');
     const n = await this.#em().nativeUpdate(User, { id: userId }, { disabled, updatedAt: new Date() });
     if (n === 0) throw new NotFound('no such user');
+    this.#changed(userId);
   }
 
   async createApiToken(userId: string, input: CreateApiTokenInput): Promise<{ token: string; id: string; expiresAt: Date | null }> {
@@ -197,21 +239,39 @@ export class IdentityService {
       const parsed = parseToken(raw);
       if (!parsed || parsed.kind === 'oauth') return null;
     }
+    const hash = hashToken(raw);
+    const now = Date.now();
+    const hit = this.#principals.get(hash);
+    if (hit && (hit.expiresMs === null || hit.expiresMs > now)) {
+      if (now - hit.lastUsedMs >= LAST_USED_GRANULARITY_MS) {
+        hit.lastUsedMs = now;
+        // Bookkeeping only, off the request's path: a failure must not turn a valid token away.
+        this.#em()
+          .execute(TOUCH_SQL, [hit.principal.tokenId])
+          .catch(() => {});
+      }
+      return hit.principal;
+    }
+    if (hit) this.#principals.delete(hash);
+    const generation = this.#generation;
     const em = this.#em();
-    const rows = (await em.execute(AUTH_SQL, [hashToken(raw)])) as AuthRow[];
+    const rows = (await em.execute(AUTH_SQL, [hash])) as AuthRow[];
     const row = rows[0];
     if (!row) return null;
-    if (row.last_used_ms === null || Date.now() - row.last_used_ms >= LAST_USED_GRANULARITY_MS) {
-      // Bookkeeping only: a failure here must not turn a valid token away.
+    let lastUsedMs = row.last_used_ms ?? 0;
+    if (now - lastUsedMs >= LAST_USED_GRANULARITY_MS) {
       await em.execute(TOUCH_SQL, [row.id]).catch(() => {});
+      lastUsedMs = now;
     }
-    return {
-      user: { id: row.user_id, email: row.email, name: row.name, roles: row.roles },
-      scopes: row.scopes,
+    const principal: Principal = Object.freeze({
+      user: Object.freeze({ id: row.user_id, email: row.email, name: row.name, roles: Object.freeze([...row.roles]) as string[] }),
+      scopes: Object.freeze([...row.scopes]) as string[],
       tokenKind: row.kind,
       tokenId: row.id,
       tokenExpiresAt: row.expires_ms === null ? null : new Date(row.expires_ms),
-    };
+    });
+    if (generation === this.#generation) this.#principals.set(hash, { principal, expiresMs: row.expires_ms, lastUsedMs });
+    return principal;
   }
 
   /** Revokes one of the user's tokens (minted children die with it). Idempotent. */
@@ -222,6 +282,7 @@ export class IdentityService {
     if (n === 0 && (await em.count(ApiToken, { id: tokenId, user: userId })) === 0) {
       throw new NotFound('no such token');
     }
+    this.#changed(userId);
   }
 
   /** Turns a namespace on or off for a user; 'default' forgets the override. */
@@ -239,6 +300,7 @@ export class IdentityService {
     if (access === 'default') {
       const n = await em.nativeDelete(NamespaceAccess, { user: userId, namespace });
       if (n === 0 && (await em.count(User, { id: userId })) === 0) throw new NotFound('no such user');
+      this.#changed(userId);
       return;
     }
     try {
@@ -251,14 +313,19 @@ export class IdentityService {
       if (err instanceof ForeignKeyConstraintViolationException) throw new NotFound('no such user');
       throw err;
     }
+    this.#changed(userId);
   }
 
   /** The user's overrides; namespaces not in the map are at their default. */
   async namespaceAccess(userId: string): Promise<Map<string, NamespaceAccessValue>> {
     const out = new Map<string, NamespaceAccessValue>();
     if (!isUuid(userId)) return out;
+    const cached = this.#access.get(userId);
+    if (cached) return new Map(cached);
+    const generation = this.#generation;
     const rows = await this.#em().find(NamespaceAccess, { user: userId }, { orderBy: { namespace: 'asc' } });
     for (const row of rows) out.set(row.namespace, row.access);
+    if (generation === this.#generation) this.#access.set(userId, new Map(out));
     return out;
   }
 }
