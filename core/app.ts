@@ -6,7 +6,6 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { pino, type Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 import { openDatabase, type Database } from './db/database.ts';
 import { IdentityService } from './domain/identity/service.ts';
 import { ChangeFeed } from './db/change-feed.ts';
@@ -19,6 +18,7 @@ import { curlRouter } from './surfaces/curl/routes.ts';
 import { sendText } from './surfaces/curl/respond.ts';
 import { mountDocAssets } from './surfaces/pages/docs.ts';
 import { healthRoute } from './surfaces/health.ts';
+import { requestLog } from './surfaces/http/request-log.ts';
 import { bootstrapAdmin } from './domain/identity/bootstrap.ts';
 
 export interface Folio {
@@ -65,21 +65,8 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
 
   const app = new Koa();
   app.proxy = false;
-  const httpLog = pinoHttp({
-    logger: log,
-    genReqId: (req, res) => {
-      const given = req.headers['x-request-id'];
-      const id = typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    // Never log credentials.
-    redact: ['req.headers.authorization', 'req.headers.cookie'],
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'info'),
-  });
+  app.use(requestLog(log));
   app.use(async (ctx, next) => {
-    httpLog(ctx.req, ctx.res);
-    ctx.state.log = ctx.req.log;
     try {
       await next();
     } catch (err) {

@@ -94,8 +94,18 @@ export class Dispatcher {
 
     const { args, ceiling } = this.#arguments(fn, req.body);
 
-    const timeout = AbortSignal.timeout(this.#deps.limits.handlerTimeoutMs);
-    const signal = AbortSignal.any([req.signal, timeout]);
+    // One controller and one timer per call, both gone when the call ends (AbortSignal.timeout
+    // would keep a timer and its error alive for the full timeout after every call).
+    const controller = new AbortController();
+    const signal = controller.signal;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error(`timed out after ${this.#deps.limits.handlerTimeoutMs} ms`));
+    }, this.#deps.limits.handlerTimeoutMs);
+    const onGone = () => controller.abort(req.signal.reason);
+    if (req.signal.aborted) onGone();
+    else req.signal.addEventListener('abort', onGone, { once: true });
     const onProgress = req.onProgress;
     const progress = (progress: number, total?: number, message?: string): void => {
       // A no-op without a channel, once the call is aborted, and for values that are not numbers.
@@ -123,7 +133,7 @@ export class Dispatcher {
         }),
       ]);
     } catch (err) {
-      if (timeout.aborted) {
+      if (timedOut) {
         const errorId = randomUUID();
         req.log.error({ errorId, fn: `${fn.namespace}.${fn.name}`, ms: this.#deps.limits.handlerTimeoutMs }, 'handler timed out');
         throw new FunctionFailed(`${fn.namespace}.${fn.name} did not finish within ${this.#deps.limits.handlerTimeoutMs} ms`, errorId);
@@ -134,6 +144,8 @@ export class Dispatcher {
       req.log.error({ errorId, fn: `${fn.namespace}.${fn.name}`, err }, 'handler raised');
       throw new FunctionFailed(`${fn.namespace}.${fn.name} raised an error`, errorId, err);
     } finally {
+      clearTimeout(timer);
+      req.signal.removeEventListener('abort', onGone);
       if (onAbort) signal.removeEventListener('abort', onAbort);
     }
     let encoded: Encoded;

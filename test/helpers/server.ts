@@ -5,6 +5,7 @@ import { mkdtemp, mkdir, rm, cp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import { startFolio, type Folio } from '../../core/app.ts';
 import { loadConfig, PACKAGE_ROOT } from '../../core/kernel/config.ts';
 import { testLogger } from './db.ts';
@@ -35,6 +36,8 @@ export interface TestServerOptions {
   databaseUrl?: string;
   /** Use this database as it is (several servers sharing one database, as nodes would). */
   sharedDatabaseUrl?: string;
+  /** The server's logger (default: silent unless TEST_LOG_LEVEL is set). */
+  log?: Logger;
 }
 
 export async function fresh(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
@@ -79,7 +82,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       ...opts.overrides,
     },
   });
-  const folio = await startFolio(config, testLogger());
+  const folio = await startFolio(config, opts.log ?? testLogger());
   return {
     folio,
     url: folio.url,

@@ -1,0 +1,141 @@
+// Entry of `npm run bench`: runs the benchmarks, prints a summary table and one JSON line, and
+// writes bench/results/latest.json.
+//   npm run bench                         all three, full durations
+//   npm run bench -- --quick              shorter runs (a smoke test, noisier figures)
+//   npm run bench -- --only=call          one (or a comma list: --only=call,reload)
+//   npm run bench -- --only=call --profile  also a CPU profile of Folio under the same load
+//   DATABASE_URL=postgres://... npm run bench   the call benchmark also runs against PostgreSQL
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { formatCall, runCall, type CallResult } from './call.ts';
+import { formatMemory, runMemory, type MemoryResult } from './memory.ts';
+import { formatReload, runReload, type ReloadResult } from './reload.ts';
+import { assertNode24, progress } from './util.ts';
+
+const NAMES = ['call', 'reload', 'memory'] as const;
+type Name = (typeof NAMES)[number];
+
+function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boolean } {
+  let only: Name[] = [...NAMES];
+  let quick = false;
+  let profile = false;
+  for (const a of argv) {
+    if (a === '--quick') quick = true;
+    else if (a === '--profile') profile = true;
+    else if (a.startsWith('--only=')) {
+      const names = a.slice('--only='.length).split(',').filter(Boolean);
+      const bad = names.filter((n) => !(NAMES as readonly string[]).includes(n));
+      if (bad.length > 0 || names.length === 0) usage(`unknown benchmark ${bad.join(', ') || '(none)'}`);
+      only = names as Name[];
+    } else if (a === '--help' || a === '-h') usage();
+    else usage(`unknown argument ${a}`);
+  }
+  return { only, quick, profile };
+}
+
+function usage(problem?: string): never {
+  if (problem) process.stderr.write(`bench: ${problem}\n`);
+  process.stderr.write('usage: npm run bench -- [--only=call|reload|memory[,...]] [--quick] [--profile]\n');
+  process.exit(problem ? 2 : 0);
+}
+
+interface Summary {
+  at: string;
+  quick: boolean;
+  node: string;
+  cpus: number;
+  call?: CallResult;
+  reload?: ReloadResult;
+  memory?: MemoryResult;
+  errors: Record<string, string>;
+}
+
+/** One line per target, for the table. */
+function summaryRows(s: Summary): string[][] {
+  const rows: string[][] = [];
+  if (s.call) {
+    rows.push(['call', 'bare koa req/s', String(s.call.koa.reqPerSec), `p99 ${s.call.koa.p99Ms} ms`, '']);
+    for (const f of s.call.folio)
+      rows.push([
+        'call',
+        `folio/${f.engine} req/s`,
+        String(f.reqPerSec),
+        `p99 ${f.p99Ms} ms, ${(f.ratio * 100).toFixed(1)}% of koa`,
+        `${f.pass ? 'PASS' : 'FAIL'} (>= ${s.call.targetRatio * 100}%)`,
+      ]);
+  }
+  if (s.reload) {
+    for (const [name, st] of [
+      ['entry edit', s.reload.entry],
+      ['deep edit', s.reload.deep],
+    ] as const)
+      rows.push([
+        'reload',
+        `${name} p95 ms`,
+        String(st.p95Ms),
+        `p50 ${st.p50Ms}, max ${st.maxMs}, n ${st.iterations}${st.timeouts ? `, ${st.timeouts} timeouts` : ''}`,
+        `${st.pass ? 'PASS' : 'FAIL'} (< ${s.reload.targetP95Ms} ms)`,
+      ]);
+  }
+  if (s.memory) {
+    for (const m of s.memory.series) {
+      const first = m.points[0]!;
+      const last = m.points[m.points.length - 1]!;
+      rows.push([
+        'memory',
+        `${m.mode}${m.v8Flags.length ? ` ${m.v8Flags.join(' ')}` : ''} heap KB/reload`,
+        String(m.heapGrowthKBPerReload),
+        `heap ${first.heapUsedMB}->${last.heapUsedMB} MB, RSS ${first.rssMB}->${last.rssMB} MB over ${last.reloads}`,
+        m.bounded ? 'BOUNDED' : 'GROWS',
+      ]);
+    }
+  }
+  for (const [name, err] of Object.entries(s.errors)) rows.push([name, 'ERROR', '', err.split('\n')[0]!.slice(0, 100), 'ERROR']);
+  return rows;
+}
+
+function table(rows: string[][]): string {
+  const head = ['bench', 'measure', 'value', 'detail', 'target'];
+  const all = [head, ...rows];
+  const widths = head.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (i === 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+async function main(): Promise<void> {
+  assertNode24();
+  const { only, quick, profile } = parseArgs(process.argv.slice(2));
+  const summary: Summary = { at: new Date().toISOString(), quick, node: process.version, cpus: os.cpus().length, errors: {} };
+  const details: string[] = [];
+  for (const name of only) {
+    progress(`--- ${name}${quick ? ' (quick)' : ''} ---`);
+    const t0 = Date.now();
+    try {
+      if (name === 'call') details.push(formatCall((summary.call = await runCall({ quick, profile }))));
+      if (name === 'reload') details.push(formatReload((summary.reload = await runReload({ quick }))));
+      if (name === 'memory') details.push(formatMemory((summary.memory = await runMemory({ quick }))));
+    } catch (err) {
+      summary.errors[name] = (err as Error).stack ?? String(err);
+      progress(`${name} FAILED: ${(err as Error).stack ?? String(err)}`);
+    }
+    progress(`${name} took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }
+
+  const results = path.join(import.meta.dirname, 'results');
+  await mkdir(results, { recursive: true });
+  await writeFile(path.join(results, 'latest.json'), JSON.stringify(summary, null, 2) + '\n');
+
+  console.log('');
+  for (const d of details) console.log(d + '\n');
+  console.log(table(summaryRows(summary)));
+  console.log(`\n(${quick ? 'quick run; ' : ''}Node ${process.version}, ${summary.cpus} CPUs; written to bench/results/latest.json)`);
+  console.log(JSON.stringify(summary));
+  if (Object.keys(summary.errors).length > 0) process.exitCode = 1;
+}
+
+await main();

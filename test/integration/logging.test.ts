@@ -1,0 +1,41 @@
+// One JSON log line per request, with its request id, and never a credential.
+import t from 'tap';
+import { pino } from 'pino';
+import { startTestServer, req } from '../helpers/server.ts';
+
+const lines: Array<Record<string, any>> = [];
+const log = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s)) });
+const s = await startTestServer({ log });
+t.teardown(() => s.close());
+
+t.test('each request is one line with its id, method, path, status and time', async (t) => {
+  lines.length = 0;
+  const r = await req(s, 'GET', '/curl/whoami', { token: s.adminToken, headers: { 'x-request-id': 'trace-me-42' } });
+  t.equal(r.status, 200);
+  t.equal(r.headers.get('x-request-id'), 'trace-me-42', 'a sane id from the client is kept');
+  await new Promise((r) => setTimeout(r, 20));
+  const mine = lines.filter((l) => l.reqId === 'trace-me-42');
+  t.equal(mine.length, 1);
+  t.match(mine[0], { msg: 'request completed', req: { method: 'GET', path: '/curl/whoami' }, res: { statusCode: 200 } });
+  t.type(mine[0]!.responseTime, 'number');
+  const generated = await req(s, 'GET', '/health', { headers: { 'x-request-id': 'bad id with spaces' } });
+  t.match(generated.headers.get('x-request-id'), /^[0-9a-f-]{36}$/, 'an unusable id is replaced');
+});
+
+t.test('tokens never reach the log, from the header or the URL', async (t) => {
+  lines.length = 0;
+  await req(s, 'GET', '/curl/help', { token: s.adminToken });
+  await req(s, 'GET', `/curl/help?access_token=${s.adminToken}&x=1`);
+  await new Promise((r) => setTimeout(r, 20));
+  const all = JSON.stringify(lines);
+  t.notOk(all.includes(s.adminToken), 'the token is nowhere in the log');
+  t.ok(lines.some((l) => l.req?.query === 'access_token=%5Bredacted%5D&x=1'));
+});
+
+t.test('a failing handler is logged at error level with the id the caller saw', async (t) => {
+  lines.length = 0;
+  const r = await req(s, 'POST', '/curl/call/admin/nope', { token: s.adminToken, body: {} });
+  t.equal(r.status, 404);
+  await new Promise((r) => setTimeout(r, 20));
+  t.ok(lines.some((l) => l.res?.statusCode === 404 && l.level === 30));
+});
