@@ -15,6 +15,10 @@ import { Dispatcher } from './kernel/dispatch.ts';
 import { Registry } from './kernel/registry.ts';
 import { servicesFor } from './kernel/services.ts';
 import { curlRouter } from './surfaces/curl/routes.ts';
+import { restSurface } from './surfaces/rest/routes.ts';
+import { NotesServiceImpl } from './domain/notes/service.ts';
+import { withSummaryCache } from './domain/notes/summary-cache.ts';
+import { mcpSurface, type McpSurface } from './surfaces/mcp/routes.ts';
 import { sendText } from './surfaces/curl/respond.ts';
 import { mountDocAssets } from './surfaces/pages/docs.ts';
 import { healthRoute } from './surfaces/health.ts';
@@ -44,6 +48,8 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const feed = new ChangeFeed({ db, databaseUrl: config.databaseUrl ?? undefined, log: log.child({ component: 'changes' }) });
   await feed.start();
   const identity = new IdentityService(db, { feed });
+  const notesImpl = new NotesServiceImpl(db, { trashRetentionDays: config.notes.trashRetentionDays });
+  const notes = withSummaryCache(notesImpl, feed);
   const generatedAdminToken = await bootstrapAdmin(identity, config.bootstrapAdminToken, log);
 
   const registry = new Registry({
@@ -59,7 +65,13 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     registry,
     limits: config.limits,
     overrides: (userId) => identity.namespaceAccess(userId),
-    services: (principal, l) => servicesFor({ identity, registry, tokens: config.tokens }, principal, l),
+    notesSummary: (userId) => notes.summary(userId),
+    services: (principal, l) =>
+      servicesFor(
+        { identity, notes, registry, tokens: config.tokens, onAccessChanged: (userId) => mcp.accessChanged(userId) },
+        principal,
+        l,
+      ),
   });
   const auth = new Authenticator(identity, config.bootstrapAdminToken);
 
@@ -89,6 +101,24 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     publicUrl: config.publicUrl,
   });
   app.use(curl.routes());
+  const rest = restSurface({
+    auth,
+    notes,
+    limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
+    version: PACKAGE.version,
+    publicUrl: config.publicUrl,
+  });
+  app.use(rest.router.routes());
+  const mcp: McpSurface = mcpSurface({
+    dispatcher,
+    auth,
+    version: PACKAGE.version,
+    publicUrl: config.publicUrl,
+    ...config.mcp,
+    limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
+    log,
+  });
+  app.use(mcp.router.routes());
   app.use(async (ctx) => {
     // Anything no route took: a plain 404 that says where to start, never a framework page.
     sendText(ctx, 404, `404 Not Found: no route ${ctx.method} ${ctx.path}. Start at GET /curl (with a token) or /curl/docs.`);
@@ -105,6 +135,16 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const url = `http://${host}:${addr.port}`;
   log.info({ url, engine: db.engine, namespaces: [...registry.snapshot.namespaces.keys()] }, 'folio listening');
 
+  // Notes left in the trash past the retention period are purged for good, now and then.
+  const sweepTrash = () =>
+    notesImpl.purgeExpiredTrash().then(
+      (n) => n > 0 && log.info({ purged: n }, 'purged notes past their trash retention'),
+      (err: unknown) => log.error({ err }, 'trash sweep failed'),
+    );
+  void sweepTrash();
+  const sweep = setInterval(() => void sweepTrash(), config.notes.trashSweepMinutes * 60_000);
+  sweep.unref();
+
   let closing: Promise<void> | undefined;
   return {
     config,
@@ -118,7 +158,9 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     generatedAdminToken,
     close() {
       closing ??= (async () => {
+        clearInterval(sweep);
         await registry.close();
+        await mcp.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();

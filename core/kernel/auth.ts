@@ -31,12 +31,16 @@ export class Authenticator {
   async authenticate(authorization: string | undefined, query: URLSearchParams): Promise<Principal> {
     const inQuery = TOKEN_PARAMS.find((p) => query.has(p));
     if (inQuery)
-      throw new AuthError(`a token in the URL ('${inQuery}=') is refused: URLs end up in logs. Send it as the header Authorization: Bearer <token>.`, 'invalid_request');
+      throw new AuthError(
+        `a token in the URL ('${inQuery}=') is refused: URLs end up in logs. Send it as the header Authorization: Bearer <token>.`,
+        'invalid_request',
+      );
     if (!authorization) throw new AuthError('no bearer token. Send the header Authorization: Bearer <token>.');
     const m = /^Bearer[ ]+([^\s]+)\s*$/i.exec(authorization);
     if (!m) throw new AuthError('the Authorization header must be "Bearer <token>".', 'invalid_request');
     const raw = m[1]!;
-    if (!parseToken(raw) && !this.#isBootstrap(raw)) throw new AuthError('this is not a Folio token (wrong prefix or checksum).', 'invalid_token');
+    if (!parseToken(raw) && !this.#isBootstrap(raw))
+      throw new AuthError('this is not a Folio token (wrong prefix or checksum).', 'invalid_token');
     const principal = await this.#identity.authenticate(raw);
     if (!principal) throw new AuthError('this token is unknown, expired or revoked, or its user is disabled.', 'invalid_token');
     return principal;

@@ -31,8 +31,14 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false },
     ),
     reload: Type.Object({ watch: Type.Boolean(), debounceMs: Int(0, 10_000) }, { additionalProperties: false }),
-    tokens: Type.Object(
-      { mintDefaultTtlSeconds: Int(1), mintMaxTtlSeconds: Int(1) },
+    tokens: Type.Object({ mintDefaultTtlSeconds: Int(1), mintMaxTtlSeconds: Int(1) }, { additionalProperties: false }),
+    notes: Type.Object(
+      {
+        /** Notes in the trash longer than this are purged for good. */
+        trashRetentionDays: Int(1, 3650),
+        /** How often the purge of expired trash runs. */
+        trashSweepMinutes: Int(1, 10_080),
+      },
       { additionalProperties: false },
     ),
     mcp: Type.Object(
@@ -71,6 +77,7 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   RELOAD_WATCH: { at: ['reload', 'watch'], parse: bool },
   RELOAD_DEBOUNCE_MS: { at: ['reload', 'debounceMs'], parse: num },
   MCP_MODE: { at: ['mcp', 'mode'], parse: str },
+  NOTES_TRASH_RETENTION_DAYS: { at: ['notes', 'trashRetentionDays'], parse: num },
 };
 
 function str(v: string): unknown {
@@ -131,9 +138,7 @@ function setAt(obj: Record<string, unknown>, at: string[], value: unknown): void
  * embedding; `env` defaults to process.env. Relative directories resolve against the working
  * directory, as a user typing `DATA_DIR=./x npm start` expects.
  */
-export function loadConfig(
-  opts: { env?: NodeJS.ProcessEnv; overrides?: Record<string, unknown>; configDir?: string } = {},
-): Config {
+export function loadConfig(opts: { env?: NodeJS.ProcessEnv; overrides?: Record<string, unknown>; configDir?: string } = {}): Config {
   const env = opts.env ?? process.env;
   const dir = opts.configDir ?? path.join(PACKAGE_ROOT, 'config');
   let raw = readJson(path.join(dir, 'default.json'));

@@ -4,11 +4,20 @@ import type { Logger } from 'pino';
 import type { ErrorObject } from 'ajv';
 import type { Principal } from '../domain/identity/types.ts';
 import type { Services } from '../sdk/index.ts';
+import type { NotesSummary } from '../domain/notes/types.ts';
 import type { FunctionEntry } from './manifest.ts';
 import type { Registry, NamespaceEntry } from './registry.ts';
 import { RESERVED_ARGS } from './manifest.ts';
 import { Aborted, BadArguments, FolioError, FunctionFailed, type ArgProblem } from './errors.ts';
-import { assertEntitled, callerOf, requireFunction, requireNamespace, visibleNamespaces, type AccessOverrides, type Viewer } from './entitlements.ts';
+import {
+  assertEntitled,
+  callerOf,
+  requireFunction,
+  requireNamespace,
+  visibleNamespaces,
+  type AccessOverrides,
+  type Viewer,
+} from './entitlements.ts';
 import { assertWithin, ceilingFor, encode, type Encoded, type Limits } from './limits.ts';
 
 export interface DispatchDeps {
@@ -16,6 +25,8 @@ export interface DispatchDeps {
   limits: Limits & { handlerTimeoutMs: number; visibleTimeoutMs: number };
   /** The per-user namespace toggles, read fresh for each request. */
   overrides(userId: string): Promise<AccessOverrides>;
+  /** The caller's notes in brief, for entitlement rules; read fresh for each request. */
+  notesSummary(userId: string): Promise<NotesSummary>;
   services(principal: Principal, log: Logger): Services;
 }
 
@@ -60,10 +71,11 @@ export class Dispatcher {
   }
 
   async viewer(principal: Principal, log: Logger): Promise<Viewer> {
+    const [overrides, notes] = await Promise.all([this.#deps.overrides(principal.user.id), this.#deps.notesSummary(principal.user.id)]);
     return {
       principal,
-      caller: callerOf(principal),
-      overrides: await this.#deps.overrides(principal.user.id),
+      caller: callerOf(principal, notes),
+      overrides,
       log,
       ruleTimeoutMs: this.#deps.limits.visibleTimeoutMs,
     };
@@ -165,17 +177,22 @@ export class Dispatcher {
     try {
       const body = rawBody ?? {};
       if (typeof body !== 'object' || Array.isArray(body) || body === null)
-        throw new BadArguments(`the body must be a JSON object of keyword arguments; got ${Array.isArray(body) ? 'an array' : typeof body === 'object' ? 'null' : typeof body}`, [
-          { path: '(body)', message: 'must be a JSON object' },
-        ]);
+        throw new BadArguments(
+          `the body must be a JSON object of keyword arguments; got ${Array.isArray(body) ? 'an array' : typeof body === 'object' ? 'null' : typeof body}`,
+          [{ path: '(body)', message: 'must be a JSON object' }],
+        );
       const args = { ...(body as Record<string, unknown>) };
       const requested = args.max_bytes_llm;
       delete args.max_bytes_llm;
       const ceiling = ceilingFor(this.#deps.limits, fn.maxBytes, requested);
       const reserved = [...RESERVED_ARGS].filter((k) => k !== 'max_bytes_llm' && k in args);
       if (reserved.length > 0)
-        throw new BadArguments(`the server supplies the user; do not send ${reserved.map((r) => `'${r}'`).join(' or ')}`, reserved.map((r) => ({ path: r, message: 'the server supplies the user' })));
-      if (!fn.validate(args)) throw new BadArguments(`${fn.namespace}.${fn.name} will not take these arguments`, problemsOf(fn.validate.errors));
+        throw new BadArguments(
+          `the server supplies the user; do not send ${reserved.map((r) => `'${r}'`).join(' or ')}`,
+          reserved.map((r) => ({ path: r, message: 'the server supplies the user' })),
+        );
+      if (!fn.validate(args))
+        throw new BadArguments(`${fn.namespace}.${fn.name} will not take these arguments`, problemsOf(fn.validate.errors));
       return { args, ceiling };
     } catch (err) {
       if (err instanceof BadArguments) {

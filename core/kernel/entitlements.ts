@@ -2,6 +2,7 @@
 // own `visible` rule; a rule that throws or hangs hides its namespace (fail closed).
 import type { Logger } from 'pino';
 import type { Caller } from '../sdk/index.ts';
+import type { NotesSummary } from '../domain/notes/types.ts';
 import type { Principal } from '../domain/identity/types.ts';
 import type { FunctionEntry } from './manifest.ts';
 import type { NamespaceEntry, Snapshot } from './registry.ts';
@@ -10,8 +11,9 @@ import { Forbidden, NotFound } from './errors.ts';
 export type AccessOverrides = ReadonlyMap<string, 'enabled' | 'disabled'>;
 
 /** A frozen copy: one rule cannot change what another rule, or a handler, sees. */
-export function callerOf(principal: Principal): Caller {
+export function callerOf(principal: Principal, notes: NotesSummary): Caller {
   return Object.freeze({
+    notes: Object.freeze({ count: notes.count, tags: Object.freeze({ ...notes.tags }) }),
     user: Object.freeze({ ...principal.user, roles: Object.freeze([...principal.user.roles]) as string[] }),
     scopes: Object.freeze([...principal.scopes]) as string[],
     tokenKind: principal.tokenKind,
@@ -42,7 +44,8 @@ async function runRule(entry: NamespaceEntry, viewer: Viewer): Promise<boolean> 
       viewer.log.warn({ namespace: entry.name, ms: viewer.ruleTimeoutMs }, 'visible rule timed out; namespace hidden');
       return false;
     }
-    if (typeof verdict !== 'boolean') viewer.log.warn({ namespace: entry.name, got: typeof verdict }, 'visible rule returned a non-boolean; namespace hidden');
+    if (typeof verdict !== 'boolean')
+      viewer.log.warn({ namespace: entry.name, got: typeof verdict }, 'visible rule returned a non-boolean; namespace hidden');
     return verdict === true;
   } catch (err) {
     viewer.log.warn({ namespace: entry.name, err: (err as Error).message }, 'visible rule threw; namespace hidden');

@@ -33,9 +33,16 @@ export interface Encoded {
 
 /** Turns a handler's result into bytes: string -> text, bytes() -> its type, else JSON. */
 export function encode(result: unknown): Encoded {
-  if (typeof result === 'string') return { kind: 'text', body: Buffer.from(result, 'utf8'), contentType: 'text/plain; charset=utf-8', value: result };
+  if (typeof result === 'string')
+    return { kind: 'text', body: Buffer.from(result, 'utf8'), contentType: 'text/plain; charset=utf-8', value: result };
   if (isBytes(result))
-    return { kind: 'bytes', body: Buffer.from(result.data.buffer, result.data.byteOffset, result.data.byteLength), contentType: result.contentType, filename: result.filename, value: undefined };
+    return {
+      kind: 'bytes',
+      body: Buffer.from(result.data.buffer, result.data.byteOffset, result.data.byteLength),
+      contentType: result.contentType,
+      filename: result.filename,
+      value: undefined,
+    };
   const json = JSON.stringify(result === undefined ? null : result);
   return { kind: 'json', body: Buffer.from(json, 'utf8'), contentType: 'application/json; charset=utf-8', value: result ?? null };
 }

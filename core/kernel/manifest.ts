@@ -84,7 +84,9 @@ export function buildPlugin(exported: unknown, fallbackVersion: string): PluginE
   for (const key of Object.keys(p)) if (!PLUGIN_KEYS.has(key)) fail(`unknown field '${key}' (allowed: ${[...PLUGIN_KEYS].join(', ')})`);
   const namespace = p.namespace;
   if (typeof namespace !== 'string' || !NAMESPACE_RE.test(namespace))
-    fail(`namespace must match ${NAMESPACE_RE.source} (lowercase letters, digits, single underscores, up to 32); got ${JSON.stringify(namespace)}`);
+    fail(
+      `namespace must match ${NAMESPACE_RE.source} (lowercase letters, digits, single underscores, up to 32); got ${JSON.stringify(namespace)}`,
+    );
   if (typeof p.description !== 'string' || p.description.trim() === '') fail('description must be a non-empty string');
   if (p.version !== undefined && typeof p.version !== 'string') fail('version must be a string');
   const catalogue = p.catalogue ?? 'unlisted';
@@ -98,7 +100,8 @@ export function buildPlugin(exported: unknown, fallbackVersion: string): PluginE
     const where = `functions.${name}`;
     if (!FUNCTION_RE.test(name)) fail(`${where}: function names must match ${FUNCTION_RE.source}`);
     if (!isPlainObject(def)) fail(`${where} must be an object`);
-    for (const key of Object.keys(def)) if (!FUNCTION_KEYS.has(key)) fail(`${where}: unknown field '${key}' (allowed: ${[...FUNCTION_KEYS].join(', ')})`);
+    for (const key of Object.keys(def))
+      if (!FUNCTION_KEYS.has(key)) fail(`${where}: unknown field '${key}' (allowed: ${[...FUNCTION_KEYS].join(', ')})`);
     if (typeof def.description !== 'string' || def.description.trim() === '') fail(`${where}.description must be a non-empty string`);
     if (typeof def.handler !== 'function') fail(`${where}.handler must be a function`);
 
@@ -107,7 +110,8 @@ export function buildPlugin(exported: unknown, fallbackVersion: string): PluginE
     // Unknown keywords are a typo more often than not: refuse them unless the author opted in.
     if (!('additionalProperties' in args)) args.additionalProperties = false;
     for (const reserved of RESERVED_ARGS)
-      if (isPlainObject(args.properties) && reserved in args.properties) fail(`${where}.args must not declare '${reserved}': the server supplies it`);
+      if (isPlainObject(args.properties) && reserved in args.properties)
+        fail(`${where}.args must not declare '${reserved}': the server supplies it`);
     let validate: ValidateFunction;
     try {
       validate = ajv.compile(args);
@@ -126,7 +130,8 @@ export function buildPlugin(exported: unknown, fallbackVersion: string): PluginE
     if (!Array.isArray(examples) || examples.some((e) => !isPlainObject(e) || !isPlainObject(e.args)))
       fail(`${where}.examples must be an array of { args: {...}, description? }`);
     for (const [i, ex] of (examples as Array<{ args: unknown }>).entries()) {
-      if (!validate(structuredClone(ex.args))) fail(`${where}.examples[${i}] does not match the args schema: ${ajv.errorsText(validate.errors)}`);
+      if (!validate(structuredClone(ex.args)))
+        fail(`${where}.examples[${i}] does not match the args schema: ${ajv.errorsText(validate.errors)}`);
     }
     let requires: FunctionEntry['requires'] = {};
     if (def.requires !== undefined) {

@@ -60,8 +60,7 @@ function exportsEntry(exp: unknown): string | undefined {
   if (typeof dot === 'string') return dot;
   if (typeof dot === 'object' && dot !== null) {
     const d = dot as Record<string, unknown>;
-    for (const cond of ['folio', 'import', 'node', 'default', 'require'])
-      if (d[cond] !== undefined) return exportsEntry(d[cond]);
+    for (const cond of ['folio', 'import', 'node', 'default', 'require']) if (d[cond] !== undefined) return exportsEntry(d[cond]);
   }
   return undefined;
 }

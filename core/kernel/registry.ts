@@ -208,7 +208,9 @@ export class Registry {
       }
       const changed = new Set(before ? [before] : []);
       // A folder that lost a clash for this namespace may take it now.
-      for (const loser of [...this.#units.values()].filter((u) => u.kind === kind && !u.good && u.error?.startsWith(`duplicate namespace '${before}'`)))
+      for (const loser of [...this.#units.values()].filter(
+        (u) => u.kind === kind && !u.good && u.error?.startsWith(`duplicate namespace '${before}'`),
+      ))
         for (const ns of await this.#reloadUnit(loser.kind, loser.dir)) changed.add(ns);
       return changed;
     }
@@ -219,9 +221,7 @@ export class Registry {
     unit.lastAttempt = new Date();
     try {
       const good = kind === 'plugin' ? await this.#loadPlugin(dir) : this.#loadSkills(dir);
-      const taken = [...this.#units.values()].find(
-        (u) => u !== unit && u.kind === kind && u.good?.namespace === good.namespace,
-      );
+      const taken = [...this.#units.values()].find((u) => u !== unit && u.kind === kind && u.good?.namespace === good.namespace);
       if (taken) throw new Error(`duplicate namespace '${good.namespace}': already served by ${taken.dir}`);
       unit.good = good;
       unit.error = undefined;

@@ -3,7 +3,8 @@
 import type { Logger } from 'pino';
 import type { Principal } from '../domain/identity/types.ts';
 import type { IdentityService } from '../domain/identity/service.ts';
-import type { Services } from '../sdk/index.ts';
+import type { NotesApi, Services } from '../sdk/index.ts';
+import type { NotesService } from '../domain/notes/types.ts';
 import type { Registry } from './registry.ts';
 import { BadArguments, Forbidden, NotFound } from './errors.ts';
 import { NAMESPACE_RE } from './manifest.ts';
@@ -11,6 +12,7 @@ import { hasScope } from './entitlements.ts';
 
 export interface ServiceDeps {
   identity: IdentityService;
+  notes: NotesService;
   registry: Registry;
   tokens: { mintDefaultTtlSeconds: number; mintMaxTtlSeconds: number };
   /** Called after an operator changes a user's namespace access (live surfaces refresh). */
@@ -32,11 +34,16 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logge
       },
       async setNamespaceAccess({ userId, namespace, access }) {
         requireAdmin(principal, 'setting namespace access');
-        if (!NAMESPACE_RE.test(namespace)) throw new BadArguments(`'${namespace}' is not a namespace name`, [{ path: 'namespace', message: `must match ${NAMESPACE_RE.source}` }]);
+        if (!NAMESPACE_RE.test(namespace))
+          throw new BadArguments(`'${namespace}' is not a namespace name`, [
+            { path: 'namespace', message: `must match ${NAMESPACE_RE.source}` },
+          ]);
         const user = await deps.identity.getUser(userId);
         if (!user) throw new NotFound(`no user '${userId}'`);
         if (namespace === 'admin' && access === 'disabled' && user.roles.includes('admin'))
-          throw new BadArguments('hiding the admin namespace from an admin would lock them out of it; remove their admin role instead', [{ path: 'namespace', message: 'admin cannot be disabled for an admin' }]);
+          throw new BadArguments('hiding the admin namespace from an admin would lock them out of it; remove their admin role instead', [
+            { path: 'namespace', message: 'admin cannot be disabled for an admin' },
+          ]);
         await deps.identity.setNamespaceAccess(userId, namespace, access);
         deps.onAccessChanged?.(userId);
         return { user_id: userId, namespace, access };
@@ -45,18 +52,68 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logge
         if (principal.tokenKind === 'minted') throw new Forbidden('a minted token cannot mint tokens; use your API token.');
         const beyond = (scopes ?? []).filter((s) => !hasScope(principal.scopes, s));
         if (beyond.length > 0)
-          throw new BadArguments(`a minted token has at most your scopes; yours do not include ${beyond.join(', ')}`, [{ path: 'scopes', message: `not within your scopes (${principal.scopes.join(' ')})` }]);
+          throw new BadArguments(`a minted token has at most your scopes; yours do not include ${beyond.join(', ')}`, [
+            { path: 'scopes', message: `not within your scopes (${principal.scopes.join(' ')})` },
+          ]);
         const ttl = ttlSeconds ?? deps.tokens.mintDefaultTtlSeconds;
         if (!Number.isInteger(ttl) || ttl < 1 || ttl > deps.tokens.mintMaxTtlSeconds)
-          throw new BadArguments(`ttl_seconds must be an integer from 1 to ${deps.tokens.mintMaxTtlSeconds}`, [{ path: 'ttl_seconds', message: `must be 1..${deps.tokens.mintMaxTtlSeconds}` }]);
+          throw new BadArguments(`ttl_seconds must be an integer from 1 to ${deps.tokens.mintMaxTtlSeconds}`, [
+            { path: 'ttl_seconds', message: `must be 1..${deps.tokens.mintMaxTtlSeconds}` },
+          ]);
         const granted = scopes ?? principal.scopes;
         const { token, expiresAt } = await deps.identity.mintToken(principal, ttl, granted);
         return { token, expires_at: expiresAt.toISOString(), scopes: granted };
       },
     },
+    notes: notesFor(deps.notes, principal),
     async pluginStatus() {
       requireAdmin(principal, 'plugin status');
       return deps.registry.status();
     },
   };
+}
+
+/** Every notes operation and the token scope it needs. Adding a method to NotesService without
+ * listing it here is a type error. */
+const NOTES_SCOPES: Record<keyof NotesService, 'notes:read' | 'notes:write'> = {
+  list: 'notes:read',
+  get: 'notes:read',
+  revisions: 'notes:read',
+  revision: 'notes:read',
+  diff: 'notes:read',
+  tags: 'notes:read',
+  search: 'notes:read',
+  summary: 'notes:read',
+  report: 'notes:read', // and notes:write when it saves the report as a note
+  create: 'notes:write',
+  update: 'notes:write',
+  append: 'notes:write',
+  prepend: 'notes:write',
+  replaceSection: 'notes:write',
+  trash: 'notes:write',
+  untrash: 'notes:write',
+  purge: 'notes:write',
+  restoreRevision: 'notes:write',
+};
+
+function requireScope(principal: Principal, scope: string): void {
+  if (!hasScope(principal.scopes, scope))
+    throw new Forbidden(`this needs scope ${scope}, which this ${principal.tokenKind} token does not carry.`);
+}
+
+/**
+ * The notes service bound to one principal, with the token-scope rule in this one place: every
+ * surface and plugin that touches notes goes through here.
+ */
+export function notesFor(notes: NotesService, principal: Principal): NotesApi {
+  const bound: Record<string, (...args: unknown[]) => unknown> = {};
+  for (const [name, scope] of Object.entries(NOTES_SCOPES) as Array<[keyof NotesService, string]>) {
+    bound[name] = (...args: unknown[]) => {
+      requireScope(principal, scope);
+      if (name === 'report' && (args[0] as { save_as_note?: boolean } | undefined)?.save_as_note) requireScope(principal, 'notes:write');
+      if (name === 'summary') return notes.summary(principal.user.id);
+      return (notes[name] as (...a: unknown[]) => unknown).call(notes, principal, ...args);
+    };
+  }
+  return bound as unknown as NotesApi;
 }

@@ -32,8 +32,7 @@ export function parseSkill(namespace: string, file: string, text: string): Skill
   if (typeof name !== 'string' || name === '') throw new SkillError(`${file}: front matter needs a name`);
   if (name !== base) throw new SkillError(`${file}: front matter name '${name}' must match the file name '${base}'`);
   if (!SKILL_RE.test(name)) throw new SkillError(`${file}: skill name must match ${SKILL_RE.source}`);
-  if (typeof description !== 'string' || description.trim() === '')
-    throw new SkillError(`${file}: front matter needs a description`);
+  if (typeof description !== 'string' || description.trim() === '') throw new SkillError(`${file}: front matter needs a description`);
   return { namespace, name, description: description.trim(), markdown: text, file };
 }
 

@@ -1,6 +1,25 @@
 // The plugin SDK: everything a plugin may import from Folio. Plugins import it as 'folio/sdk'
 // (the loader hands them this very module), or use none of it: a plain object works the same.
 // Capabilities reach a handler through `ctx`, never through imports.
+import type { NotesService, NotesSummary } from '../domain/notes/types.ts';
+
+export type {
+  Note,
+  NoteSummary,
+  NoteSource,
+  NotesSummary,
+  Revision,
+  RevisionSummary,
+  Page,
+  SearchHit,
+  ListOptions,
+  CreateNote,
+  UpdateNote,
+  AppendText,
+  ReplaceSection,
+  SearchOptions,
+  ReportOptions,
+} from '../domain/notes/types.ts';
 
 /** The signed-in user a handler acts for. Supplied by the server, never by the caller. */
 export interface CallerUser {
@@ -15,6 +34,8 @@ export interface Caller {
   user: CallerUser;
   scopes: string[];
   tokenKind: 'api' | 'minted' | 'oauth';
+  /** The notes the caller owns, in brief (live notes only): enough for an entitlement rule. */
+  notes: NotesSummary;
 }
 
 export interface Logger {
@@ -56,8 +77,19 @@ export interface PluginStatus {
   last_error: string | null;
 }
 
+type Bound<F> = F extends (p: any, ...args: infer A) => infer R ? (...args: A) => R : never;
+
+/**
+ * The caller's notes. Every method acts as the caller: another user's note is NotFound. Reads
+ * need the token scope notes:read, writes notes:write (Forbidden otherwise).
+ */
+export type NotesApi = { [K in Exclude<keyof NotesService, 'summary'>]: Bound<NotesService[K]> } & {
+  summary(): Promise<NotesSummary>;
+};
+
 export interface Services {
   access: AccessControl;
+  notes: NotesApi;
   /** Admins only: each plugin, its version, last reload and last error. */
   pluginStatus(): Promise<PluginStatus[]>;
 }

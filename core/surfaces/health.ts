@@ -12,7 +12,11 @@ export function healthRoute(db: Database, version: string) {
     try {
       await db.ping(PING_TIMEOUT_MS);
       ctx.status = 200;
-      ctx.body = { status: 'ok', version, database: { status: 'ok', engine: db.engine, latency_ms: Math.round(performance.now() - started) } };
+      ctx.body = {
+        status: 'ok',
+        version,
+        database: { status: 'ok', engine: db.engine, latency_ms: Math.round(performance.now() - started) },
+      };
     } catch (err) {
       ctx.status = 503;
       ctx.body = { status: 'unavailable', version, database: { status: 'unreachable', engine: db.engine, error: (err as Error).message } };

@@ -15,9 +15,7 @@ export default definePlugin({
       description:
         'Mint a short-lived bearer token that acts as you, with your scopes or fewer. It never outlives the token that minted it and cannot mint further tokens. Hand it to a script or an agent instead of your API token.',
       args: Type.Object({
-        ttl_seconds: Type.Optional(
-          Type.Integer({ minimum: 1, maximum: 3600, default: 900, description: 'Lifetime in seconds.' }),
-        ),
+        ttl_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600, default: 900, description: 'Lifetime in seconds.' })),
         scopes: Type.Optional(
           Type.Array(Type.String({ pattern: '^(\\*|[a-z][a-z0-9_]*:(\\*|[a-z][a-z0-9_]*))$' }), {
             maxItems: 32,

@@ -40,7 +40,7 @@ t.test('mint_curl_token: default 900 s, max 3600, acts as its minter', async (t)
   }
 });
 
-t.test('a minted token cannot mint (403) and has at most its minter\'s scopes', async (t) => {
+t.test("a minted token cannot mint (403) and has at most its minter's scopes", async (t) => {
   const user = await s.folio.identity.createUser({ email: 'scopes@example.com' });
   const { token: api } = await s.folio.identity.createApiToken(user.id, { name: 'reader', scopes: ['notes:read'] });
   const minted = (await call(s, api, 'admin', 'mint_curl_token')).json().token as string;
@@ -92,7 +92,8 @@ t.test('create_user: admins only; the new token works; duplicates and bad input 
 
 t.test('set_namespace_access: enabled shows, disabled hides everywhere, default returns to the rule', async (t) => {
   const erin = await createUser(s, 'erin@example.com');
-  const set = (namespace: string, access: string) => call(s, admin, 'admin', 'set_namespace_access', { user_id: erin.id, namespace, access });
+  const set = (namespace: string, access: string) =>
+    call(s, admin, 'admin', 'set_namespace_access', { user_id: erin.id, namespace, access });
   t.equal((await call(s, erin.token, 'staff', 'ping')).status, 404, 'hidden by the rule');
   t.equal((await set('staff', 'enabled')).status, 200);
   t.equal((await call(s, erin.token, 'staff', 'ping')).text, 'pong', 'enabled beats the rule at the next request');
@@ -116,7 +117,11 @@ t.test('set_namespace_access: enabled shows, disabled hides everywhere, default 
   const other = await createUser(s, 'frank@example.com');
   t.equal((await call(s, other.token, 'acme', 'noop')).status, 200, "one user's toggle is not another's");
 
-  const unknownUser = await call(s, admin, 'admin', 'set_namespace_access', { user_id: '00000000-0000-4000-8000-000000000000', namespace: 'acme', access: 'enabled' });
+  const unknownUser = await call(s, admin, 'admin', 'set_namespace_access', {
+    user_id: '00000000-0000-4000-8000-000000000000',
+    namespace: 'acme',
+    access: 'enabled',
+  });
   t.equal(unknownUser.status, 404);
   const badAccess = await call(s, admin, 'admin', 'set_namespace_access', { user_id: erin.id, namespace: 'acme', access: 'maybe' });
   t.equal(badAccess.status, 400);

@@ -5,7 +5,16 @@ import { startTestServer, req, call, createUser, FIXTURES } from '../helpers/ser
 
 const s = await startTestServer({
   plugins: [path.join(FIXTURES, 'basic'), path.join(FIXTURES, 'gated'), path.join(FIXTURES, 'typed')],
-  overrides: { limits: { responseBytes: 4096, responseHardCapBytes: 262144, requestBytes: 65536, jsonDepth: 32, handlerTimeoutMs: 1500, visibleTimeoutMs: 100 } },
+  overrides: {
+    limits: {
+      responseBytes: 4096,
+      responseHardCapBytes: 262144,
+      requestBytes: 65536,
+      jsonDepth: 32,
+      handlerTimeoutMs: 1500,
+      visibleTimeoutMs: 100,
+    },
+  },
 });
 t.teardown(() => s.close());
 const alice = await createUser(s, 'alice@example.com');
@@ -50,7 +59,10 @@ t.test('function help is written for a model: signature, args, returns, size adv
   t.match(r.text, /max_bytes_llm/);
   t.notMatch(r.text, /EXAMPLES/);
   const ex = await req(s, 'GET', '/curl/help/acme/echo?examples=true', { token: alice.token });
-  t.match(ex.text, /EXAMPLES\n {2}# twice\n {2}curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/curl\/call\/acme\/echo .*-d '\{"text":"it'\\''s","times":2\}'/);
+  t.match(
+    ex.text,
+    /EXAMPLES\n {2}# twice\n {2}curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/curl\/call\/acme\/echo .*-d '\{"text":"it'\\''s","times":2\}'/,
+  );
   const ts = await req(s, 'GET', '/curl/help/greeter/hello', { token: alice.token });
   t.match(ts.text, /greeter\.hello\(name: string\) -> string/, 'TypeBox schemas render the same');
 });

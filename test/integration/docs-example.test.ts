@@ -224,7 +224,7 @@ t.test('operators toggle the namespace per user with admin.set_namespace_access'
 t.test('requires: a visible function the caller is not entitled to is a 403 that names what is missing', async (t) => {
   const r = await call(s, ada.token, 'bookmarks', 'stats');
   t.equal(r.status, 403);
-  t.equal(r.text, "403 Forbidden: bookmarks.stats needs role admin, which your user does not have.\n");
+  t.equal(r.text, '403 Forbidden: bookmarks.stats needs role admin, which your user does not have.\n');
   const ok = await call(s, admin, 'bookmarks', 'stats');
   t.equal(ok.status, 200);
   t.same(ok.json(), { users: 2, bookmarks: 2 }, 'ada and bob have one bookmark each');

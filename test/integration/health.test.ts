@@ -45,7 +45,8 @@ function freezableProxy(target: URL) {
     upstream.on('close', end).on('error', end);
   });
   return {
-    listen: () => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port))),
+    listen: () =>
+      new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port))),
     freeze: (v: boolean) => {
       frozen = v;
     },

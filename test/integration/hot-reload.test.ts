@@ -26,10 +26,12 @@ export default {
   functions: { version: { description: 'Which version answers.', handler: () => '${version}' } },
 };`;
 
-const answer = (ns: string, fn = 'version', token = bob.token) => async () => {
-  const r = await call(s, token, ns, fn);
-  return `${r.status} ${r.text}`;
-};
+const answer =
+  (ns: string, fn = 'version', token = bob.token) =>
+  async () => {
+    const r = await call(s, token, ns, fn);
+    return `${r.status} ${r.text}`;
+  };
 
 t.test('add: a new plugin folder appears without a restart', async (t) => {
   t.equal((await call(s, bob.token, 'fresh', 'version')).status, 404);
@@ -65,7 +67,8 @@ t.test('broken, then fixed: the last good version keeps serving and admins see t
   const entry = P('greeter', 'index.ts');
   const good = await readFile(entry, 'utf8');
   await writeFile(entry, good.replace('export default definePlugin({', 'export default definePlugin({ ,,, '));
-  const status = async () => (await call(s, admin, 'admin', 'plugin_status')).json<Array<{ namespace: string; state: string; last_error: string | null }>>();
+  const status = async () =>
+    (await call(s, admin, 'admin', 'plugin_status')).json<Array<{ namespace: string; state: string; last_error: string | null }>>();
   const failed = await eventually(status, (all) => all.some((p) => p.namespace === 'greeter' && p.state === 'stale'));
   const g = failed.find((p) => p.namespace === 'greeter')!;
   t.equal(g.state, 'stale', 'stale: the reload failed, the previous version serves');
@@ -87,22 +90,28 @@ t.test('broken, then fixed: the last good version keeps serving and admins see t
 });
 
 t.test('bad plugins never take down the server or other namespaces', async (t) => {
-  for (const name of ['syntax', 'schema', 'unknown_field', 'bad_skill']) await cp(path.join(FIXTURES, 'bad', name), P(name), { recursive: true });
-  const status = async () => (await call(s, admin, 'admin', 'plugin_status')).json<Array<{ dir: string; state: string; last_error: string | null }>>();
-  const all = await eventually(status, (a) => ['syntax', 'schema', 'unknown_field', 'bad_skill'].every((n) => a.some((p) => p.dir.endsWith(n) && p.state === 'failed')));
+  for (const name of ['syntax', 'schema', 'unknown_field', 'bad_skill'])
+    await cp(path.join(FIXTURES, 'bad', name), P(name), { recursive: true });
+  const status = async () =>
+    (await call(s, admin, 'admin', 'plugin_status')).json<Array<{ dir: string; state: string; last_error: string | null }>>();
+  const all = await eventually(status, (a) =>
+    ['syntax', 'schema', 'unknown_field', 'bad_skill'].every((n) => a.some((p) => p.dir.endsWith(n) && p.state === 'failed')),
+  );
   const err = (n: string) => all.find((p) => p.dir.endsWith(n))!.last_error;
   t.match(err('syntax'), /index\.mjs:\d+/);
   t.match(err('schema'), /functions\.f\.args is not a valid JSON Schema/);
   t.match(err('unknown_field'), /unknown field 'handlr'/);
   t.match(err('bad_skill'), /name 'not_guide' must match the file name 'guide'/);
-  for (const ns of ['syntax', 'schema', 'unknown_field', 'bad_skill']) t.equal((await req(s, 'GET', `/curl/help/${ns}`, { token: admin })).status, 404, `${ns} not served`);
+  for (const ns of ['syntax', 'schema', 'unknown_field', 'bad_skill'])
+    t.equal((await req(s, 'GET', `/curl/help/${ns}`, { token: admin })).status, 404, `${ns} not served`);
   t.equal(await answer('fresh')(), '200 two', 'other namespaces still answer');
   for (const name of ['syntax', 'schema', 'unknown_field', 'bad_skill']) await rm(P(name), { recursive: true });
 });
 
 t.test('a duplicate namespace is refused; the first holder keeps it', async (t) => {
   await plugin('zz_copy', versioned('fresh', 'impostor'));
-  const status = async () => (await call(s, admin, 'admin', 'plugin_status')).json<Array<{ dir: string; state: string; last_error: string | null }>>();
+  const status = async () =>
+    (await call(s, admin, 'admin', 'plugin_status')).json<Array<{ dir: string; state: string; last_error: string | null }>>();
   const all = await eventually(status, (a) => a.some((p) => p.dir.endsWith('zz_copy') && p.state === 'failed'));
   t.match(all.find((p) => p.dir.endsWith('zz_copy'))!.last_error, /duplicate namespace 'fresh'/);
   t.equal(await answer('fresh')(), '200 two');
@@ -162,7 +171,8 @@ t.test('standalone skills folders hot-reload too', async (t) => {
 t.test('an old version is garbage once replaced: memory stays bounded', async (t) => {
   v8.setFlagsFromString('--expose-gc');
   const gc = vm.runInNewContext('gc') as () => void;
-  const body = (v: number) => versioned('leak', `v${v}`, `const ballast = ${JSON.stringify('x'.repeat(100_000))}; globalThis.__keep = ballast.length;`);
+  const body = (v: number) =>
+    versioned('leak', `v${v}`, `const ballast = ${JSON.stringify('x'.repeat(100_000))}; globalThis.__keep = ballast.length;`);
   await plugin('leak', body(0));
   await s.folio.registry.reload(P('leak'));
   // Only a weak reference to the first version: nothing in this test keeps it alive.
@@ -181,7 +191,8 @@ t.test('an old version is garbage once replaced: memory stays bounded', async (t
   t.ok(collected, 'the first version of the plugin was garbage-collected');
 
   // And nothing else keeps old versions either (V8's compilation cache would keep every source).
-  const megabyte = (v: number) => versioned('leak', `m${v}`, `const ballast = ${JSON.stringify('y'.repeat(1_000_000) + v)}; globalThis.__keep = ballast.length;`);
+  const megabyte = (v: number) =>
+    versioned('leak', `m${v}`, `const ballast = ${JSON.stringify('y'.repeat(1_000_000) + v)}; globalThis.__keep = ballast.length;`);
   const heapAfter = async (from: number, to: number) => {
     for (let i = from; i < to; i++) {
       await plugin('leak', megabyte(i));

@@ -15,12 +15,19 @@ t.test('type names cover enums, unions, nested objects and arrays of unions', as
   t.equal(typeName({ enum: ['a', 'b'] }), '"a" | "b"');
   t.equal(typeName({ anyOf: [{ type: 'string' }, { type: 'null' }] }), 'string | null');
   t.equal(typeName({ type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } }), '(string | integer)[]');
-  t.equal(typeName({ type: 'object', properties: { id: { type: 'string' }, n: { type: 'number' } }, required: ['id'] }), '{ id: string, n?: number }');
+  t.equal(
+    typeName({ type: 'object', properties: { id: { type: 'string' }, n: { type: 'number' } }, required: ['id'] }),
+    '{ id: string, n?: number }',
+  );
   t.equal(typeName({ const: 3 }), '3');
   t.equal(typeName(undefined), 'any');
 });
 
 t.test('argument constraints are spelled out', async (t) => {
-  const [a] = argInfos({ type: 'object', properties: { n: { type: 'integer', minimum: 1, maximum: 5, description: 'how many' } }, required: ['n'] });
+  const [a] = argInfos({
+    type: 'object',
+    properties: { n: { type: 'integer', minimum: 1, maximum: 5, description: 'how many' } },
+    required: ['n'],
+  });
   t.same(a, { name: 'n', type: 'integer', required: true, constraints: ['>= 1', '<= 5'], description: 'how many' });
 });

@@ -47,7 +47,12 @@ export function whoamiText(principal: Principal, namespaces: NamespaceEntry[], v
 export function namespacesText(namespaces: NamespaceEntry[], pluginErrors: Array<{ dir: string; error: string }>): string {
   const withFns = namespaces.filter((n) => n.functions.size > 0);
   const width = Math.max(0, ...withFns.map((n) => n.name.length));
-  const lines = ['NAMESPACES', ...withFns.map((n) => `  ${n.name.padEnd(width)}  ${n.description}  (${n.functions.size} ${n.functions.size === 1 ? 'function' : 'functions'})`)];
+  const lines = [
+    'NAMESPACES',
+    ...withFns.map(
+      (n) => `  ${n.name.padEnd(width)}  ${n.description}  (${n.functions.size} ${n.functions.size === 1 ? 'function' : 'functions'})`,
+    ),
+  ];
   if (withFns.length === 0) lines.push('  (none)');
   lines.push('', 'Next: GET /curl/help/{namespace} for its functions.');
   if (pluginErrors.length > 0) {

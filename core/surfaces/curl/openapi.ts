@@ -23,7 +23,7 @@ export function curlOpenApi(version: string): Record<string, unknown> {
       title: 'Folio curl surface',
       version,
       description:
-        'Every function of the registry as one POST. Not a stable contract: read a function\'s shape at call time from GET /curl/help/{namespace}/{function}. The stable contract is the REST API at /api/v1. Every authenticated GET also answers the HTTP QUERY method with the same parameters in an optional JSON body.',
+        "Every function of the registry as one POST. Not a stable contract: read a function's shape at call time from GET /curl/help/{namespace}/{function}. The stable contract is the REST API at /api/v1. Every authenticated GET also answers the HTTP QUERY method with the same parameters in an optional JSON body.",
     },
     servers: [{ url: '/' }],
     components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
@@ -32,9 +32,23 @@ export function curlOpenApi(version: string): Record<string, unknown> {
       '/curl/whoami': get('Who am I', 'The account, the namespaces it reaches, and the server version.'),
       '/curl/help': get('Namespaces', 'Namespaces available to this caller.'),
       '/curl/help/{namespace}': get('Functions', 'Functions in a namespace.', { parameters: [ns] }),
-      '/curl/help/{namespace}/{function}': get('One function', 'Signature and documentation of one function; the authoritative description of the call body.', {
-        parameters: [ns, fn, { name: 'examples', in: 'query', required: false, schema: { type: 'boolean' }, description: 'Add an EXAMPLES section of runnable curl commands.' }],
-      }),
+      '/curl/help/{namespace}/{function}': get(
+        'One function',
+        'Signature and documentation of one function; the authoritative description of the call body.',
+        {
+          parameters: [
+            ns,
+            fn,
+            {
+              name: 'examples',
+              in: 'query',
+              required: false,
+              schema: { type: 'boolean' },
+              description: 'Add an EXAMPLES section of runnable curl commands.',
+            },
+          ],
+        },
+      ),
       '/curl/skill': get('Skill namespaces', 'Namespaces that have guides.'),
       '/curl/skill/{namespace}': get('Skills', 'Guides in a namespace.', { parameters: [ns] }),
       '/curl/skill/{namespace}/{name}': get('One skill', 'One guide, as markdown.', {
@@ -43,7 +57,8 @@ export function curlOpenApi(version: string): Record<string, unknown> {
       '/curl/call/{namespace}/{function}': {
         post: {
           summary: 'Call a function',
-          description: 'The JSON body is the keyword arguments. The server supplies the user. max_bytes_llm (positive integer) lowers the response ceiling for this call, never raises it. Neither safe nor idempotent.',
+          description:
+            'The JSON body is the keyword arguments. The server supplies the user. max_bytes_llm (positive integer) lowers the response ceiling for this call, never raises it. Neither safe nor idempotent.',
           security: [{ bearer: [] }],
           parameters: [ns, fn],
           requestBody: {
@@ -61,13 +76,19 @@ export function curlOpenApi(version: string): Record<string, unknown> {
             },
             ...errors,
             '409': text('A write lost a race (a stale expected version); carries the current state.'),
-            '413': text('The response exceeded the byte ceiling (or the request body the size limit); says the size, the ceiling and how to ask for less.'),
+            '413': text(
+              'The response exceeded the byte ceiling (or the request body the size limit); says the size, the ceiling and how to ask for less.',
+            ),
             '500': text('The function raised; carries an error id that is in the server log.'),
           },
         },
       },
-      '/curl/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': {} } } } } },
-      '/curl/docs': { get: { summary: 'Rendered documentation', responses: { '200': { description: 'HTML', content: { 'text/html': {} } } } } },
+      '/curl/openapi.json': {
+        get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': {} } } } },
+      },
+      '/curl/docs': {
+        get: { summary: 'Rendered documentation', responses: { '200': { description: 'HTML', content: { 'text/html': {} } } } },
+      },
       '/health': {
         get: {
           summary: 'Health',

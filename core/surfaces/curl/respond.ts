@@ -5,7 +5,18 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { AuthError } from '../../kernel/auth.ts';
-import { Aborted, BadArguments, Conflict, FolioError, Forbidden, FunctionFailed, NotFound, PayloadTooLarge, TooLarge, Unauthenticated } from '../../kernel/errors.ts';
+import {
+  Aborted,
+  BadArguments,
+  Conflict,
+  FolioError,
+  Forbidden,
+  FunctionFailed,
+  NotFound,
+  PayloadTooLarge,
+  TooLarge,
+  Unauthenticated,
+} from '../../kernel/errors.ts';
 
 export function sendText(ctx: Context, status: number, text: string): void {
   ctx.status = status;
@@ -46,7 +57,10 @@ export function errorAnswer(err: unknown, log: Logger): ErrorAnswer {
     return plain(413, `413 Content Too Large: ${err.message}`, { 'X-Folio-Size': String(err.size), 'X-Folio-Ceiling': String(err.limit) });
   if (err instanceof PayloadTooLarge) return plain(413, `413 Content Too Large: ${err.message}`);
   if (err instanceof FunctionFailed)
-    return plain(500, `500 Internal Server Error: ${err.message}. error id: ${err.errorId} (quote it when you report this; the details are in the server log)`);
+    return plain(
+      500,
+      `500 Internal Server Error: ${err.message}. error id: ${err.errorId} (quote it when you report this; the details are in the server log)`,
+    );
   // The client is gone; nobody reads this, but keep the log honest.
   if (err instanceof Aborted) return { status: 499, text: '', headers: {}, aborted: true };
   if (err instanceof FolioError) return plain(400, `400 Bad Request: ${err.message}`);

@@ -47,7 +47,9 @@ export function curlRouter(deps: CurlDeps): Router {
         const body = await readJsonBody(ctx, deps.limits);
         if (body !== undefined) {
           if (typeof body !== 'object' || body === null || Array.isArray(body))
-            throw new BadArguments('a QUERY body must be a JSON object of parameters', [{ path: '(body)', message: 'must be a JSON object' }]);
+            throw new BadArguments('a QUERY body must be a JSON object of parameters', [
+              { path: '(body)', message: 'must be a JSON object' },
+            ]);
           Object.assign(params, body);
         }
       }

@@ -14,7 +14,8 @@ export interface BodyLimits {
 /** undefined when there is no body at all. */
 export async function readJsonBody(ctx: Context, limits: BodyLimits): Promise<unknown> {
   const type = ctx.get('content-type');
-  if (/^multipart\//i.test(type)) throw new BadArguments('multipart bodies are not accepted here; send a JSON object', [{ path: '(body)', message: 'must be JSON' }]);
+  if (/^multipart\//i.test(type))
+    throw new BadArguments('multipart bodies are not accepted here; send a JSON object', [{ path: '(body)', message: 'must be JSON' }]);
   const declared = ctx.get('content-length');
   if (declared && Number(declared) > limits.requestBytes) throw tooBig(Number(declared), limits.requestBytes);
   let text: string;
@@ -36,10 +37,14 @@ export async function readJsonBody(ctx: Context, limits: BodyLimits): Promise<un
   }
   const depth = jsonDepth(value, limits.jsonDepth);
   if (depth > limits.jsonDepth)
-    throw new BadArguments(`the body is nested more than ${limits.jsonDepth} levels deep`, [{ path: '(body)', message: `nested deeper than ${limits.jsonDepth}` }]);
+    throw new BadArguments(`the body is nested more than ${limits.jsonDepth} levels deep`, [
+      { path: '(body)', message: `nested deeper than ${limits.jsonDepth}` },
+    ]);
   return value;
 }
 
 function tooBig(size: number, limit: number): PayloadTooLarge {
-  return new PayloadTooLarge(`the request body is ${size} bytes; the most this server accepts is ${limit} bytes. Send less: split the content over several calls (for example create, then append).`);
+  return new PayloadTooLarge(
+    `the request body is ${size} bytes; the most this server accepts is ${limit} bytes. Send less: split the content over several calls (for example create, then append).`,
+  );
 }

@@ -14,9 +14,7 @@ function section(ns: NamespaceEntry): string {
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((f) => `<h3 id="${esc(ns.name)}.${esc(f.name)}"><code>${esc(f.signature)}</code></h3><p>${esc(f.description)}</p>`)
     .join('\n');
-  const skills = [...ns.skills.values()]
-    .map((s) => `<li><code>${esc(s.name)}</code>: ${esc(s.description)}</li>`)
-    .join('\n');
+  const skills = [...ns.skills.values()].map((s) => `<li><code>${esc(s.name)}</code>: ${esc(s.description)}</li>`).join('\n');
   return `<h2 id="${esc(ns.name)}">${esc(ns.name)}</h2><p>${esc(ns.description)}</p>${fns}${skills ? `<h3>Skills</h3><ul>${skills}</ul>` : ''}`;
 }
 

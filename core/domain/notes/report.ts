@@ -1,0 +1,249 @@
+// Reports over the notes a query, tag set or date range selects, grouped by day, ISO week or tag.
+// Streams: the notes are read in keyset batches (reportBatchSize, default 500) as the consumer pulls,
+// each batch rendered into one chunk; no query ever returns more than one batch, and no batch is kept
+// once rendered. Only the group heads (label + count) are read up front, from one aggregate query.
+// Reports read the stored excerpt and open action items, never note bodies.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Content } from './derived.ts';
+import { fuzzyQuery, dateRange, parseSearchText, selectionSql, type Selection } from './search.ts';
+import { toTsquery } from './query.ts';
+import { MarkdownRenderer, rendererFor, type ReportGroupHead, type ReportNote } from './report-render.ts';
+import { ms, rows } from './rows.ts';
+import type { Note, ReportFormat, ReportGroup, ReportOptions } from './types.ts';
+import * as v from './validate.ts';
+
+export interface ReportDeps {
+  em: () => EntityManager;
+  batchSize: number;
+  save: (content: Content) => Promise<Note>;
+}
+
+export interface ReportResult {
+  contentType: string;
+  filename: string;
+  stream: AsyncIterable<Uint8Array>;
+  saved_note_id?: Promise<string>;
+}
+
+const GROUPS: readonly ReportGroup[] = ['day', 'week', 'tag'];
+const FORMATS: Record<ReportFormat, { contentType: string; ext: string }> = {
+  markdown: { contentType: 'text/markdown; charset=utf-8', ext: 'md' },
+  html: { contentType: 'text/html; charset=utf-8', ext: 'html' },
+  pdf: { contentType: 'application/pdf', ext: 'pdf' },
+};
+const UNTAGGED = '(untagged)';
+
+/** Day and ISO-week groups, computed by the database in UTC (date_trunc('week') starts on Monday). */
+const PERIOD: Record<'day' | 'week', { trunc: string; label: string; ms: number }> = {
+  day: { trunc: 'day', label: 'YYYY-MM-DD', ms: 86_400_000 },
+  week: { trunc: 'week', label: 'IYYY-"W"IW', ms: 7 * 86_400_000 },
+};
+
+interface Head extends ReportGroupHead {
+  /** The tag of a tag group ('' for the untagged group). */
+  key: string;
+  /** The start (epoch ms, UTC) of a day or week group. */
+  startMs: number;
+}
+
+interface NoteRow {
+  id: string;
+  title: string;
+  tags: string[];
+  excerpt: string;
+  open_items: string[];
+  updated_ms: number;
+  grp: string;
+}
+
+export async function buildReport(deps: ReportDeps, owner: string, opts: ReportOptions): Promise<ReportResult> {
+  if (!opts || typeof opts !== 'object') throw v.bad('', 'report options are required');
+  const group = opts.group_by;
+  if (!GROUPS.includes(group)) throw v.bad('/group_by', `must be one of ${GROUPS.join(', ')}`);
+  const format = FORMATS[opts.format] ? opts.format : undefined;
+  if (!format) throw v.bad('/format', `must be one of ${Object.keys(FORMATS).join(', ')}`);
+  if (opts.save_as_note !== undefined && typeof opts.save_as_note !== 'boolean') throw v.bad('/save_as_note', 'must be a boolean');
+  const tags = v.optionalTags(opts.tags, '/tags');
+  const range = dateRange(opts.from, opts.to);
+  const em = deps.em();
+
+  let tsquery: string | undefined;
+  if (opts.q !== undefined) {
+    const parsed = parseSearchText(opts.q);
+    tsquery = toTsquery(parsed);
+    // Same typo tolerance as search: when the words find nothing, use close words.
+    const probe = selectionSql(owner, { tsquery, tags, ...range });
+    const any = await rows(em, `select 1 from notes n where ${probe.where} limit 1`, probe.params);
+    if (any.length === 0) {
+      const fuzzy = await fuzzyQuery(em, owner, parsed);
+      if (fuzzy) tsquery = toTsquery(fuzzy);
+    }
+  }
+  const sel = selectionSql(owner, { tsquery, tags, ...range });
+  const [totals] = await rows<{ total: number; open_items: number }>(
+    em,
+    `select count(*)::int as total, coalesce(sum(cardinality(n.open_items)), 0)::int as open_items from notes n where ${sel.where}`,
+    sel.params,
+  );
+  const heads = await groupHeads(em, sel, group);
+
+  const describe = [
+    opts.q !== undefined ? `matching "${opts.q}"` : null,
+    tags?.length ? `tagged ${tags.map((t) => `#${t}`).join(' ')}` : null,
+    range.from ? `from ${range.from.toISOString().slice(0, 10)}` : null,
+    range.to ? `to ${range.to.toISOString().slice(0, 10)}` : null,
+  ].filter(Boolean);
+  const now = new Date().toISOString();
+  const title = opts.title === undefined ? `Notes report by ${group}, ${now.slice(0, 10)}` : v.title(opts.title);
+  const meta = {
+    title,
+    selection: `Notes ${describe.length ? describe.join(', ') : '(all)'}, grouped by ${group === 'week' ? 'ISO week' : group}`,
+    generatedAt: now,
+    total: totals?.total ?? 0,
+    openItems: totals?.open_items ?? 0,
+  };
+
+  const renderer = rendererFor(format);
+  const saving = opts.save_as_note === true ? new SavedMarkdown() : null;
+  let settle: { resolve: (id: string) => void; reject: (err: unknown) => void } | undefined;
+  const saved = saving
+    ? new Promise<string>((resolve, reject) => {
+        settle = { resolve, reject };
+      })
+    : undefined;
+  saved?.catch(() => {}); // a caller that never awaits it must not see an unhandled rejection
+
+  const targets = saving ? [renderer, saving.md] : [renderer];
+  async function* stream(): AsyncGenerator<Uint8Array> {
+    let completed = false;
+    try {
+      for (const r of targets) r.start(meta);
+      yield* await renderer.take();
+      saving?.collect();
+      for (const head of heads) {
+        for (const r of targets) r.group(head);
+        for await (const batch of noteBatches(deps, sel, group, head)) {
+          for (const n of batch) for (const r of targets) r.note(n);
+          yield* await renderer.take();
+          saving?.collect();
+        }
+      }
+      for (const r of targets) r.end();
+      yield* await renderer.take();
+      completed = true;
+      if (saving && settle) {
+        const note = await deps.save({ title, body: saving.body(), tags: ['report'] });
+        settle.resolve(note.id);
+      }
+    } catch (err) {
+      settle?.reject(err);
+      throw err;
+    } finally {
+      if (!completed) settle?.reject(new Error('the report stream was not read to the end; nothing was saved'));
+    }
+  }
+
+  return {
+    contentType: FORMATS[format].contentType,
+    filename: `report-${group}-${now.slice(0, 10)}.${FORMATS[format].ext}`,
+    stream: stream(),
+    ...(saved ? { saved_note_id: saved } : {}),
+  };
+}
+
+async function groupHeads(em: EntityManager, sel: Selection, group: ReportGroup): Promise<Head[]> {
+  if (group === 'tag') {
+    const found = await rows<{ key: string | null; count: number }>(
+      em,
+      `select t.tag as key, count(*)::int as count
+         from notes n cross join lateral unnest(case when cardinality(n.tags) = 0 then array[null]::text[] else n.tags end) as t(tag)
+        where ${sel.where}
+        group by t.tag order by t.tag collate "C" nulls last`,
+      sel.params,
+    );
+    return found.map((r) => ({ key: r.key ?? '', label: r.key === null ? UNTAGGED : `#${r.key}`, count: r.count, startMs: 0 }));
+  }
+  const period = PERIOD[group];
+  const found = await rows<{ label: string; start_ms: number; count: number }>(
+    em,
+    `select to_char(g.start, '${period.label}') as label, (extract(epoch from g.start) * 1000)::float8 as start_ms, count(*)::int as count
+       from (select date_trunc('${period.trunc}', n.updated_at at time zone 'UTC') as start from notes n where ${sel.where}) g
+      group by g.start order by g.start`,
+    sel.params,
+  );
+  return found.map((r) => ({ key: r.label, label: r.label, count: r.count, startMs: r.start_ms }));
+}
+
+/**
+ * The notes of one group, oldest first, one keyset batch per query. Day and week groups are a time
+ * range of the same ordered walk; a tag group is the notes carrying that tag.
+ */
+async function* noteBatches(deps: ReportDeps, sel: Selection, group: ReportGroup, head: Head): AsyncGenerator<ReportNote[]> {
+  let after: { ms: number; id: string } | undefined;
+  for (;;) {
+    const params: unknown[] = [...sel.params];
+    let where = sel.where;
+    if (group === 'tag') {
+      if (head.key === '') where += ` and cardinality(n.tags) = 0`;
+      else {
+        where += ` and n.tags @> array[?]::text[]`;
+        params.push([head.key]);
+      }
+    } else {
+      // A time range, so the walk uses the (owner_id, updated_at, id) index.
+      where += ` and n.updated_at >= ?::timestamptz and n.updated_at < ?::timestamptz`;
+      params.push(new Date(head.startMs).toISOString(), new Date(head.startMs + PERIOD[group].ms).toISOString());
+    }
+    if (after) {
+      where += ` and (n.updated_at, n.id) > (?::timestamptz, ?::uuid)`;
+      params.push(new Date(after.ms).toISOString(), after.id);
+    }
+    params.push(deps.batchSize);
+    const found = await rows<NoteRow>(
+      deps.em(),
+      `select n.id, n.title, n.tags, n.excerpt, n.open_items, ${ms('n.updated_at', 'updated_ms')}
+         from notes n where ${where} order by n.updated_at, n.id limit ?`,
+      params,
+    );
+    if (found.length === 0) return;
+    yield found.map((r) => ({
+      id: r.id,
+      title: r.title,
+      tags: r.tags,
+      updated_at: new Date(r.updated_ms).toISOString(),
+      excerpt: r.excerpt,
+      open_items: r.open_items,
+    }));
+    if (found.length < deps.batchSize) return;
+    const last = found[found.length - 1]!;
+    after = { ms: last.updated_ms, id: last.id };
+  }
+}
+
+/** The Markdown copy of a report kept for save_as_note, cut off at what a note can hold. */
+class SavedMarkdown {
+  readonly md = new MarkdownRenderer();
+  #parts: string[] = [];
+  #bytes = 0;
+  #truncated = false;
+  static readonly LIMIT = v.BODY_MAX_BYTES - 256;
+
+  collect(): void {
+    const text = this.md.takeText();
+    if (this.#truncated || !text) return;
+    const size = Buffer.byteLength(text);
+    if (this.#bytes + size > SavedMarkdown.LIMIT) {
+      this.#truncated = true;
+      return;
+    }
+    this.#parts.push(text);
+    this.#bytes += size;
+  }
+
+  body(): string {
+    this.collect();
+    return (
+      this.#parts.join('') + (this.#truncated ? '\n\n_The report was longer than a note can hold (1 MiB); the rest was cut off._\n' : '')
+    );
+  }
+}

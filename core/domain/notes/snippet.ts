@@ -1,0 +1,98 @@
+// Plain-text snippets with the matched words wrapped in « ». Built here, not with ts_headline: the
+// index holds folded lexemes and CJK bigrams, which ts_headline cannot map back to the original text.
+import { foldWithMap, isWordChar } from './text.ts';
+
+const BEFORE = 60;
+const LENGTH = 220;
+
+interface Span {
+  start: number;
+  end: number;
+}
+
+/** Where the terms occur in `text` (offsets into the original text), sorted, not overlapping. */
+export function findMatches(text: string, terms: Array<{ text: string; cjk: boolean }>): Span[] {
+  if (terms.length === 0 || text.length === 0) return [];
+  const { folded, origin } = foldWithMap(text);
+  const spans: Span[] = [];
+  for (const term of terms) {
+    if (!term.text) continue;
+    let from = 0;
+    for (;;) {
+      const at = folded.indexOf(term.text, from);
+      if (at === -1) break;
+      from = at + term.text.length;
+      const end = at + term.text.length;
+      // A word matches whole words only (the index matches whole lexemes); CJK matches anywhere.
+      if (!term.cjk && (boundaryFails(folded, at - 1) || boundaryFails(folded, end))) continue;
+      spans.push({ start: origin[at]!, end: origin[end]! });
+      if (spans.length > 200) break;
+    }
+  }
+  spans.sort((a, b) => a.start - b.start || b.end - a.end);
+  const merged: Span[] = [];
+  for (const s of spans) {
+    const last = merged[merged.length - 1];
+    if (last && s.start <= last.end) last.end = Math.max(last.end, s.end);
+    else merged.push({ ...s });
+  }
+  return merged;
+}
+
+function boundaryFails(folded: string, i: number): boolean {
+  if (i < 0 || i >= folded.length) return false;
+  const code = folded.codePointAt(i)!;
+  // A low surrogate: look at the whole code point it ends.
+  const ch = code >= 0xdc00 && code <= 0xdfff && i > 0 ? String.fromCodePoint(folded.codePointAt(i - 1)!) : String.fromCodePoint(code);
+  return isWordChar(ch);
+}
+
+/**
+ * A window of `text` around its first match with every match in it marked; null when no term
+ * occurs. Whitespace is collapsed; an ellipsis shows where the text was cut.
+ */
+export function snippetAround(text: string, terms: Array<{ text: string; cjk: boolean }>): string | null {
+  const spans = findMatches(text, terms);
+  const first = spans[0];
+  if (!first) return null;
+  let start = Math.max(0, first.start - BEFORE);
+  if (start > 0) {
+    const ws = text.slice(start, first.start).search(/\s/);
+    if (ws !== -1) start += ws + 1;
+  }
+  let end = Math.min(text.length, start + LENGTH);
+  if (end < text.length) {
+    const lastWs = text.slice(first.end, end).search(/\s\S*$/);
+    if (lastWs > 0) end = first.end + lastWs;
+  }
+  // Never cut a match in two.
+  for (const s of spans) if (s.start < end && s.end > end) end = s.end;
+  start = safeBoundary(text, start);
+  end = safeBoundary(text, end);
+  let out = '';
+  let at = start;
+  for (const s of spans) {
+    if (s.end <= start || s.start >= end) continue;
+    out += text.slice(at, Math.max(at, s.start)) + '«' + text.slice(Math.max(at, s.start), s.end) + '»';
+    at = s.end;
+  }
+  out += text.slice(at, end);
+  return (start > 0 ? '…' : '') + collapse(out) + (end < text.length ? '…' : '');
+}
+
+/** The beginning of the text, as a plain one-line excerpt. */
+export function excerpt(text: string, max = 200): string {
+  const head = collapse(text.slice(0, max * 4));
+  const chars = Array.from(head);
+  return chars.length <= max ? head : chars.slice(0, max).join('').trimEnd() + '…';
+}
+
+function collapse(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
+
+/** Moves an offset off the middle of a surrogate pair. */
+function safeBoundary(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  return c >= 0xdc00 && c <= 0xdfff ? i - 1 : i;
+}

@@ -1,0 +1,255 @@
+// The MCP surface: /mcp over Streamable HTTP (the official SDK's transport), the same registry and
+// dispatch as the curl surface. HTTP concerns live here: Host/Origin checks, bearer auth (the
+// curl surface's Authenticator), protocol version, sessions bound to their user, stateless mode.
+import { randomUUID } from 'node:crypto';
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import type { Logger } from 'pino';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import type { Principal } from '../../domain/identity/types.ts';
+import type { Authenticator } from '../../kernel/auth.ts';
+import { AuthError } from '../../kernel/auth.ts';
+import type { Dispatcher } from '../../kernel/dispatch.ts';
+import { PayloadTooLarge, Unauthenticated } from '../../kernel/errors.ts';
+import { readJsonBody, type BodyLimits } from '../http/body.ts';
+import { webRequest, writeResponse } from './http-adapter.ts';
+import { authInfoFor, buildServer, type ServerDeps } from './server.ts';
+import { SessionStore, type Session } from './sessions.ts';
+import {
+  corsHeaders,
+  hostAllowed,
+  METADATA_PATH,
+  originAllowed,
+  preflightHeaders,
+  protectedResourceMetadata,
+  wwwAuthenticate,
+  type OriginPolicy,
+} from './security.ts';
+
+export interface McpDeps {
+  dispatcher: Dispatcher;
+  auth: Authenticator;
+  version: string;
+  publicUrl: string | null;
+  mode: 'stateful' | 'stateless';
+  allowedOrigins: string[];
+  allowedHosts: string[];
+  limits: BodyLimits;
+  log: Logger;
+  /** Quiet time before list_changed goes out; default 100 ms. */
+  notifyDebounceMs?: number;
+  /** Idle sessions (no request, no open stream) are closed after this; default 30 minutes. */
+  sessionIdleMs?: number;
+  /** Sessions one user may hold; the oldest idle one goes first; default 32. */
+  maxSessionsPerUser?: number;
+}
+
+export interface McpSurface {
+  router: Router;
+  /** For servicesFor's onAccessChanged: the user's open sessions re-check their lists. */
+  accessChanged(userId: string): void;
+  /** Open sessions, for tests and metrics. */
+  readonly sessionCount: number;
+  close(): Promise<void>;
+}
+
+// The JSON-RPC envelope ({ params: { arguments: ... } }) sits on top of the arguments.
+const ENVELOPE_DEPTH = 3;
+
+function jsonRpcError(ctx: Context, status: number, code: number, message: string): void {
+  ctx.status = status;
+  ctx.type = 'application/json';
+  ctx.body = { jsonrpc: '2.0', error: { code, message }, id: null };
+}
+
+const sessionNotFound = (ctx: Context) =>
+  // The same answer for an unknown, expired, deleted or another user's session: a session id
+  // confirms nothing to someone it does not belong to (the spec's "start a new session" signal).
+  jsonRpcError(ctx, 404, -32001, 'Session not found: initialize a new session');
+
+export function mcpSurface(deps: McpDeps): McpSurface {
+  const log = deps.log.child({ component: 'mcp' });
+  const stateful = deps.mode === 'stateful';
+  const policy: OriginPolicy = { allowedHosts: deps.allowedHosts, allowedOrigins: deps.allowedOrigins, publicUrl: deps.publicUrl };
+  const serverDeps: ServerDeps = { dispatcher: deps.dispatcher, version: deps.version, stateful };
+  const bodyLimits: BodyLimits = { requestBytes: deps.limits.requestBytes, jsonDepth: deps.limits.jsonDepth + ENVELOPE_DEPTH };
+  const store = new SessionStore({
+    dispatcher: deps.dispatcher,
+    log,
+    debounceMs: deps.notifyDebounceMs ?? 100,
+    idleMs: deps.sessionIdleMs ?? 30 * 60_000,
+    maxPerUser: deps.maxSessionsPerUser ?? 32,
+  });
+  const unsubscribe = stateful ? deps.dispatcher.registry.onChange(() => store.registryChanged()) : () => {};
+  const base = (ctx: Context) => deps.publicUrl ?? `${ctx.protocol}://${ctx.host}`;
+  const router = new Router();
+
+  const metadata = (ctx: Context) => {
+    ctx.set('Access-Control-Allow-Origin', '*');
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.body = protectedResourceMetadata(base(ctx), deps.version);
+  };
+  router.get(METADATA_PATH, metadata);
+  // RFC 9728 §3.1: the path of the resource goes after the well-known suffix.
+  router.get(`${METADATA_PATH}/mcp`, metadata);
+
+  router.all('/mcp', async (ctx) => {
+    // The request's logger is made on first use (most requests log once, at the end).
+    const reqLog = (): Logger => (ctx.state.log as Logger | undefined) ?? log;
+    const host = ctx.get('host') || undefined;
+    const origin = ctx.get('origin') || undefined;
+    // DNS rebinding: a page on evil.example resolving to 127.0.0.1 carries its own Host/Origin.
+    if (!hostAllowed(host, policy))
+      return jsonRpcError(ctx, 403, -32000, `Forbidden: this server does not answer to Host '${host ?? ''}' (see mcp.allowedHosts)`);
+    if (!originAllowed(origin, host, policy))
+      return jsonRpcError(ctx, 403, -32000, `Forbidden: requests from Origin '${origin}' are not allowed (see mcp.allowedOrigins)`);
+    if (origin) ctx.set(corsHeaders(origin));
+    if (ctx.method === 'OPTIONS' && origin) {
+      ctx.set(preflightHeaders(origin));
+      ctx.status = 204;
+      return;
+    }
+
+    const version = ctx.get('mcp-protocol-version');
+    if (version && !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
+      return jsonRpcError(
+        ctx,
+        400,
+        -32000,
+        `Bad Request: unsupported MCP-Protocol-Version '${version}' (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+      );
+
+    let principal: Principal;
+    try {
+      principal = await deps.auth.authenticate(ctx.get('authorization') || undefined, new URLSearchParams(ctx.querystring));
+    } catch (err) {
+      if (!(err instanceof Unauthenticated)) throw err;
+      ctx.set('WWW-Authenticate', wwwAuthenticate(base(ctx), err instanceof AuthError ? err.bearerError : undefined));
+      return jsonRpcError(ctx, 401, -32001, `401 Unauthorized: ${err.message}`);
+    }
+
+    const allowed = stateful ? ['GET', 'POST', 'DELETE'] : ['POST'];
+    if (!allowed.includes(ctx.method)) {
+      ctx.set('Allow', allowed.join(', '));
+      const why = stateful ? '' : ' (stateless mode: no sessions, no server-sent stream)';
+      return jsonRpcError(ctx, 405, -32000, `Method not allowed: ${ctx.method} /mcp${why}`);
+    }
+
+    let body: unknown;
+    if (ctx.method === 'POST') {
+      try {
+        body = await readJsonBody(ctx, bodyLimits);
+      } catch (err) {
+        if (err instanceof PayloadTooLarge) return jsonRpcError(ctx, 413, -32000, `413 Content Too Large: ${err.message}`);
+        return jsonRpcError(ctx, 400, -32700, `Parse error: ${(err as Error).message}`);
+      }
+      if (body === undefined) return jsonRpcError(ctx, 400, -32700, 'Parse error: the body is empty; send a JSON-RPC message');
+    }
+
+    const authInfo = authInfoFor({
+      principal,
+      get log() {
+        return reqLog();
+      },
+    });
+
+    if (!stateful) return serveStateless(ctx, body, authInfo, reqLog);
+
+    const sessionId = ctx.get('mcp-session-id') || undefined;
+    if (sessionId) {
+      const session = store.get(sessionId);
+      if (!session || session.userId !== principal.user.id) return sessionNotFound(ctx);
+      store.touch(session, principal);
+      if (ctx.method === 'GET') {
+        store.streamOpened(session);
+        // A stream outlives no token: at expiry it ends, and the client's reconnect must authenticate.
+        const left = principal.tokenExpiresAt ? principal.tokenExpiresAt.getTime() - Date.now() : Infinity;
+        const expiry = left < 2 ** 31 - 1 ? setTimeout(() => session.transport.closeStandaloneSSEStream(), Math.max(0, left)) : undefined;
+        expiry?.unref();
+        ctx.res.once('close', () => {
+          clearTimeout(expiry);
+          store.streamClosed(session);
+        });
+      }
+      return handOver(ctx, session.transport, body, authInfo, reqLog);
+    }
+    const initializing =
+      ctx.method === 'POST' && (Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body));
+    if (!initializing) return jsonRpcError(ctx, 400, -32000, 'Bad Request: Mcp-Session-Id header is required (initialize first)');
+    return openSession(ctx, body, authInfo, principal, reqLog);
+  });
+
+  async function handOver(
+    ctx: Context,
+    transport: WebStandardStreamableHTTPServerTransport,
+    body: unknown,
+    authInfo: AuthInfo,
+    reqLog: () => Logger,
+  ) {
+    ctx.respond = false;
+    try {
+      const response = await transport.handleRequest(webRequest(ctx.req, `${ctx.protocol}://${ctx.host}${ctx.url}`), {
+        parsedBody: body,
+        authInfo,
+      });
+      await writeResponse(ctx.res, response, ctx.method === 'POST');
+    } catch (err) {
+      reqLog().error({ err }, 'mcp transport failed');
+      if (!ctx.res.headersSent) {
+        ctx.res.writeHead(500, { 'content-type': 'application/json' });
+        ctx.res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
+      } else ctx.res.destroy();
+    }
+  }
+
+  async function openSession(ctx: Context, body: unknown, authInfo: AuthInfo, principal: Principal, reqLog: () => Logger) {
+    const session = { userId: principal.user.id, principal, lastSeen: Date.now(), streams: 0 } as Session;
+    session.seenTools = undefined;
+    session.seenResources = undefined;
+    session.missedTools = false;
+    session.missedResources = false;
+    session.transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        session.id = id;
+        store.add(session);
+        reqLog().info({ session: id.slice(0, 8), user: principal.user.id }, 'mcp session opened');
+      },
+    });
+    // Set before connect: the Server chains its own close handling after this one.
+    session.transport.onclose = () => store.remove(session);
+    session.server = buildServer(serverDeps, store.hooks(session));
+    await session.server.connect(session.transport);
+    await handOver(ctx, session.transport, body, authInfo, reqLog);
+    // Refused before it began (bad Accept, content type, ...): nothing to keep.
+    if (session.transport.sessionId === undefined) await session.server.close();
+  }
+
+  async function serveStateless(ctx: Context, body: unknown, authInfo: AuthInfo, reqLog: () => Logger) {
+    const server = buildServer(serverDeps);
+    const transport = new WebStandardStreamableHTTPServerTransport({}); // no sessionIdGenerator: stateless
+    // The response is the whole exchange: when it ends (or the client hangs up, which is how a
+    // stateless client cancels) the handlers' signals fire and everything is dropped.
+    ctx.res.once('close', () => {
+      void server.close().catch(() => {});
+    });
+    await server.connect(transport);
+    await handOver(ctx, transport, body, authInfo, reqLog);
+  }
+
+  return {
+    router,
+    accessChanged: (userId: string) => {
+      if (stateful) store.accessChanged(userId);
+    },
+    get sessionCount() {
+      return store.size;
+    },
+    async close() {
+      unsubscribe();
+      await store.close();
+    },
+  };
+}

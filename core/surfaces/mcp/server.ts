@@ -1,0 +1,235 @@
+// One MCP server (the SDK's low-level Server) per session, or per request in stateless mode. Its
+// handlers are thin: who is calling comes from the HTTP request (authInfo), and everything else
+// from the Dispatcher, the same one POST /curl/call uses.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+  type ProgressToken,
+  type RequestId,
+  type Resource,
+  type ServerNotification,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import type { Principal } from '../../domain/identity/types.ts';
+import type { Dispatcher } from '../../kernel/dispatch.ts';
+import { NotFound } from '../../kernel/errors.ts';
+import { errorAnswer } from '../curl/respond.ts';
+import { fingerprintResources, listSkills, parseSkillUri, readSkill, SKILL_TEMPLATE } from './resources.ts';
+import { errorResult, MAX_BYTES_ARG, parseToolName, renderTool, resultOf } from './tools.ts';
+
+/** What a handler knows of the HTTP request it came in on. */
+export interface RequestCaller {
+  principal: Principal;
+  log: Logger;
+}
+
+export function authInfoFor(caller: RequestCaller): AuthInfo {
+  // The token itself stays out: nothing below the transport needs it.
+  return { token: '', clientId: caller.principal.user.id, scopes: [...caller.principal.scopes], extra: { folio: caller } };
+}
+
+function callerOf(extra: { authInfo?: AuthInfo | undefined }): RequestCaller {
+  const caller = extra.authInfo?.extra?.['folio'] as RequestCaller | undefined;
+  if (!caller) throw new McpError(ErrorCode.InternalError, 'no caller on this request');
+  return caller;
+}
+
+export interface ToolListing {
+  tools: Tool[];
+  /** Tool name -> content hash, to tell what changed. */
+  hashes: Map<string, string>;
+}
+
+/** The caller's tools: exactly the functions whose /curl/help/{ns}/{fn} answers 200 for them. */
+export async function listTools(dispatcher: Dispatcher, caller: RequestCaller): Promise<ToolListing> {
+  const viewer = await dispatcher.viewer(caller.principal, caller.log);
+  const tools: Tool[] = [];
+  const hashes = new Map<string, string>();
+  for (const ns of await dispatcher.namespaces(viewer)) {
+    for (const fn of [...ns.functions.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+      const r = renderTool(fn, dispatcher.ceiling(fn));
+      tools.push(r.tool);
+      hashes.set(r.tool.name, r.hash);
+    }
+  }
+  return { tools, hashes };
+}
+
+/** The caller's skill guides: the same gating as /curl/skill. */
+export async function listResources(dispatcher: Dispatcher, caller: RequestCaller): Promise<Resource[]> {
+  return listSkills(await dispatcher.namespaces(await dispatcher.viewer(caller.principal, caller.log)));
+}
+
+/** Hooks a session uses to keep track of what its client has seen. */
+export interface SessionHooks {
+  toolsListed(listing: ToolListing): void;
+  resourcesListed(fingerprint: string): void;
+  /** Ends the response stream of a request whose result will never be sent (it was cancelled). */
+  closeRequestStream(requestId: RequestId): void;
+}
+
+export interface ServerDeps {
+  dispatcher: Dispatcher;
+  version: string;
+  stateful: boolean;
+}
+
+const INSTRUCTIONS = `Folio: the user's notes, files and tools. Tools are named {namespace}__{function}; each tool's description is its full documentation (arguments, result, size limit, examples): read it before calling. Answers over a tool's byte ceiling are refused, never cut: ask for less, or pass max_bytes_llm to cap an answer yourself. Guides for agents are resources skill://{namespace}/{name}; start with a namespace's how_it_works where there is one.`;
+
+/** A JSON-RPC error as the SDK sends it (code, message, data), without McpError's message prefix. */
+function rpcError(code: number, message: string, data?: unknown): Error {
+  return Object.assign(new Error(message), { code }, data === undefined ? {} : { data });
+}
+// The spec's unknown-tool error; the same for a hidden tool as for one that does not exist.
+const unknownTool = (name: string) => rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+// -32002: the spec's "resource not found"; the same for a hidden guide as for a missing one.
+const resourceNotFound = (uri: string) => rpcError(-32002, `Resource not found: ${uri}`, { uri });
+
+/** The caller's budget: max_bytes_llm from the arguments and from _meta, the lower winning. */
+function withBudget(args: Record<string, unknown>, meta: unknown): Record<string, unknown> {
+  if (meta === undefined) return args;
+  const own = args[MAX_BYTES_ARG];
+  // Both only ever lower the ceiling; a bad value is passed on so dispatch names it (400).
+  const pick = own === undefined || typeof meta !== 'number' ? meta : typeof own !== 'number' ? own : Math.min(own, meta);
+  return { ...args, [MAX_BYTES_ARG]: pick };
+}
+
+const PROGRESS_MIN_GAP_MS = 20;
+
+/**
+ * ctx.progress -> notifications/progress on the request's own stream: only increasing values
+ * (the spec's rule), at most one per 20 ms (the latest wins), and nothing once the call is over.
+ */
+function progressChannel(token: ProgressToken, send: (n: ServerNotification) => Promise<void>, log: Logger) {
+  let last = -Infinity;
+  let lastSentAt = 0;
+  let pending: { progress: number; total?: number; message?: string } | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let over = false;
+  const emit = (p: { progress: number; total?: number; message?: string }) => {
+    lastSentAt = Date.now();
+    send({ method: 'notifications/progress', params: { progressToken: token, ...p } }).catch((err: unknown) =>
+      log.debug({ err }, 'progress notification not delivered'),
+    );
+  };
+  return {
+    report(p: { progress: number; total?: number; message?: string }) {
+      if (over || p.progress <= last) return;
+      last = p.progress;
+      const wait = PROGRESS_MIN_GAP_MS - (Date.now() - lastSentAt);
+      if (wait <= 0 || (p.total !== undefined && p.progress >= p.total)) {
+        clearTimeout(timer);
+        timer = undefined;
+        pending = undefined;
+        emit(p);
+        return;
+      }
+      pending = p;
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        if (pending && !over) emit(pending);
+        pending = undefined;
+      }, wait);
+    },
+    end() {
+      over = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export function buildServer(deps: ServerDeps, hooks?: SessionHooks): Server {
+  const { dispatcher } = deps;
+  const server = new Server(
+    { name: 'folio', title: 'Folio', version: deps.version },
+    {
+      capabilities: {
+        tools: { listChanged: deps.stateful },
+        resources: { listChanged: deps.stateful },
+        logging: {},
+      },
+      instructions: INSTRUCTIONS,
+    },
+  );
+
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+    const listing = await listTools(dispatcher, callerOf(extra));
+    hooks?.toolsListed(listing);
+    return { tools: listing.tools };
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const caller = callerOf(extra);
+    const { name } = request.params;
+    const target = parseToolName(name);
+    if (!target) throw unknownTool(name);
+    const body = withBudget(request.params.arguments ?? {}, request.params._meta?.[MAX_BYTES_ARG]);
+    const token = request.params._meta?.progressToken;
+    const progress = token === undefined ? undefined : progressChannel(token, extra.sendNotification, caller.log);
+    try {
+      const { fn, encoded } = await dispatcher.call({
+        principal: caller.principal,
+        namespace: target.namespace,
+        fn: target.fn,
+        body,
+        signal: extra.signal,
+        log: caller.log,
+        ...(progress ? { onProgress: progress.report } : {}),
+      });
+      return resultOf(fn, encoded);
+    } catch (err) {
+      // A NotFound from resolving the tool is the protocol's unknown-tool error, the same for
+      // hidden and absent; one a handler raised about its own data is a tool result (404 text).
+      if (err instanceof NotFound && !(await resolves(dispatcher, caller, target))) throw unknownTool(name);
+      return errorResult(errorAnswer(err, caller.log).text);
+    } finally {
+      progress?.end();
+      // The SDK sends nothing for a cancelled request; without this its stream would stay open.
+      if (extra.signal.aborted) hooks?.closeRequestStream(extra.requestId);
+    }
+  });
+
+  server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {
+    const resources = await listResources(dispatcher, callerOf(extra));
+    hooks?.resourcesListed(fingerprintResources(resources));
+    return { resources };
+  });
+
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: [SKILL_TEMPLATE] }));
+
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    const caller = callerOf(extra);
+    const { uri } = request.params;
+    const target = parseSkillUri(uri);
+    if (!target) throw resourceNotFound(uri);
+    try {
+      const ns = await dispatcher.namespace(await dispatcher.viewer(caller.principal, caller.log), target.namespace);
+      const skill = ns.skills.get(target.name);
+      if (!skill) throw resourceNotFound(uri);
+      return readSkill(skill);
+    } catch (err) {
+      if (err instanceof NotFound) throw resourceNotFound(uri);
+      throw err;
+    }
+  });
+
+  return server;
+}
+
+async function resolves(dispatcher: Dispatcher, caller: RequestCaller, target: { namespace: string; fn: string }): Promise<boolean> {
+  try {
+    await dispatcher.function(await dispatcher.viewer(caller.principal, caller.log), target.namespace, target.fn);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,166 @@
+// The REST API's OpenAPI 3.1 document, made from the route table and the TypeBox schemas that also
+// validate the requests. Each operation lists every response it can give, and for each problem
+// response the stable codes it can carry (`x-problem-codes`), so a client can branch on them.
+import type { TSchema } from 'typebox';
+import { problemCodesOf, type HeaderDoc, type Route } from './define.ts';
+import { PROBLEM_CODES, type ProblemCode } from './problems.ts';
+import { COMPONENTS } from './schemas.ts';
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from '../../domain/notes/types.ts';
+
+type Json = Record<string, any>;
+
+const PROBLEM_MEDIA = 'application/problem+json';
+
+/** Plain JSON (TypeBox's hidden markers dropped), with named components replaced by $refs. */
+function toJson(schema: TSchema, refs: Map<string, string>, isRoot?: string): Json {
+  const walk = (node: unknown, top: boolean): unknown => {
+    if (Array.isArray(node)) return node.map((n) => walk(n, false));
+    if (typeof node !== 'object' || node === null) return node;
+    const name = refs.get(JSON.stringify(node));
+    if (name && !(top && name === isRoot)) return { $ref: `#/components/schemas/${name}` };
+    const out: Json = {};
+    for (const [k, v] of Object.entries(node)) out[k] = walk(v, false);
+    return out;
+  };
+  return walk(JSON.parse(JSON.stringify(schema)), true) as Json;
+}
+
+function headerParam(h: HeaderDoc): Json {
+  return { name: h.name, in: 'header', required: h.required ?? false, description: h.description, schema: h.schema };
+}
+
+function parameters(r: Route, refs: Map<string, string>): Json[] {
+  const out: Json[] = [];
+  for (const [where, schema] of [
+    ['path', r.params],
+    ['query', r.query],
+  ] as const) {
+    if (!schema) continue;
+    const json = toJson(schema, refs);
+    const required = new Set<string>(json.required ?? []);
+    for (const [name, s] of Object.entries<Json>(json.properties ?? {})) {
+      const { description, ...rest } = s;
+      out.push({
+        name,
+        in: where,
+        required: where === 'path' || required.has(name),
+        ...(description ? { description } : {}),
+        schema: rest,
+        ...(rest.type === 'array' ? { style: 'form', explode: true } : {}),
+      });
+    }
+  }
+  for (const h of r.headers ?? []) out.push(headerParam(h));
+  return out;
+}
+
+function problemResponses(codes: ProblemCode[]): Json {
+  const byStatus = new Map<number, ProblemCode[]>();
+  for (const c of codes) {
+    const s = PROBLEM_CODES[c].status;
+    byStatus.set(s, [...(byStatus.get(s) ?? []), c]);
+  }
+  const out: Json = {};
+  for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    const description = list.map((c) => `\`${c}\`: ${PROBLEM_CODES[c].about}`).join('\n\n');
+    const resp: Json = {
+      description,
+      'x-problem-codes': list,
+      content: { [PROBLEM_MEDIA]: { schema: { $ref: '#/components/schemas/Problem' } } },
+    };
+    if (status === 401)
+      resp.headers = {
+        'WWW-Authenticate': {
+          description: 'Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies.',
+          schema: { type: 'string' },
+        },
+      };
+    if (status === 412) resp.headers = { ETag: { description: 'The current version of the note.', schema: { type: 'string' } } };
+    if (status === 405) resp.headers = { Allow: { description: 'The methods this path takes.', schema: { type: 'string' } } };
+    out[String(status)] = resp;
+  }
+  return out;
+}
+
+function operation(r: Route, refs: Map<string, string>): Json {
+  const responses: Json = {};
+  for (const [status, doc] of Object.entries(r.responses)) {
+    const resp: Json = { description: doc.description };
+    const content: Json = {};
+    if (doc.schema) content['application/json'] = { schema: toJson(doc.schema, refs) };
+    for (const m of doc.media ?? [])
+      content[m] = { schema: m.startsWith('text/') ? { type: 'string' } : { type: 'string', format: 'binary' } };
+    if (Object.keys(content).length) resp.content = content;
+    if (doc.headers?.length)
+      resp.headers = Object.fromEntries(
+        doc.headers.map((h) => [h.name, { description: h.description, schema: h.schema, ...(h.required ? { required: true } : {}) }]),
+      );
+    responses[status] = resp;
+  }
+  const codes = problemCodesOf(r);
+  Object.assign(responses, problemResponses(codes));
+  const op: Json = {
+    operationId: r.id,
+    summary: r.summary,
+    ...(r.description ? { description: r.description } : {}),
+    tags: r.tags,
+    security: [{ bearer: r.scopes }],
+    'x-required-scopes': r.scopes,
+    'x-problem-codes': codes,
+  };
+  const params = parameters(r, refs);
+  if (params.length) op.parameters = params;
+  if (r.body) op.requestBody = { required: r.bodyRequired ?? true, content: { 'application/json': { schema: toJson(r.body, refs) } } };
+  op.responses = responses;
+  return op;
+}
+
+export interface OpenApiOptions {
+  version: string;
+  tags: Array<{ name: string; description: string }>;
+}
+
+export function restOpenApi(routes: Route[], opts: OpenApiOptions): Json {
+  const refs = new Map<string, string>();
+  for (const [name, schema] of Object.entries(COMPONENTS)) refs.set(JSON.stringify(schema), name);
+  const schemas: Json = {};
+  for (const [name, schema] of Object.entries(COMPONENTS)) schemas[name] = toJson(schema, refs, name);
+
+  const paths: Json = {};
+  for (const r of routes) {
+    paths[r.path] ??= {};
+    paths[r.path][r.method.toLowerCase()] = operation(r, refs);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Folio REST API',
+      version: opts.version,
+      license: { name: 'MIT', identifier: 'MIT' },
+      description: [
+        'The stable contract of Folio: the same domain services as the curl surface and the MCP server.',
+        '',
+        '- **Auth**: every operation needs `Authorization: Bearer <token>`; a token in the URL is refused. Scopes: `notes:read` for reads, `notes:write` for writes; a token without one gets 403 `missing_scope`.',
+        '- **Errors** are RFC 9457 `application/problem+json` with a stable `code` (listed per response in `x-problem-codes`); `type` is a URL explaining the code.',
+        `- **Lists** are pages: \`limit\` (default ${LIST_LIMIT_DEFAULT}, at most ${LIST_LIMIT_MAX}; larger values are clamped, and the response says so in \`limit_clamped_from\` and the \`Folio-Limit-Clamped\` header) and an opaque \`cursor\` from \`next_cursor\`.`,
+        '- **Versions**: a note\'s `ETag` is `"<version>"`. Replacing edits (title, body, tags, replace_section, PUT) need `If-Match: "<version>"` or `expected_version`: without one 428 `precondition_required`, with a stale one 412 `precondition_failed` carrying the current note. Appends and prepends need neither.',
+        "- Another user's note is 404, exactly as a note that does not exist.",
+      ].join('\n'),
+    },
+    servers: [{ url: '/api/v1' }],
+    security: [{ bearer: [] }],
+    tags: opts.tags,
+    paths,
+    components: {
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'An API token, an OAuth access token, or a short-lived token from POST /curl/call/admin/mint_curl_token. Scopes: notes:read, notes:write (or * for all).',
+        },
+      },
+      schemas,
+    },
+  };
+}

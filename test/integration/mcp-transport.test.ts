@@ -1,0 +1,327 @@
+// The HTTP rules of /mcp over real HTTP: bearer auth and its 401, the protected-resource metadata,
+// Host and Origin checks, protocol versions, sessions (random, bound to their user, dead after
+// DELETE), and the stateless mode for nodes behind a balancer.
+import t from 'tap';
+import http from 'node:http';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { startTestServer, call, createUser, FIXTURES, type TestServer } from '../helpers/server.ts';
+
+const s = await startTestServer({
+  plugins: [path.join(FIXTURES, 'basic')],
+  overrides: {
+    mcp: { mode: 'stateful', allowedOrigins: ['https://app.example.com'], allowedHosts: ['folio.internal', 'edge.example.com:8443'] },
+  },
+});
+t.teardown(() => s.close());
+const alice = await createUser(s, 'alice@example.com');
+const bob = await createUser(s, 'bob@example.com');
+
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
+const LIST = { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} };
+
+interface Raw {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  /** JSON-RPC messages in the body, SSE or JSON. */
+  messages: Array<Record<string, any>>;
+}
+
+/** A raw HTTP request with node:http, so Host can be anything. */
+function raw(
+  server: TestServer,
+  method: string,
+  opts: { token?: string; session?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Raw> {
+  const url = new URL(`${server.url}/mcp`);
+  const headers: Record<string, string> = { accept: 'application/json, text/event-stream', ...opts.headers };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.session) headers['mcp-session-id'] = opts.session;
+  const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+  if (payload !== undefined) headers['content-type'] = 'application/json';
+  return new Promise((resolve, reject) => {
+    const r = http.request({ host: url.hostname, port: url.port, path: url.pathname, method, headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => {
+        const type = res.headers['content-type'] ?? '';
+        const messages = type.includes('text/event-stream')
+          ? body
+              .split('\n')
+              .filter((l) => l.startsWith('data: '))
+              .map((l) => JSON.parse(l.slice(6)))
+          : type.includes('json') && body
+            ? [JSON.parse(body)]
+            : [];
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, messages });
+      });
+    });
+    r.on('error', reject);
+    if (payload !== undefined) r.write(payload);
+    r.end();
+  });
+}
+
+async function openSession(token: string): Promise<string> {
+  const r = await raw(s, 'POST', { token, body: INIT });
+  if (r.status !== 200) throw new Error(`initialize: ${r.status} ${r.body}`);
+  const id = r.headers['mcp-session-id'];
+  if (typeof id !== 'string') throw new Error('no session id');
+  await raw(s, 'POST', { token, session: id, body: { jsonrpc: '2.0', method: 'notifications/initialized' } });
+  return id;
+}
+
+t.test('401 without a usable token, pointing at the protected-resource metadata', async (t) => {
+  const meta = `${s.url}/.well-known/oauth-protected-resource`;
+  for (const [what, opts] of [
+    ['no token', {}],
+    ['junk', { token: 'hello' }],
+    ['unknown', { token: 'folio_api_' + 'A'.repeat(38) }],
+  ] as const) {
+    const r = await raw(s, 'POST', { ...opts, body: INIT });
+    t.equal(r.status, 401, what);
+    t.match(
+      r.headers['www-authenticate'],
+      new RegExp(`^Bearer resource_metadata="${meta.replace(/[.?]/g, '\\$&')}"`),
+      `${what}: WWW-Authenticate`,
+    );
+    t.match(r.messages[0], { jsonrpc: '2.0', error: { message: /^401 Unauthorized: / } });
+  }
+  const bad = await raw(s, 'POST', { token: 'hello', body: INIT });
+  t.match(bad.headers['www-authenticate'], /error="invalid_token"/);
+  const inUrl = await fetch(`${s.url}/mcp?access_token=${alice.token}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
+  t.equal(inUrl.status, 401, 'a token in the URL is refused, as on curl');
+  const get = await raw(s, 'GET', {});
+  t.equal(get.status, 401, 'every method needs the token');
+  const client = new Client({ name: 't', version: '1' });
+  await t.rejects(client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`))), 'the SDK client is refused too');
+});
+
+t.test('GET /.well-known/oauth-protected-resource describes /mcp (RFC 9728)', async (t) => {
+  for (const p of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
+    const r = await fetch(s.url + p);
+    t.equal(r.status, 200, p);
+    t.match(r.headers.get('content-type'), /^application\/json/);
+    t.same(await r.json(), {
+      resource: `${s.url}/mcp`,
+      resource_name: 'Folio 1.2.4',
+      authorization_servers: [],
+      bearer_methods_supported: ['header'],
+    });
+  }
+});
+
+t.test('Host: loopback with any port and the configured hosts; anything else is 403', async (t) => {
+  for (const host of ['localhost:1234', '127.0.0.1', '[::1]:80', 'folio.internal', 'folio.internal:9999', 'edge.example.com:8443']) {
+    const r = await raw(s, 'POST', { token: alice.token, body: INIT, headers: { host } });
+    t.equal(r.status, 200, `Host ${host} is answered`);
+  }
+  for (const host of [
+    'evil.example.com',
+    'evil.example.com:3000',
+    'edge.example.com',
+    '127.0.0.1.evil.example.com',
+    'localhost.evil.example.com',
+  ]) {
+    const r = await raw(s, 'POST', { token: alice.token, body: INIT, headers: { host } });
+    t.equal(r.status, 403, `Host ${host} is refused`);
+    t.match(r.messages[0], { error: { message: /Host/ } });
+  }
+  const noToken = await raw(s, 'POST', { body: INIT, headers: { host: 'evil.example.com' } });
+  t.equal(noToken.status, 403, 'refused before authentication');
+});
+
+t.test('Origin: absent, own or configured is fine; any other is 403', async (t) => {
+  const port = new URL(s.url).port;
+  for (const origin of [`http://127.0.0.1:${port}`, 'https://app.example.com']) {
+    const r = await raw(s, 'POST', { token: alice.token, body: INIT, headers: { origin } });
+    t.equal(r.status, 200, `Origin ${origin}`);
+    t.equal(r.headers['access-control-allow-origin'], origin, 'CORS for an allowed origin');
+    t.match(r.headers['access-control-expose-headers'], /Mcp-Session-Id/);
+  }
+  for (const origin of [
+    'http://evil.example.com',
+    'https://app.example.com.evil.example.com',
+    'null',
+    `http://localhost:${Number(port) + 1}`,
+  ]) {
+    const r = await raw(s, 'POST', { token: alice.token, body: INIT, headers: { origin } });
+    t.equal(r.status, 403, `Origin ${origin} is refused`);
+  }
+  const preflight = await raw(s, 'OPTIONS', { headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' } });
+  t.equal(preflight.status, 204, 'preflight of an allowed origin, without a token');
+  t.match(preflight.headers['access-control-allow-headers'], /Authorization/);
+  t.match(preflight.headers['access-control-allow-headers'], /Mcp-Session-Id/);
+  const evilPreflight = await raw(s, 'OPTIONS', { headers: { origin: 'http://evil.example.com' } });
+  t.equal(evilPreflight.status, 403);
+});
+
+t.test('MCP-Protocol-Version: a supported one is served, any other is 400', async (t) => {
+  const id = await openSession(alice.token);
+  const ok = await raw(s, 'POST', { token: alice.token, session: id, body: LIST, headers: { 'mcp-protocol-version': '2025-06-18' } });
+  t.equal(ok.status, 200);
+  for (const v of ['1900-01-01', 'not-a-version', '2025-11-25, 2025-06-18']) {
+    const r = await raw(s, 'POST', { token: alice.token, session: id, body: LIST, headers: { 'mcp-protocol-version': v } });
+    t.equal(r.status, 400, `version ${v}`);
+    t.match(r.messages[0], { error: { message: /unsupported MCP-Protocol-Version/ } });
+  }
+  const onInit = await raw(s, 'POST', { token: alice.token, body: INIT, headers: { 'mcp-protocol-version': '1900-01-01' } });
+  t.equal(onInit.status, 400, 'on initialize too, when the header is sent');
+});
+
+t.test('sessions: random ids, bound to their user, 404 for anyone else, dead after DELETE', async (t) => {
+  const ids = await Promise.all([openSession(alice.token), openSession(alice.token), openSession(bob.token)]);
+  for (const id of ids) t.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'a random (v4) UUID');
+  t.equal(new Set(ids).size, 3, 'all different');
+  const [mine, , bobs] = ids as [string, string, string];
+
+  const own = await raw(s, 'POST', { token: alice.token, session: mine, body: LIST });
+  t.equal(own.status, 200);
+  t.ok(own.messages[0]?.result?.tools?.length > 0);
+  const stolen = await raw(s, 'POST', { token: bob.token, session: mine, body: LIST });
+  const unknown = await raw(s, 'POST', { token: bob.token, session: '00000000-0000-4000-8000-000000000000', body: LIST });
+  t.equal(stolen.status, 404, "another user's token with alice's session id is refused");
+  t.equal(unknown.status, 404);
+  t.equal(stolen.body, unknown.body, 'exactly as if the session did not exist');
+  t.equal((await raw(s, 'GET', { token: bob.token, session: mine })).status, 404, 'the stream too');
+  t.equal((await raw(s, 'DELETE', { token: bob.token, session: mine })).status, 404, 'and DELETE');
+  t.equal((await raw(s, 'POST', { token: alice.token, session: mine, body: LIST })).status, 200, "alice's session is untouched");
+  t.equal((await raw(s, 'POST', { token: alice.token, session: bobs, body: LIST })).status, 404, 'both ways');
+
+  const del = await raw(s, 'DELETE', { token: alice.token, session: mine });
+  t.equal(del.status, 200);
+  const after = await raw(s, 'POST', { token: alice.token, session: mine, body: LIST });
+  t.equal(after.status, 404, 'a deleted session is gone');
+  t.equal((await raw(s, 'GET', { token: alice.token, session: mine })).status, 404);
+
+  const none = await raw(s, 'POST', { token: alice.token, body: LIST });
+  t.equal(none.status, 400, 'no session id and not initialize');
+  const again = await raw(s, 'POST', { token: alice.token, session: ids[1], body: INIT });
+  t.equal(again.status, 400, 'initialize on an open session');
+  t.equal((await raw(s, 'PUT', { token: alice.token, body: LIST })).status, 405);
+});
+
+t.test('a session opened with one token serves the same user with another', async (t) => {
+  const minted = (await call(s, alice.token, 'admin', 'mint_curl_token', { ttl_seconds: 60 })).json<{ token: string }>().token;
+  const id = await openSession(alice.token);
+  const r = await raw(s, 'POST', {
+    token: minted,
+    session: id,
+    body: { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'acme__whoami', arguments: {} } },
+  });
+  t.equal(r.status, 200);
+  t.match(
+    JSON.parse(r.messages[0]!.result.content[0].text),
+    { tokenKind: 'minted', user: { email: 'alice@example.com' } },
+    "each request acts with its own token's rights",
+  );
+});
+
+t.test('a list change told while no stream was open is told again when the stream opens', async (t) => {
+  const dora = await createUser(s, 'dora@example.com');
+  const id = await openSession(dora.token);
+  const listed = await raw(s, 'POST', { token: dora.token, session: id, body: LIST });
+  t.ok(listed.messages[0]!.result.tools.some((x: { name: string }) => x.name === 'acme__echo'));
+  const off = await call(s, s.adminToken, 'admin', 'set_namespace_access', { user_id: dora.id, namespace: 'acme', access: 'disabled' });
+  t.equal(off.status, 200);
+  await new Promise((r) => setTimeout(r, 400)); // the change is told (and missed: no stream yet)
+  const ac = new AbortController();
+  const res = await fetch(`${s.url}/mcp`, {
+    headers: { authorization: `Bearer ${dora.token}`, accept: 'text/event-stream', 'mcp-session-id': id },
+    signal: ac.signal,
+  });
+  t.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  let seen = '';
+  const until = Date.now() + 3000;
+  while (!seen.includes('notifications/tools/list_changed') && Date.now() < until) {
+    const chunk = await Promise.race([reader.read(), new Promise<undefined>((r) => setTimeout(() => r(undefined), until - Date.now()))]);
+    if (!chunk || chunk.done) break;
+    seen += new TextDecoder().decode(chunk.value);
+  }
+  ac.abort();
+  t.match(seen, /notifications\/tools\/list_changed/, 'tools/list_changed arrives on the new stream');
+  t.match(seen, /notifications\/resources\/list_changed/, 'and resources/list_changed');
+});
+
+t.test("a session's notification stream ends when the token that opened it expires", async (t) => {
+  const minted = (await call(s, alice.token, 'admin', 'mint_curl_token', { ttl_seconds: 2 })).json<{ token: string }>().token;
+  const id = await openSession(minted);
+  const started = Date.now();
+  const stream = await raw(s, 'GET', { token: minted, session: id, headers: { accept: 'text/event-stream' } });
+  t.equal(stream.status, 200, 'the GET stream opened');
+  const lasted = Date.now() - started;
+  t.ok(lasted < 4000, `and was closed by the server at expiry (after ${lasted} ms)`);
+  const again = await raw(s, 'GET', { token: minted, session: id, headers: { accept: 'text/event-stream' } });
+  t.equal(again.status, 401, 'the expired token cannot reopen it');
+});
+
+t.test('stateless mode: tools/list and tools/call without a session, on any node', async (t) => {
+  const sl = await startTestServer({
+    plugins: [path.join(FIXTURES, 'basic')],
+    overrides: { mcp: { mode: 'stateless', allowedOrigins: [], allowedHosts: [] } },
+  });
+  t.teardown(() => sl.close());
+  const carol = await createUser(sl, 'carol@example.com');
+
+  const list = await raw(sl, 'POST', { token: carol.token, body: LIST, headers: { 'mcp-protocol-version': '2025-11-25' } });
+  t.equal(list.status, 200, 'tools/list with no initialize and no session');
+  t.equal(list.headers['mcp-session-id'], undefined);
+  t.ok(list.messages[0]!.result.tools.some((x: { name: string }) => x.name === 'acme__echo'));
+  const echo = await raw(sl, 'POST', {
+    token: carol.token,
+    body: { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'acme__echo', arguments: { text: 'hi', times: 3 } } },
+  });
+  t.equal(echo.messages[0]!.result.content[0].text, 'hihihi');
+  const unauth = await raw(sl, 'POST', { body: LIST });
+  t.equal(unauth.status, 401, 'the same auth');
+  const get = await raw(sl, 'GET', { token: carol.token });
+  t.equal(get.status, 405, 'no server-sent stream');
+  t.equal(get.headers.allow, 'POST');
+
+  const transport = new StreamableHTTPClientTransport(new URL(`${sl.url}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${carol.token}` } },
+  });
+  const client = new Client({ name: 't', version: '1' });
+  await client.connect(transport);
+  t.teardown(() => client.close());
+  t.equal(transport.sessionId, undefined, 'the SDK client works without a session');
+  t.notOk(client.getServerCapabilities()?.tools?.listChanged, 'and is not promised list_changed');
+  const r = (await client.callTool({ name: 'acme__echo', arguments: { text: 'ok' } })) as CallToolResult;
+  t.equal((r.content[0] as { text: string }).text, 'ok');
+  const err = (await client.callTool({ name: 'acme__echo', arguments: {} })) as CallToolResult;
+  t.equal(err.isError, true);
+  t.equal((err.content[0] as { text: string }).text, (await call(sl, carol.token, 'acme', 'echo', {})).text, 'errors read as on curl');
+
+  // Closing the request is how a stateless client cancels.
+  const before = JSON.parse((await call(sl, carol.token, 'acme', 'aborted_count')).text).aborted as number;
+  const ac = new AbortController();
+  const slow = fetch(`${sl.url}/mcp`, {
+    method: 'POST',
+    signal: ac.signal,
+    headers: { authorization: `Bearer ${carol.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'acme__slow', arguments: { ms: 20000 } } }),
+  }).then((res) => res.text());
+  await new Promise((r) => setTimeout(r, 300));
+  ac.abort();
+  await slow.catch(() => {});
+  let after = before;
+  for (let i = 0; i < 80 && after === before; i++) {
+    await new Promise((r) => setTimeout(r, 25));
+    after = JSON.parse((await call(sl, carol.token, 'acme', 'aborted_count')).text).aborted as number;
+  }
+  t.equal(after, before + 1, "the handler's signal fired when the request closed");
+});

@@ -1,0 +1,455 @@
+// The MCP surface over real HTTP with the SDK's own Client and StreamableHTTPClientTransport:
+// tools are exactly what curl help shows each user, calls answer what POST /curl/call answers,
+// skills are resources, and changes reach connected clients live.
+import t, { type Test } from 'tap';
+import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  LoggingMessageNotificationSchema,
+  McpError,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
+import { startTestServer, req, call, createUser, FIXTURES, type Reply } from '../helpers/server.ts';
+
+const s = await startTestServer({
+  plugins: [path.join(FIXTURES, 'basic'), path.join(FIXTURES, 'gated'), path.join(FIXTURES, 'typed'), path.join(FIXTURES, 'mcp/extra')],
+  overrides: {
+    limits: {
+      responseBytes: 4096,
+      responseHardCapBytes: 262144,
+      requestBytes: 65536,
+      jsonDepth: 32,
+      handlerTimeoutMs: 8000,
+      visibleTimeoutMs: 100,
+    },
+  },
+});
+t.teardown(() => s.close());
+const admin = s.adminToken;
+const alice = await createUser(s, 'alice@example.com');
+const sam = await createUser(s, 'sam@example.com', ['staff']);
+
+const setAccess = async (userId: string, namespace: string, access: 'enabled' | 'disabled' | 'default') => {
+  const r = await call(s, admin, 'admin', 'set_namespace_access', { user_id: userId, namespace, access });
+  if (r.status !== 200) throw new Error(`set_namespace_access: ${r.status} ${r.text}`);
+};
+
+interface Connected {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  /** Resolves once the server-sent GET stream (the notification channel) is open. */
+  streamOpen: Promise<void>;
+  counts: { tools: number; resources: number; logs: number };
+  /** Resolves on the next notification of that kind. */
+  next(kind: 'tools' | 'resources'): Promise<void>;
+}
+
+async function connect(token: string): Promise<Connected> {
+  let opened!: () => void;
+  const streamOpen = new Promise<void>((r) => (opened = r));
+  const transport = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    // Only to learn when the GET stream is up; the request goes out unchanged.
+    fetch: async (url, init) => {
+      const res = await fetch(url, init);
+      if ((init?.method ?? 'GET') === 'GET' && res.ok) opened();
+      return res;
+    },
+  });
+  const client = new Client({ name: 'folio-test', version: '1.0.0' });
+  const counts = { tools: 0, resources: 0, logs: 0 };
+  const waiters: Record<'tools' | 'resources', Array<() => void>> = { tools: [], resources: [] };
+  client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+    counts.tools++;
+    for (const w of waiters.tools.splice(0)) w();
+  });
+  client.setNotificationHandler(ResourceListChangedNotificationSchema, async () => {
+    counts.resources++;
+    for (const w of waiters.resources.splice(0)) w();
+  });
+  client.setNotificationHandler(LoggingMessageNotificationSchema, async () => {
+    counts.logs++;
+  });
+  await client.connect(transport);
+  t.teardown(() => client.close().catch(() => {}));
+  return { client, transport, streamOpen, counts, next: (kind) => new Promise<void>((r) => waiters[kind].push(r)) };
+}
+
+const within = <T>(p: Promise<T>, ms: number, what: string) =>
+  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms))]);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
+const mcpError = async (p: Promise<unknown>): Promise<McpError> => {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof McpError) return err;
+    throw err;
+  }
+  throw new Error('expected an MCP error');
+};
+
+/** Every (namespace, function) the registry has, hidden ones included. */
+function everyFunction(): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const ns of s.folio.registry.snapshot.namespaces.values()) for (const fn of ns.functions.keys()) out.push([ns.name, fn]);
+  return out;
+}
+
+t.test('tools are exactly the functions whose curl help answers 200, per user', async (t) => {
+  // staff is hidden from alice by its visible rule; mcpx is switched off for sam by an operator.
+  await setAccess(sam.id, 'mcpx', 'disabled');
+  t.teardown(() => setAccess(sam.id, 'mcpx', 'default'));
+  const lists: Record<string, string[]> = {};
+  for (const [who, token] of [
+    ['alice', alice.token],
+    ['sam', sam.token],
+  ] as const) {
+    const { client } = await connect(token);
+    const listed = new Set((await client.listTools()).tools.map((tool) => tool.name));
+    const expected: string[] = [];
+    for (const [ns, fn] of everyFunction()) {
+      const help = await req(s, 'GET', `/curl/help/${ns}/${fn}`, { token });
+      if (help.status === 200) expected.push(`${ns}__${fn}`);
+      else t.equal(help.status, 404, `${who}: ${ns}.${fn} help is 200 or 404`);
+    }
+    t.same([...listed].sort(), expected.sort(), `${who}: tools/list = the functions /curl/help answers for`);
+    lists[who] = [...listed];
+  }
+  t.ok(lists.alice!.includes('mcpx__count') && !lists.sam!.includes('mcpx__count'), 'the toggled namespace differs');
+  t.ok(lists.sam!.includes('staff__ping') && !lists.alice!.includes('staff__ping'), 'the rule-gated namespace differs');
+  t.notOk(
+    lists.alice!.some((n) => n.startsWith('throws__') || n.startsWith('hangs__')),
+    'rules that throw or hang hide',
+  );
+  t.ok(lists.sam!.includes('staff__purge'), 'visible but not entitled is listed, as help lists it (calling it is the 403)');
+  for (const name of [...lists.alice!, ...lists.sam!]) t.match(name, /^[a-zA-Z0-9_-]{1,64}$/, `${name} suits strict clients`);
+  t.ok(lists.alice!.includes('edge___ping'), 'a namespace ending in _ still maps one way');
+});
+
+t.test("a tool carries the function's help text, examples included, and its schemas", async (t) => {
+  const { client } = await connect(alice.token);
+  const tools = new Map((await client.listTools()).tools.map((tool) => [tool.name, tool] as [string, Tool]));
+  const echo = tools.get('acme__echo')!;
+  const help = await req(s, 'GET', '/curl/help/acme/echo?examples=true', { token: alice.token });
+  // Same text up to the examples, except how to lower the budget on each surface.
+  const [helpBody] = help.text.split('\nEXAMPLES\n');
+  const [toolBody, toolExamples] = echo.description!.split('\nEXAMPLES\n');
+  t.equal(
+    toolBody,
+    helpBody!.replace('add "max_bytes_llm": N to the body', 'add "max_bytes_llm": N to the arguments (or to the request\'s _meta)'),
+  );
+  t.match(toolExamples, /# twice\n {2}\{"name":"acme__echo","arguments":\{"text":"it's","times":2\}\}/, 'examples as tools/call params');
+  const fn = s.folio.registry.snapshot.namespaces.get('acme')!.functions.get('echo')!;
+  const { max_bytes_llm, ...own } = echo.inputSchema.properties as Record<string, unknown>;
+  t.same({ ...echo.inputSchema, properties: own }, fn.args, "inputSchema is the function's args schema");
+  t.match(max_bytes_llm, { type: 'integer', minimum: 1 }, 'plus the budget argument every tool takes');
+  t.same(
+    echo.outputSchema,
+    { type: 'object', properties: { result: { type: 'string' } }, required: ['result'] },
+    'a non-object return is wrapped',
+  );
+  t.same(tools.get('mcpx__count')!.outputSchema, s.folio.registry.snapshot.namespaces.get('mcpx')!.functions.get('count')!.returns);
+  t.notOk(tools.get('acme__noop')!.outputSchema, 'no returns, no outputSchema');
+});
+
+/** Same outcome on both surfaces: the MCP text is the curl body, isError exactly when curl is not 200. */
+function sameAnswer(t: Test, mcp: CallToolResult, curl: Reply, what: string, mask = (x: string) => x) {
+  t.equal(mcp.isError === true, curl.status !== 200, `${what}: isError iff curl answers ${curl.status}`);
+  t.equal(mask(text(mcp)), mask(curl.text), `${what}: same text as curl (${curl.status})`);
+}
+
+t.test('calls answer what POST /curl/call answers: text, JSON, 400, 403, 404, 409, 413, 500', async (t) => {
+  const a = await connect(alice.token);
+  const b = await connect(sam.token);
+  const uuid = (x: string) => x.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>');
+  const cases: Array<[string, Connected, string, string, string, Record<string, unknown>]> = [
+    ['text', a, alice.token, 'acme', 'echo', { text: 'hi', times: 2 }],
+    ['json', a, alice.token, 'acme', 'noop', {}],
+    ['400', a, alice.token, 'acme', 'echo', { text: 5, times: 0, extra: true }],
+    ['400 server supplies the user', a, alice.token, 'acme', 'noop', { user: 'admin@localhost' }],
+    ['403 role', b, sam.token, 'staff', 'purge', {}],
+    ['403 admin only', a, alice.token, 'admin', 'create_user', { email: 'x@example.com' }],
+    ['413', a, alice.token, 'acme', 'big', { size: 5000 }],
+    ['413 lowered', a, alice.token, 'acme', 'big', { size: 3000, max_bytes_llm: 1000 }],
+    ['400 bad budget', a, alice.token, 'acme', 'noop', { max_bytes_llm: 0 }],
+    ['404 raised by the handler (a result, not an unknown tool)', a, alice.token, 'errs', 'missing', {}],
+    ['400 raised by the handler', a, alice.token, 'errs', 'bad', {}],
+    ['403 raised by the handler', a, alice.token, 'errs', 'nope', {}],
+    ['409 raised by the handler', a, alice.token, 'errs', 'stale', {}],
+    ['500', a, alice.token, 'acme', 'boom', {}],
+    ['500 not JSON', a, alice.token, 'acme', 'circular', {}],
+  ];
+  for (const [what, c, token, ns, fn, args] of cases) {
+    const viaMcp = (await c.client.callTool({ name: `${ns}__${fn}`, arguments: args })) as CallToolResult;
+    const viaCurl = await call(s, token, ns, fn, args);
+    sameAnswer(t, viaMcp, viaCurl, what, uuid);
+  }
+  const noop = (await a.client.callTool({ name: 'acme__noop' })) as CallToolResult;
+  t.same(JSON.parse(text(noop)), { ok: true });
+  const boom = (await a.client.callTool({ name: 'acme__boom' })) as CallToolResult;
+  t.notMatch(text(boom), /secret|\/srv\/folio/, 'no handler detail leaks');
+  const count = await a.client.callTool({ name: 'mcpx__count', arguments: { steps: 1, ms: 0 } });
+  t.same(count.structuredContent, { counted: 1 }, 'structuredContent where returns is an object');
+  const tags = await a.client.callTool({ name: 'mcpx__tags' });
+  t.same(tags.structuredContent, { result: ['a', 'b'] }, 'wrapped where returns is not an object');
+});
+
+t.test('the byte budget can also come in _meta; the lower one wins, none raises', async (t) => {
+  const { client } = await connect(alice.token);
+  const meta = (await client.callTool({ name: 'acme__big', arguments: { size: 3000 }, _meta: { max_bytes_llm: 1000 } })) as CallToolResult;
+  t.equal(meta.isError, true);
+  t.match(text(meta), /ceiling of 1000 bytes/);
+  const both = (await client.callTool({
+    name: 'acme__big',
+    arguments: { size: 3000, max_bytes_llm: 2000 },
+    _meta: { max_bytes_llm: 1500 },
+  })) as CallToolResult;
+  t.match(text(both), /ceiling of 1500 bytes/);
+  const raise = (await client.callTool({
+    name: 'acme__big',
+    arguments: { size: 5000 },
+    _meta: { max_bytes_llm: 100000 },
+  })) as CallToolResult;
+  t.match(text(raise), /ceiling of 4096 bytes/, 'never raises');
+  const fits = (await client.callTool({ name: 'acme__big', arguments: { size: 100 }, _meta: { max_bytes_llm: 1000 } })) as CallToolResult;
+  t.notOk(fits.isError);
+});
+
+t.test('a hidden tool and an absent one are the same unknown-tool error', async (t) => {
+  const { client } = await connect(alice.token);
+  const hidden = await mcpError(client.callTool({ name: 'staff__ping' }));
+  const absent = await mcpError(client.callTool({ name: 'nosuch__ping' }));
+  const noFn = await mcpError(client.callTool({ name: 'acme__nope' }));
+  const dotted = await mcpError(client.callTool({ name: 'acme.echo' }));
+  for (const e of [hidden, absent, noFn, dotted]) t.equal(e.code, -32602, "JSON-RPC invalid params, the spec's unknown tool");
+  t.equal(hidden.message.replace('staff__ping', 'X'), absent.message.replace('nosuch__ping', 'X'), 'same words');
+  t.match(hidden.message, /Unknown tool: staff__ping/);
+  const asSam = (await (await connect(sam.token)).client.callTool({ name: 'staff__ping' })) as CallToolResult;
+  t.equal(text(asSam), 'pong', 'callable by whoever can see it');
+});
+
+t.test('binary answers: image content and embedded resources', async (t) => {
+  const { client } = await connect(alice.token);
+  const png = (await client.callTool({ name: 'acme__file' })) as CallToolResult;
+  t.match(png.content[0], { type: 'image', mimeType: 'image/png' });
+  t.same([...Buffer.from((png.content[0] as { data: string }).data, 'base64')], [0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]);
+  const csv = (await client.callTool({ name: 'mcpx__csv' })) as CallToolResult;
+  t.match(csv.content[0], { type: 'resource', resource: { mimeType: 'text/csv', text: 'id,name\n1,Ada\n', uri: /people\.csv$/ } });
+  const blob = (await client.callTool({ name: 'mcpx__blob' })) as CallToolResult;
+  const r = (blob.content[0] as { resource: { blob: string; mimeType: string } }).resource;
+  t.equal(r.mimeType, 'application/octet-stream');
+  t.same([...Buffer.from(r.blob, 'base64')], [0, 1, 2, 250, 251, 252]);
+});
+
+t.test('skills are resources, listed and read by the same gating as /curl/skill', async (t) => {
+  const erin = await createUser(s, 'erin@example.com');
+  await setAccess(erin.id, 'acme', 'disabled');
+  for (const [who, token] of [
+    ['alice', alice.token],
+    ['erin', erin.token],
+  ] as const) {
+    const { client } = await connect(token);
+    const listed = (await client.listResources()).resources;
+    const expected: string[] = [];
+    for (const ns of s.folio.registry.snapshot.namespaces.values())
+      for (const name of ns.skills.keys()) {
+        const r = await req(s, 'GET', `/curl/skill/${ns.name}/${name}`, { token });
+        if (r.status === 200) expected.push(`skill://${ns.name}/${name}`);
+      }
+    t.same(listed.map((r) => r.uri).sort(), expected.sort(), `${who}: the guides /curl/skill serves`);
+    for (const r of listed) t.equal(r.mimeType, 'text/markdown');
+  }
+  const a = (await connect(alice.token)).client;
+  const read = await a.readResource({ uri: 'skill://acme/how_it_works' });
+  const curl = await req(s, 'GET', '/curl/skill/acme/how_it_works', { token: alice.token });
+  t.equal((read.contents[0] as { text: string }).text, curl.text, 'the same guide as curl');
+  const e = (await connect(erin.token)).client;
+  const hidden = await mcpError(e.readResource({ uri: 'skill://acme/how_it_works' }));
+  const missing = await mcpError(e.readResource({ uri: 'skill://acme/nope' }));
+  const absent = await mcpError(e.readResource({ uri: 'skill://nosuch/how_it_works' }));
+  for (const err of [hidden, missing, absent]) t.equal(err.code, -32002, 'resource not found');
+  t.equal(hidden.message.replace('acme/how_it_works', 'X'), absent.message.replace('nosuch/how_it_works', 'X'), 'hidden reads like absent');
+  t.same(
+    (await a.listResourceTemplates()).resourceTemplates.map((x) => x.uriTemplate),
+    ['skill://{namespace}/{name}'],
+  );
+});
+
+t.test('live: a plugin dropped in mid-session, then removed, reaches the client as list_changed', async (t) => {
+  const c = await connect(alice.token);
+  await within(c.streamOpen, 5000, 'GET stream');
+  t.notOk((await c.client.listTools()).tools.some((x) => x.name === 'fresh__hello'));
+  const dir = path.join(s.scratchPlugins, 'fresh');
+  const added = c.next('tools');
+  await mkdir(dir, { recursive: true });
+  await writeFile(
+    path.join(dir, 'index.mjs'),
+    `export default { namespace: 'fresh', description: 'New.', functions: { hello: { description: 'Say hello.', handler: () => 'hello' } } };`,
+  );
+  await within(added, 5000, 'tools/list_changed after adding a plugin');
+  t.ok(
+    (await c.client.listTools()).tools.some((x) => x.name === 'fresh__hello'),
+    'listed without a reconnect',
+  );
+  t.equal(text(await c.client.callTool({ name: 'fresh__hello' })), 'hello', 'and callable');
+  t.ok(c.counts.logs >= 1, 'a log message says what changed');
+
+  const edited = c.next('tools');
+  await writeFile(
+    path.join(dir, 'index.mjs'),
+    `export default { namespace: 'fresh', description: 'New.', functions: { hello: { description: 'Say hello, politely.', handler: () => 'hello!' } } };`,
+  );
+  await within(edited, 5000, 'tools/list_changed after an edit');
+  t.match((await c.client.listTools()).tools.find((x) => x.name === 'fresh__hello')!.description, /politely/);
+
+  const removed = c.next('tools');
+  await rm(dir, { recursive: true, force: true });
+  await within(removed, 5000, 'tools/list_changed after removing the plugin');
+  t.notOk((await c.client.listTools()).tools.some((x) => x.name === 'fresh__hello'));
+  t.equal((await mcpError(c.client.callTool({ name: 'fresh__hello' }))).code, -32602, 'gone: unknown tool');
+});
+
+t.test('set_namespace_access reaches that user only, tools and guides alike', async (t) => {
+  const a = await connect(alice.token);
+  const b = await connect(sam.token);
+  await Promise.all([within(a.streamOpen, 5000, 'GET a'), within(b.streamOpen, 5000, 'GET b')]);
+  await Promise.all([a.client.listTools(), b.client.listTools(), a.client.listResources(), b.client.listResources()]);
+  const before = { ...b.counts };
+  const tools = a.next('tools');
+  const resources = a.next('resources');
+  await setAccess(alice.id, 'acme', 'disabled');
+  await within(Promise.all([tools, resources]), 5000, "alice's list_changed");
+  t.notOk(
+    (await a.client.listTools()).tools.some((x) => x.name.startsWith('acme__')),
+    'acme is gone for alice',
+  );
+  t.notOk((await a.client.listResources()).resources.some((r) => r.uri.startsWith('skill://acme/')));
+  await sleep(400);
+  t.same(
+    { tools: b.counts.tools, resources: b.counts.resources },
+    { tools: before.tools, resources: before.resources },
+    'sam heard nothing',
+  );
+  t.ok(
+    (await b.client.listTools()).tools.some((x) => x.name === 'acme__echo'),
+    'and still has acme',
+  );
+  const back = a.next('tools');
+  await setAccess(alice.id, 'acme', 'default');
+  await within(back, 5000, 'list_changed when access returns to the rule');
+});
+
+t.test('cancelling a call aborts the handler signal', async (t) => {
+  const { client } = await connect(alice.token);
+  const count = async () => JSON.parse(text(await client.callTool({ name: 'acme__aborted_count' }))).aborted as number;
+  const before = await count();
+  const ac = new AbortController();
+  const started = Date.now();
+  const pending = client.callTool({ name: 'acme__slow', arguments: { ms: 20000 } }, undefined, { signal: ac.signal }).then(
+    () => 'finished',
+    () => 'rejected',
+  );
+  await sleep(300);
+  ac.abort('changed my mind');
+  t.equal(await pending, 'rejected', 'the client stops waiting');
+  let after = before;
+  for (let i = 0; i < 80 && after === before; i++) {
+    await sleep(25);
+    after = await count();
+  }
+  t.equal(after, before + 1, 'the handler saw its signal fire');
+  t.ok(Date.now() - started < 5000, 'long before the handler timeout');
+  t.equal(text(await client.callTool({ name: 'acme__echo', arguments: { text: 'still here' } })), 'still here', 'the session carries on');
+});
+
+t.test('progress reported by a handler reaches the client', async (t) => {
+  const { client } = await connect(alice.token);
+  const seen: Array<{ progress: number; total?: number | undefined; message?: string | undefined }> = [];
+  const r = await client.callTool({ name: 'mcpx__count', arguments: { steps: 4, ms: 40 } }, undefined, { onprogress: (p) => seen.push(p) });
+  t.same(r.structuredContent, { counted: 4 });
+  t.ok(seen.length >= 3, `several notifications (${seen.length})`);
+  t.ok(
+    seen.every((p, i) => i === 0 || p.progress > seen[i - 1]!.progress),
+    'strictly increasing',
+  );
+  t.same(seen.at(-1), { progress: 4, total: 4, message: 'step 4 of 4' });
+  const quiet = await client.callTool({ name: 'mcpx__count', arguments: { steps: 2, ms: 0 } });
+  t.same(quiet.structuredContent, { counted: 2 }, 'without a progress token, ctx.progress is a no-op');
+});
+
+/** POST one JSON-RPC message on a session; the messages of the answer (SSE or JSON). */
+async function rpc(token: string, session: string, message: object): Promise<Array<Record<string, any>>> {
+  const res = await fetch(`${s.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': session,
+      'mcp-protocol-version': '2025-11-25',
+    },
+    body: JSON.stringify(message),
+  });
+  const body = await res.text();
+  if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return [JSON.parse(body)];
+  return body
+    .split('\n')
+    .filter((l) => l.startsWith('data: '))
+    .map((l) => JSON.parse(l.slice(6)));
+}
+
+t.test('two clients sending the same JSON-RPC ids at once each get only their own answers', async (t) => {
+  const a = await connect(alice.token);
+  const b = await connect(sam.token);
+  const rounds = 15;
+  const jobs: Array<Promise<[string, Array<Record<string, any>>]>> = [];
+  for (let i = 0; i < rounds; i++) {
+    for (const [who, token, c] of [
+      ['alice', alice.token, a],
+      ['sam', sam.token, b],
+    ] as const) {
+      const msg = { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'acme__echo', arguments: { text: `${who}-${i}` } } };
+      jobs.push(rpc(token, c.transport.sessionId!, msg).then((m) => [`${who}-${i}`, m]));
+    }
+  }
+  let ok = 0;
+  for (const [want, messages] of await Promise.all(jobs)) {
+    const answers = messages.filter((m) => 'result' in m || 'error' in m);
+    if (answers.length === 1 && answers[0]!.result?.content?.[0]?.text === want && answers[0]!.id === Number(want.split('-')[1])) ok++;
+    else t.fail(`${want}: got ${JSON.stringify(messages)}`);
+  }
+  t.equal(ok, rounds * 2, 'every request got exactly its own answer');
+  // The SDK clients number their requests the same way; they do not cross either.
+  const both = await Promise.all([
+    ...Array.from({ length: 10 }, (_, i) => a.client.callTool({ name: 'acme__echo', arguments: { text: `a${i}` } })),
+    ...Array.from({ length: 10 }, (_, i) => b.client.callTool({ name: 'acme__echo', arguments: { text: `b${i}` } })),
+  ]);
+  t.same(
+    both.map((r) => text(r)),
+    [...Array.from({ length: 10 }, (_, i) => `a${i}`), ...Array.from({ length: 10 }, (_, i) => `b${i}`)],
+  );
+});
+
+t.test('the connection example of docs/mcp.md runs as written', async (t) => {
+  const doc = await readFile(path.join(PACKAGE_ROOT, 'docs/mcp.md'), 'utf8');
+  const m = /<!-- tested: test\/integration\/mcp\.test\.ts -->\s*```ts\n([\s\S]*?)\n```/.exec(doc);
+  t.ok(m, 'the doc has the tested example');
+  const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) =>
+    execFile(
+      process.execPath,
+      ['--input-type=module-typescript', '-e', m![1]!],
+      { cwd: PACKAGE_ROOT, env: { ...process.env, FOLIO_URL: s.url, FOLIO_TOKEN: alice.token }, timeout: 30000 },
+      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve({ stdout })),
+    ),
+  );
+  t.match(stdout, /^acme__echo$/m, 'it lists the tools');
+  t.match(stdout, /token: 'folio_mnt_/, 'and calls one');
+});

@@ -1,0 +1,170 @@
+// The REST API's machine description and pages: the OpenAPI 3.1 document is valid (Redocly's strict
+// ruleset: structure, every $ref resolves, every operation has responses), made from the same
+// route table as the router, and lists each operation's problem codes; the docs pages are served by
+// Folio with no outside asset; problem type URLs explain their code.
+import t from 'tap';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
+import { startTestServer, req } from '../helpers/server.ts';
+import { PROBLEM_CODES } from '../../core/surfaces/rest/problems.ts';
+
+const s = await startTestServer();
+t.teardown(() => s.close());
+
+const r = await req(s, 'GET', '/api/v1/openapi.json');
+const doc = r.json();
+
+t.test('served without a token, OpenAPI 3.1, the package version, no user data', async (t) => {
+  t.equal(r.status, 200);
+  t.match(r.headers.get('content-type'), /^application\/json/);
+  t.equal(doc.openapi, '3.1.0');
+  t.equal(doc.info.version, '1.2.4');
+  t.same(doc.servers, [{ url: '/api/v1' }]);
+  t.same(doc.components.securitySchemes.bearer, {
+    type: 'http',
+    scheme: 'bearer',
+    description: doc.components.securitySchemes.bearer.description,
+  });
+  t.same(doc.security, [{ bearer: [] }]);
+});
+
+t.test("Redocly's recommended-strict ruleset finds no problem", async (t) => {
+  const config = await createConfig({ extends: ['recommended-strict'] } as never);
+  const problems = await lintFromString({ source: r.text, absoluteRef: `${s.url}/api/v1/openapi.json`, config });
+  t.same(
+    problems.map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`),
+    [],
+  );
+});
+
+t.test('every $ref resolves; every operation has an id, a summary, security, responses and its problem codes', async (t) => {
+  const refs: string[] = [];
+  const walk = (n: unknown) => {
+    if (Array.isArray(n)) n.forEach(walk);
+    else if (n && typeof n === 'object')
+      for (const [k, v] of Object.entries(n)) {
+        if (k === '$ref') refs.push(v as string);
+        else walk(v);
+      }
+  };
+  walk(doc);
+  t.ok(refs.length > 20, `${refs.length} refs`);
+  for (const ref of new Set(refs)) {
+    t.match(ref, /^#\//, `${ref} is local`);
+    const target = ref
+      .slice(2)
+      .split('/')
+      .reduce((o: any, k) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+    t.ok(target, `${ref} resolves`);
+  }
+  const ids = new Set<string>();
+  const ops = Object.entries<any>(doc.paths).flatMap(([p, item]) => Object.entries<any>(item).map(([m, op]) => ({ p, m, op })));
+  t.equal(ops.length, 16, 'sixteen notetaker operations');
+  for (const { p, m, op } of ops) {
+    const what = `${m.toUpperCase()} ${p}`;
+    t.ok(op.operationId && !ids.has(op.operationId), `${what}: unique operationId`);
+    ids.add(op.operationId);
+    t.ok(op.summary, `${what}: summary`);
+    t.same(op.tags, ['notetaker'], `${what}: tag`);
+    t.ok(op.security[0].bearer.length > 0, `${what}: names its scopes`);
+    t.ok(
+      Object.keys(op.responses).some((c) => /^2/.test(c)),
+      `${what}: a success response`,
+    );
+    const codes: string[] = op['x-problem-codes'];
+    t.ok(
+      codes.includes('unauthenticated') && codes.includes('internal') && codes.includes('missing_scope'),
+      `${what}: the codes every operation has`,
+    );
+    for (const code of codes) {
+      const status = String(PROBLEM_CODES[code as keyof typeof PROBLEM_CODES].status);
+      const resp = op.responses[status];
+      t.ok(resp?.['x-problem-codes']?.includes(code), `${what}: ${code} listed under ${status}`);
+      t.equal(resp.content['application/problem+json'].schema.$ref, '#/components/schemas/Problem');
+    }
+    for (const [status, resp] of Object.entries<any>(op.responses))
+      if (Number(status) >= 400)
+        t.ok(
+          resp['x-problem-codes'].every((c: string) => codes.includes(c)),
+          `${what} ${status}: codes in the operation's list`,
+        );
+    for (const param of (op.parameters ?? []).filter((x: any) => x.in === 'path'))
+      t.ok(p.includes(`{${param.name}}`), `${what}: path parameter ${param.name} is in the path`);
+  }
+  const edit = doc.paths['/notetaker/notes/{id}'].patch;
+  t.same(edit.responses['412']['x-problem-codes'], ['precondition_failed']);
+  t.same(edit.responses['428']['x-problem-codes'], ['precondition_required']);
+  t.same(edit.responses['400']['x-problem-codes'].sort(), ['bad_request', 'validation_failed']);
+  t.ok(edit.parameters.some((x: any) => x.in === 'header' && x.name === 'If-Match'));
+  const list = doc.paths['/notetaker/notes'].get;
+  const limit = list.parameters.find((x: any) => x.name === 'limit');
+  t.match(limit, { in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 20 } });
+  t.match(limit.description, /at most 100/);
+  t.ok(list.responses['200'].headers['Folio-Limit-Clamped']);
+  t.same(list.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/NotePage' });
+  t.ok(doc.paths['/notetaker/reports'].post.responses['200'].content['application/pdf']);
+});
+
+t.test('the document is the route table: every documented operation is routed, and nothing else is', async (t) => {
+  for (const [p, item] of Object.entries<any>(doc.paths)) {
+    for (const m of Object.keys(item)) {
+      const path = p.replace('{id}', '00000000-0000-4000-8000-000000000000').replace('{version}', '1');
+      const res = await req(s, m.toUpperCase(), `/api/v1${path}`);
+      t.equal(res.status, 401, `${m.toUpperCase()} ${p} is routed and needs a token`);
+    }
+  }
+});
+
+t.test('/docs and /redoc: served by Folio, no CDN, assets load, CSP keeps them local', async (t) => {
+  for (const page of ['/api/v1/docs', '/api/v1/redoc']) {
+    const res = await req(s, 'GET', page);
+    t.equal(res.status, 200, page);
+    t.match(res.headers.get('content-type'), /^text\/html/);
+    t.match(res.text, /\/api\/v1\/openapi\.json/);
+    t.notMatch(res.text, /https?:\/\//, `${page}: no absolute URL, no CDN`);
+    t.match(res.headers.get('content-security-policy'), /connect-src 'self'/);
+    const assets = [...res.text.matchAll(/(?:src|href)="(\/[^"]+)"/g)].map((m) => m[1]!);
+    t.ok(assets.length > 0);
+    for (const a of assets) {
+      const got = await fetch(s.url + a);
+      t.equal(got.status, 200, `${a} is served`);
+      t.match(got.headers.get('content-type'), /javascript|css/);
+      const text = await got.text();
+      t.notMatch(text, /cdn\.redoc\.ly/, `${a}: no asset from a CDN`);
+    }
+  }
+});
+
+t.test('problem type URLs explain their code', async (t) => {
+  const res = await req(s, 'GET', '/api/v1/problems/precondition_failed');
+  t.equal(res.status, 200);
+  t.match(res.text, /precondition_failed/);
+  t.match(res.text, /412/);
+  const all = await req(s, 'GET', '/api/v1/problems');
+  for (const code of Object.keys(PROBLEM_CODES)) t.match(all.text, new RegExp(`id="${code}"`));
+  const unknown = await req(s, 'GET', '/api/v1/problems/nonsense');
+  t.equal(unknown.status, 404);
+  t.equal(unknown.json().code, 'not_found');
+});
+
+t.test('docs/rest.md shows every operation and explains every problem code', async (t) => {
+  const md = await readFile(path.join(PACKAGE_ROOT, 'docs/rest.md'), 'utf8');
+  for (const [p, item] of Object.entries<any>(doc.paths)) {
+    for (const m of Object.keys(item)) {
+      const pattern = p
+        .replace(/\{id\}/g, '$ID')
+        .replace(/\{version\}/g, '\\d+')
+        .replace(/[.?]/g, '\\$&')
+        .replace(/\$ID/g, '\\$ID');
+      const method = m.toUpperCase();
+      const re =
+        method === 'GET'
+          ? new RegExp(`curl -s[^\\n]*"\\$FOLIO/api/v1${pattern}[?"]`)
+          : new RegExp(`-X ${method} "\\$FOLIO/api/v1${pattern}"`);
+      t.match(md, re, `${method} ${p} has a curl example`);
+    }
+  }
+  for (const code of Object.keys(PROBLEM_CODES)) t.match(md, `\`${code}\``, `${code} is explained`);
+});

@@ -1,0 +1,190 @@
+// Notes reports against a real database (PGlite, or the PostgreSQL server in DATABASE_URL): the
+// three formats, the three groupings, action items, selection, save_as_note, and streaming.
+import t from 'tap';
+import { BadArguments } from '../../core/kernel/errors.ts';
+import { NotesServiceImpl } from '../../core/domain/notes/service.ts';
+import { buildNote, openNotesFixture, readAll } from '../helpers/notes.ts';
+
+const fx = await openNotesFixture(t);
+const { notes } = fx;
+const setUpdated = (id: string, at: string) =>
+  fx.db.orm.em.fork().execute(`update notes set updated_at = ?::timestamptz where id = ?`, [at, id]);
+
+const p = await fx.newPrincipal('reporter');
+const seed = async (title: string, at: string, body: string, tags: string[] = []) => {
+  const n = await notes.create(p, buildNote({ title, body, tags }));
+  await setUpdated(n.id, at);
+  return n;
+};
+await seed('Kickoff', '2025-12-29T09:00:00Z', 'Project kickoff.\n- [ ] book room\n- [x] send invite\n', ['project']);
+await seed('Standup', '2026-01-01T10:00:00Z', 'Daily standup.\n* [ ] fix login bug\n```\n- [ ] not an item (code)\n```\n', [
+  'project',
+  'daily',
+]);
+await seed('Retro', '2026-01-01T16:30:00Z', 'What went well: <b>everything</b>.\n1. [ ] write retro notes\n', ['project']);
+await seed('Groceries', '2026-01-05T08:00:00Z', 'Milk and eggs. No tasks here.');
+await seed('Trip', '2026-01-07T12:00:00Z', 'Train tickets.\n- [ ] pack bag\n', ['travel']);
+
+const text = async (opts: Parameters<typeof notes.report>[1], who = p) => {
+  const r = await notes.report(who, opts);
+  return { ...r, body: (await readAll(r.stream)).toString('utf8') };
+};
+
+t.test('markdown by day: groups in time order with counts, excerpts, open action items', async (t) => {
+  const r = await text({ group_by: 'day', format: 'markdown', title: 'Daily digest' });
+  t.equal(r.contentType, 'text/markdown; charset=utf-8');
+  t.match(r.filename, /\.md$/);
+  const md = r.body;
+  t.match(md, /^# Daily digest\n/);
+  t.match(md, /5 notes, 4 open action items/);
+  const groups = [...md.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
+  t.same(
+    groups,
+    ['2025-12-29 (1 note)', '2026-01-01 (2 notes)', '2026-01-05 (1 note)', '2026-01-07 (1 note)'],
+    'one group per UTC day, oldest first, with counts',
+  );
+  t.ok(md.indexOf('### Standup') < md.indexOf('### Retro'), 'notes in time order within a day');
+  // Done items and items inside code blocks are not open items; * bullets and numbered items are.
+  t.same(
+    [...md.matchAll(/^- \[ \] (.+)$/gm)].map((m) => m[1]),
+    ['book room', 'fix login bug', 'write retro notes', 'pack bag'],
+    'the open action items, in order',
+  );
+  t.match(md, /> Project kickoff\./, 'excerpt');
+  t.match(md, /#project/);
+});
+
+t.test('markdown by ISO week and by tag', async (t) => {
+  const week = (await text({ group_by: 'week', format: 'markdown' })).body;
+  const wgroups = [...week.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
+  t.same(wgroups, ['2026-W01 (3 notes)', '2026-W02 (2 notes)'], 'ISO weeks: 2025-12-29 belongs to 2026-W01');
+
+  const tag = (await text({ group_by: 'tag', format: 'markdown' })).body;
+  const tgroups = [...tag.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
+  t.same(
+    tgroups,
+    ['\\#daily (1 note)', '\\#project (3 notes)', '\\#travel (1 note)', '(untagged) (1 note)'],
+    'a group per tag (a note in each of its tags), untagged last',
+  );
+  const projectPart = tag.slice(tag.indexOf('#project'), tag.indexOf('#travel ('));
+  t.same(
+    [...projectPart.matchAll(/^### (.+)$/gm)].map((m) => m[1]),
+    ['Kickoff', 'Standup', 'Retro'],
+  );
+});
+
+t.test('selection: query, tags, date range; only the caller’s notes', async (t) => {
+  const other = await fx.newPrincipal('other');
+  await notes.create(other, buildNote({ title: 'Other standup', body: 'standup of someone else\n- [ ] leak', tags: ['project'] }));
+  const q = (await text({ q: 'standup', group_by: 'day', format: 'markdown' })).body;
+  t.match(q, /### Standup/);
+  t.notMatch(q, /Other standup|leak/, 'never another user’s notes');
+  t.match(q, /1 note, 1 open action item/);
+  const tagged = (await text({ tags: ['travel'], group_by: 'tag', format: 'markdown' })).body;
+  t.same(
+    [...tagged.matchAll(/^### (.+)$/gm)].map((m) => m[1]),
+    ['Trip'],
+  );
+  const ranged = (await text({ from: '2026-01-01', to: '2026-01-05', group_by: 'day', format: 'markdown' })).body;
+  t.same(
+    [...ranged.matchAll(/^### (.+)$/gm)].map((m) => m[1]),
+    ['Standup', 'Retro', 'Groceries'],
+  );
+  const none = (await text({ q: 'nonexistentword', group_by: 'day', format: 'markdown' })).body;
+  t.match(none, /0 notes/);
+  const theirs = (await text({ group_by: 'tag', format: 'markdown' }, other)).body;
+  t.match(theirs, /1 note, 1 open action item/);
+  t.notMatch(theirs, /Kickoff/);
+  await t.rejects(notes.report(p, { group_by: 'month', format: 'markdown' } as never), BadArguments);
+  await t.rejects(notes.report(p, { group_by: 'day', format: 'docx' } as never), BadArguments);
+  await t.rejects(notes.report(p, { group_by: 'day', format: 'html', from: 'soon' }), BadArguments);
+});
+
+t.test('html: a whole document, everything escaped', async (t) => {
+  const r = await text({ group_by: 'day', format: 'html', title: 'Digest <script>alert(1)</script>' });
+  t.equal(r.contentType, 'text/html; charset=utf-8');
+  t.match(r.body, /^<!doctype html>/);
+  t.match(r.body, /<\/html>\n$/);
+  t.notMatch(r.body, /<script>/, 'the title is escaped');
+  t.notMatch(r.body, /<b>everything/, 'note text is escaped');
+  t.match(r.body, /&#60;b&#62;everything/);
+  t.match(r.body, /<h2>2026-01-01 <span class="meta">\(2 notes\)<\/span><\/h2>/);
+  t.match(r.body, /<li>fix login bug<\/li>/);
+  t.equal((r.body.match(/<section>/g) ?? []).length, (r.body.match(/<\/section>/g) ?? []).length, 'sections are closed');
+});
+
+t.test('pdf: a valid PDF document', async (t) => {
+  const r = await notes.report(p, { group_by: 'tag', format: 'pdf', q: 'standup OR retro' });
+  t.equal(r.contentType, 'application/pdf');
+  t.match(r.filename, /\.pdf$/);
+  const pdf = await readAll(r.stream);
+  t.equal(pdf.subarray(0, 5).toString(), '%PDF-');
+  t.match(pdf.subarray(-8).toString(), /%%EOF/);
+  t.ok(pdf.length > 1000);
+});
+
+t.test('save_as_note: the Markdown is saved as an agent note tagged report', async (t) => {
+  const r = await text({ group_by: 'week', format: 'markdown', title: 'Weekly', save_as_note: true });
+  const id = await r.saved_note_id!;
+  const saved = await notes.get(p, id);
+  t.equal(saved.title, 'Weekly');
+  t.equal(saved.source, 'agent');
+  t.same(saved.tags, ['report']);
+  t.equal(saved.body, r.body, 'the saved body is the report');
+
+  const pdf = await notes.report(p, { group_by: 'day', format: 'pdf', title: 'PDF copy', save_as_note: true, tags: ['travel'] });
+  await readAll(pdf.stream);
+  const pdfNote = await notes.get(p, await pdf.saved_note_id!);
+  t.match(pdfNote.body, /^# PDF copy\n/, 'a PDF report is saved as its Markdown');
+  t.match(pdfNote.body, /### Trip/);
+
+  const abandoned = await notes.report(p, { group_by: 'day', format: 'markdown', save_as_note: true });
+  const it = abandoned.stream[Symbol.asyncIterator]();
+  await it.next();
+  await it.return?.();
+  await t.rejects(abandoned.saved_note_id!, /not read to the end/, 'an abandoned stream saves nothing');
+  const plain = await notes.report(p, { group_by: 'day', format: 'markdown' });
+  t.notOk('saved_note_id' in plain);
+  await readAll(plain.stream);
+});
+
+t.test('streaming: batches are fetched as the stream is read, not up front', async (t) => {
+  const small = new NotesServiceImpl(fx.db, { reportBatchSize: 2 });
+  const u = await fx.newPrincipal('streamer');
+  const day = '2026-04-01';
+  for (let i = 0; i < 7; i++) {
+    const n = await small.create(u, buildNote({ title: `S${i}`, body: `item ${i}\n- [ ] todo ${i}` }));
+    await setUpdated(n.id, `${day}T0${i}:00:00Z`);
+  }
+  const r = await small.report(u, { group_by: 'day', format: 'markdown' });
+  const it = r.stream[Symbol.asyncIterator]();
+  const chunks: string[] = [];
+  const pull = async () => {
+    const x = await it.next();
+    if (!x.done) chunks.push(Buffer.from(x.value).toString('utf8'));
+    return x.done;
+  };
+  await pull();
+  t.match(chunks[0], /^# /, 'the first chunk (the heading) comes before any note is read');
+  await pull();
+  t.same(
+    [...chunks[1]!.matchAll(/^### (.+)$/gm)].map((m) => m[1]),
+    ['S0', 'S1'],
+    'one chunk per batch of 2',
+  );
+
+  // Change the data behind the stream: a stream that had read everything up front would not see it.
+  const late = await small.create(u, buildNote({ title: 'Late arrival' }));
+  await setUpdated(late.id, `${day}T09:00:00Z`);
+  const s6 = (await small.list(u, { limit: 100 })).items.find((n) => n.title === 'S6')!;
+  await small.trash(u, s6.id);
+
+  while (!(await pull()));
+  const all = chunks.join('');
+  t.same(
+    [...all.matchAll(/^### (.+)$/gm)].map((m) => m[1]),
+    ['S0', 'S1', 'S2', 'S3', 'S4', 'S5', 'Late arrival'],
+    'later batches read the table as it is when they are fetched',
+  );
+  t.ok(chunks.length >= 5, `the report came in ${chunks.length} chunks`);
+});
