@@ -104,4 +104,24 @@ async function run() {
     );
     await page.close();
   });
+
+  await t.test('the curl surface: /curl/docs renders its machine description, /curl/help its catalogue', async (t) => {
+    const { page, requests, errors } = await open('/curl/docs');
+    await page.getByText('/curl/call/{namespace}/{function}').first().waitFor({ timeout: 30_000 });
+    const paths = await page.locator('.opblock-summary-path').allInnerTexts();
+    for (const p of ['/curl/whoami', '/curl/help/{namespace}/{function}', '/curl/skill/{namespace}/{name}', '/health'])
+      t.ok(
+        paths.some((x) => x.replace(/\u200b/g, '') === p),
+        `${p} is listed`,
+      );
+    t.same(outside(requests), [], 'nothing loaded from outside Folio');
+    t.same(errors, [], 'no console errors');
+    await page.close();
+
+    const cat = await open('/curl/help');
+    t.match(await cat.page.locator('h1').innerText(), /Folio catalogue/);
+    t.match(await cat.page.locator('body').innerText(), /notetaker\.search\(q: string/, 'public namespaces and their signatures');
+    t.same(cat.errors, []);
+    await cat.page.close();
+  });
 }
