@@ -66,12 +66,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     limits: config.limits,
     overrides: (userId) => identity.namespaceAccess(userId),
     notesSummary: (userId) => notes.summary(userId),
-    services: (principal, l) =>
-      servicesFor(
-        { identity, notes, registry, tokens: config.tokens, onAccessChanged: (userId) => mcp.accessChanged(userId) },
-        principal,
-        l,
-      ),
+    services: (principal, l) => servicesFor({ identity, notes, registry, tokens: config.tokens }, principal, l),
   });
   const auth = new Authenticator(identity, config.bootstrapAdminToken);
 
@@ -119,6 +114,9 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     log,
   });
   app.use(mcp.router.routes());
+  // A user's tool list depends on their namespace access and on their notes (caller.notes feeds
+  // visibility rules): any such change, made on this node or another, re-checks their sessions.
+  feed.subscribe((change) => (change === 'all' ? mcp.everyoneChanged() : mcp.accessChanged(change.userId)));
   app.use(async (ctx) => {
     // Anything no route took: a plain 404 that says where to start, never a framework page.
     sendText(ctx, 404, `404 Not Found: no route ${ctx.method} ${ctx.path}. Start at GET /curl (with a token) or /curl/docs.`);

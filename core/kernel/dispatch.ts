@@ -132,7 +132,14 @@ export class Dispatcher {
         req.log.warn({ err, fn: `${fn.namespace}.${fn.name}` }, 'progress could not be reported');
       }
     };
-    const ctx = { caller: viewer.caller, signal, log: req.log, services: this.#deps.services(req.principal, req.log), progress };
+    const ctx = {
+      caller: viewer.caller,
+      signal,
+      log: req.log,
+      services: this.#deps.services(req.principal, req.log),
+      progress,
+      budget: ceiling,
+    };
     let result: unknown;
     let onAbort: (() => void) | undefined;
     try {
@@ -151,6 +158,11 @@ export class Dispatcher {
         throw new FunctionFailed(`${fn.namespace}.${fn.name} did not finish within ${this.#deps.limits.handlerTimeoutMs} ms`, errorId);
       }
       if (req.signal.aborted) throw new Aborted('the caller went away');
+      if (err instanceof BadArguments) {
+        // A handler or service refusing an argument: print how to call the function, too.
+        err.signature ??= fn.signature;
+        err.help ??= `/curl/help/${fn.namespace}/${fn.name}`;
+      }
       if (err instanceof FolioError) throw err;
       const errorId = randomUUID();
       req.log.error({ errorId, fn: `${fn.namespace}.${fn.name}`, err }, 'handler raised');

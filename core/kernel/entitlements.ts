@@ -6,7 +6,7 @@ import type { NotesSummary } from '../domain/notes/types.ts';
 import type { Principal } from '../domain/identity/types.ts';
 import type { FunctionEntry } from './manifest.ts';
 import type { NamespaceEntry, Snapshot } from './registry.ts';
-import { Forbidden, NotFound } from './errors.ts';
+import { Forbidden, UnknownName } from './errors.ts';
 
 export type AccessOverrides = ReadonlyMap<string, 'enabled' | 'disabled'>;
 
@@ -69,8 +69,8 @@ export async function visibleNamespaces(snapshot: Snapshot, viewer: Viewer): Pro
   return entries.filter((_, i) => verdicts[i]);
 }
 
-export function notFoundNamespace(name: string): NotFound {
-  return new NotFound(`no namespace '${name}' here. GET /curl/help lists the namespaces you can use.`);
+export function notFoundNamespace(name: string): UnknownName {
+  return new UnknownName(`no namespace '${name}' here. GET /curl/help lists the namespaces you can use.`);
 }
 
 /** The namespace if the caller may see it; the same NotFound whether hidden or absent. */
@@ -82,7 +82,7 @@ export async function requireNamespace(snapshot: Snapshot, name: string, viewer:
 
 export function requireFunction(entry: NamespaceEntry, name: string): FunctionEntry {
   const fn = entry.functions.get(name);
-  if (!fn) throw new NotFound(`no function '${entry.name}.${name}' here. GET /curl/help/${entry.name} lists its functions.`);
+  if (!fn) throw new UnknownName(`no function '${entry.name}.${name}' here. GET /curl/help/${entry.name} lists its functions.`);
   return fn;
 }
 

@@ -14,6 +14,13 @@ export class NotFound extends FolioError {
   readonly code = 'not_found';
 }
 
+/**
+ * The registry has no namespace, function or skill by that name for this caller (absent or
+ * hidden alike). Distinct from a NotFound a handler raises about its own data: MCP answers the
+ * first with the protocol's unknown-tool error and the second as a tool result.
+ */
+export class UnknownName extends NotFound {}
+
 /** No usable credentials. */
 export class Unauthenticated extends FolioError {
   readonly code = 'unauthenticated';
@@ -39,7 +46,8 @@ export class BadArguments extends FolioError {
   help: string | undefined;
   constructor(message: string, problems: ArgProblem[] = []) {
     super(message);
-    this.problems = problems;
+    // One spelling for argument paths whoever raised it: 'tags.0', not '/tags/0'.
+    this.problems = problems.map((p) => ({ ...p, path: p.path.replace(/^\//, '').replaceAll('/', '.') || '(body)' }));
   }
 }
 

@@ -1,5 +1,6 @@
 // Turns what a plugin exports into a registry entry, or says precisely why it cannot.
 import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { Caller, FunctionDefinition } from '../sdk/index.ts';
 
@@ -67,10 +68,29 @@ function schemaCopy(v: unknown, where: string): JsonSchema {
   }
 }
 
-function newAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false });
-  addFormats(ajv);
-  return ajv;
+const AJV_OPTIONS = {
+  allErrors: true,
+  useDefaults: true,
+  strict: true,
+  strictTypes: false,
+  strictTuples: false,
+  strictRequired: false,
+} as const;
+
+/**
+ * Draft-07 by default (what TypeBox emits); a schema that declares `$schema` 2020-12 (MCP's
+ * default dialect) gets a 2020-12 validator. Each load makes its own, dropped with its version.
+ */
+function validators(): { for(schema: JsonSchema): Ajv } {
+  let draft7: Ajv | undefined;
+  let draft2020: Ajv | undefined;
+  return {
+    for(schema) {
+      if (typeof schema.$schema === 'string' && schema.$schema.includes('2020-12'))
+        return (draft2020 ??= addFormats(new Ajv2020(AJV_OPTIONS) as unknown as Ajv));
+      return (draft7 ??= addFormats(new Ajv(AJV_OPTIONS)));
+    },
+  };
 }
 
 /**
@@ -94,7 +114,7 @@ export function buildPlugin(exported: unknown, fallbackVersion: string): PluginE
   if (p.visible !== undefined && typeof p.visible !== 'function') fail('visible must be a function (caller) => boolean');
   if (!isPlainObject(p.functions)) fail('functions must be an object of function definitions');
 
-  const ajv = newAjv();
+  const ajvs = validators();
   const functions = new Map<string, FunctionEntry>();
   for (const [name, def] of Object.entries(p.functions)) {
     const where = `functions.${name}`;
@@ -114,14 +134,14 @@ export function buildPlugin(exported: unknown, fallbackVersion: string): PluginE
         fail(`${where}.args must not declare '${reserved}': the server supplies it`);
     let validate: ValidateFunction;
     try {
-      validate = ajv.compile(args);
+      validate = ajvs.for(args).compile(args);
     } catch (err) {
       fail(`${where}.args is not a valid JSON Schema: ${(err as Error).message}`);
     }
     const returns = def.returns === undefined ? undefined : schemaCopy(def.returns, `${where}.returns`);
     if (returns) {
       try {
-        ajv.compile(returns);
+        ajvs.for(returns).compile(returns);
       } catch (err) {
         fail(`${where}.returns is not a valid JSON Schema: ${(err as Error).message}`);
       }
@@ -131,7 +151,7 @@ export function buildPlugin(exported: unknown, fallbackVersion: string): PluginE
       fail(`${where}.examples must be an array of { args: {...}, description? }`);
     for (const [i, ex] of (examples as Array<{ args: unknown }>).entries()) {
       if (!validate(structuredClone(ex.args)))
-        fail(`${where}.examples[${i}] does not match the args schema: ${ajv.errorsText(validate.errors)}`);
+        fail(`${where}.examples[${i}] does not match the args schema: ${ajvs.for(args).errorsText(validate.errors)}`);
     }
     let requires: FunctionEntry['requires'] = {};
     if (def.requires !== undefined) {

@@ -15,8 +15,6 @@ export interface ServiceDeps {
   notes: NotesService;
   registry: Registry;
   tokens: { mintDefaultTtlSeconds: number; mintMaxTtlSeconds: number };
-  /** Called after an operator changes a user's namespace access (live surfaces refresh). */
-  onAccessChanged?: (userId: string) => void;
 }
 
 function requireAdmin(principal: Principal, what: string): void {
@@ -24,6 +22,7 @@ function requireAdmin(principal: Principal, what: string): void {
 }
 
 export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logger): Services {
+  let notesApi: NotesApi | undefined;
   return {
     access: {
       async createUser(input) {
@@ -45,7 +44,6 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logge
             { path: 'namespace', message: 'admin cannot be disabled for an admin' },
           ]);
         await deps.identity.setNamespaceAccess(userId, namespace, access);
-        deps.onAccessChanged?.(userId);
         return { user_id: userId, namespace, access };
       },
       async mintToken(ttlSeconds, scopes) {
@@ -65,7 +63,10 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logge
         return { token, expires_at: expiresAt.toISOString(), scopes: granted };
       },
     },
-    notes: notesFor(deps.notes, principal),
+    // Built on first use: most calls never touch notes.
+    get notes() {
+      return (notesApi ??= notesFor(deps.notes, principal));
+    },
     async pluginStatus() {
       requireAdmin(principal, 'plugin status');
       return deps.registry.status();

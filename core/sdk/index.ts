@@ -105,6 +105,11 @@ export interface Context {
    * progress; a no-op on surfaces without a progress channel, so it is always safe to call.
    */
   progress(progress: number, total?: number, message?: string): void;
+  /**
+   * This call's byte ceiling: the server's default or the function's `maxBytes`, lowered by the
+   * caller's `max_bytes_llm`. An answer over it is refused (413); page or cut to stay under it.
+   */
+  budget: number;
 }
 
 /** A JSON Schema object; TypeBox schemas are JSON Schema and work as they are. */

@@ -363,3 +363,12 @@ t.test('a minted token narrowed to fewer scopes is refused what it lacks (403 na
   t.equal(wider.status, 400, 'cannot mint beyond your own scopes');
   t.match(wider.text, /notes:write/);
 });
+
+t.test('arguments may be declared in JSON Schema 2020-12', async (t) => {
+  const ok = await call(s, alice.token, 'modern', 'pair', { pair: ['a', 1] });
+  t.equal(ok.status, 200);
+  t.equal(ok.text, 'a=1');
+  const bad = await call(s, alice.token, 'modern', 'pair', { pair: ['a', 'b'] });
+  t.equal(bad.status, 400);
+  t.match(bad.text, /pair\.1: must be integer/);
+});

@@ -347,6 +347,27 @@ t.test('set_namespace_access reaches that user only, tools and guides alike', as
   await within(back, 5000, 'list_changed when access returns to the rule');
 });
 
+t.test("a user's own notes can change their tools: the first meeting note brings meetings__*", async (t) => {
+  const dana = await createUser(s, 'dana@example.com');
+  const d = await connect(dana.token);
+  await within(d.streamOpen, 5000, 'GET stream');
+  t.notOk(
+    (await d.client.listTools()).tools.some((x) => x.name.startsWith('meetings__')),
+    'no meeting note yet: no meetings tools',
+  );
+  const changed = d.next('tools');
+  const made = await d.client.callTool({
+    name: 'notetaker__create',
+    arguments: { title: 'Standup', body: '- [ ] ship it', tags: ['meeting'] },
+  });
+  t.notOk(made.isError, 'the note is created through MCP itself');
+  await within(changed, 5000, 'tools/list_changed after the first meeting note');
+  const names = (await d.client.listTools()).tools.map((x) => x.name);
+  t.ok(names.includes('meetings__action_items'), 'meetings tools are listed now');
+  const items = await d.client.callTool({ name: 'meetings__action_items', arguments: {} });
+  t.match(text(items), /ship it/);
+});
+
 t.test('cancelling a call aborts the handler signal', async (t) => {
   const { client } = await connect(alice.token);
   const count = async () => JSON.parse(text(await client.callTool({ name: 'acme__aborted_count' }))).aborted as number;

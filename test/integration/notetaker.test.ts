@@ -449,3 +449,17 @@ t.test("another user's note ids are not found", async (t) => {
   t.equal(still.version, version);
   t.equal(still.body, 'secret');
 });
+
+t.test('a caller who lowers the ceiling with max_bytes_llm gets smaller parts and pages, not a 413', async (t) => {
+  const body = Array.from({ length: 400 }, (_, i) => `Line ${i}: ${'lorem ipsum dolor sit amet '.repeat(4)}`).join('\n');
+  const note = await createNote(ada.token, { title: 'Long for a small budget', body });
+  const part = await nt(ada.token, 'get', { id: note.id, max_bytes_llm: 6000 });
+  t.equal(part.status, 200, part.text.slice(0, 200));
+  t.ok(Buffer.byteLength(part.text) <= 6000, `the part fits the caller's 6000 bytes (${Buffer.byteLength(part.text)})`);
+  t.ok(part.json().next_offset > 0, 'and says where the next part starts');
+  for (let i = 0; i < 30; i++) await createNote(ada.token, { title: `Small budget row ${i} ${'x'.repeat(120)}` });
+  const page = await nt(ada.token, 'list', { limit: 100, max_bytes_llm: 3000 });
+  t.equal(page.status, 200);
+  t.ok(Buffer.byteLength(page.text) <= 3000);
+  t.ok(page.json().next_cursor, 'a shorter page, with a cursor for the rest');
+});

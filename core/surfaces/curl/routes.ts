@@ -6,7 +6,7 @@ import type { Principal } from '../../domain/identity/types.ts';
 import type { Authenticator } from '../../kernel/auth.ts';
 import type { Dispatcher } from '../../kernel/dispatch.ts';
 import type { Viewer } from '../../kernel/entitlements.ts';
-import { BadArguments, NotFound } from '../../kernel/errors.ts';
+import { BadArguments, UnknownName } from '../../kernel/errors.ts';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
 import { catalogueHtml, wantsHtml } from '../pages/catalogue.ts';
 import { docsHtml } from '../pages/docs.ts';
@@ -112,13 +112,13 @@ export function curlRouter(deps: CurlDeps): Router {
   });
   read('/skill/:namespace', async (ctx) => {
     const ns = await deps.dispatcher.namespace(ctx.state.viewer, ctx.params.namespace!);
-    if (ns.skills.size === 0) throw new NotFound(`no skills in '${ns.name}'. GET /curl/skill lists the namespaces that have guides.`);
+    if (ns.skills.size === 0) throw new UnknownName(`no skills in '${ns.name}'. GET /curl/skill lists the namespaces that have guides.`);
     sendText(ctx, 200, text.skillsText(ns));
   });
   read('/skill/:namespace/:name', async (ctx) => {
     const ns = await deps.dispatcher.namespace(ctx.state.viewer, ctx.params.namespace!);
     const skill = ns.skills.get(ctx.params.name!);
-    if (!skill) throw new NotFound(`no skill '${ctx.params.name}' in '${ns.name}'. GET /curl/skill/${ns.name} lists its guides.`);
+    if (!skill) throw new UnknownName(`no skill '${ctx.params.name}' in '${ns.name}'. GET /curl/skill/${ns.name} lists its guides.`);
     sendText(ctx, 200, skill.markdown);
   });
 

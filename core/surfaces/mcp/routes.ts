@@ -48,8 +48,10 @@ export interface McpDeps {
 
 export interface McpSurface {
   router: Router;
-  /** For servicesFor's onAccessChanged: the user's open sessions re-check their lists. */
+  /** Something about this user changed (namespace access, their notes): their sessions re-check their lists. */
   accessChanged(userId: string): void;
+  /** Anything may have changed (a change feed reconnected): every session re-checks. */
+  everyoneChanged(): void;
   /** Open sessions, for tests and metrics. */
   readonly sessionCount: number;
   close(): Promise<void>;
@@ -243,6 +245,9 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     router,
     accessChanged: (userId: string) => {
       if (stateful) store.accessChanged(userId);
+    },
+    everyoneChanged: () => {
+      if (stateful) store.registryChanged();
     },
     get sessionCount() {
       return store.size;

@@ -21,7 +21,7 @@ import {
 import type { Logger } from 'pino';
 import type { Principal } from '../../domain/identity/types.ts';
 import type { Dispatcher } from '../../kernel/dispatch.ts';
-import { NotFound } from '../../kernel/errors.ts';
+import { NotFound, UnknownName } from '../../kernel/errors.ts';
 import { errorAnswer } from '../curl/respond.ts';
 import { fingerprintResources, listSkills, parseSkillUri, readSkill, SKILL_TEMPLATE } from './resources.ts';
 import { errorResult, MAX_BYTES_ARG, parseToolName, renderTool, resultOf } from './tools.ts';
@@ -189,7 +189,7 @@ export function buildServer(deps: ServerDeps, hooks?: SessionHooks): Server {
     } catch (err) {
       // A NotFound from resolving the tool is the protocol's unknown-tool error, the same for
       // hidden and absent; one a handler raised about its own data is a tool result (404 text).
-      if (err instanceof NotFound && !(await resolves(dispatcher, caller, target))) throw unknownTool(name);
+      if (err instanceof UnknownName) throw unknownTool(name);
       return errorResult(errorAnswer(err, caller.log).text);
     } finally {
       progress?.end();
@@ -223,13 +223,4 @@ export function buildServer(deps: ServerDeps, hooks?: SessionHooks): Server {
   });
 
   return server;
-}
-
-async function resolves(dispatcher: Dispatcher, caller: RequestCaller, target: { namespace: string; fn: string }): Promise<boolean> {
-  try {
-    await dispatcher.function(await dispatcher.viewer(caller.principal, caller.log), target.namespace, target.fn);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -50,6 +50,8 @@ export const get = defineFunction({
   ],
   requires: READ,
   handler: async (args: Static<typeof GetArgs>, ctx) => {
+    // Stay under this call's ceiling (lower when the caller sent max_bytes_llm), with room to spare.
+    const answerMax = Math.max(1_000, Math.min(ANSWER_MAX, ctx.budget - 1_000));
     const note = await ctx.services.notes.get(args.id);
     const noteChars = charLength(note.body);
     let text = note.body;
@@ -112,10 +114,10 @@ export const get = defineFunction({
         body: part.text,
       };
       const size = jsonBytes(answer);
-      if (size <= ANSWER_MAX || budget <= 1_000) return answer;
+      if (size <= answerMax || budget <= 1_000) return answer;
       // A very long title or outline: drop the outline first, then shorten the part.
       if (withOutline && outline) withOutline = false;
-      else budget = Math.max(1_000, Math.min(budget, jsonBytes(part.text)) - (size - ANSWER_MAX) - 100);
+      else budget = Math.max(1_000, Math.min(budget, jsonBytes(part.text)) - (size - answerMax) - 100);
     }
   },
 });

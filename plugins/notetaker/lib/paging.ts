@@ -6,6 +6,11 @@ import { jsonBytes } from './text.ts';
 
 /** Bytes the rows of one answer may take: well under the default 64 KiB ceiling. */
 export const ROWS_BUDGET = 40_000;
+
+/** The bytes a page of rows may use in this call: the default, or less when the call's ceiling is lower. */
+export function rowsBudget(callBudget: number): number {
+  return Math.max(1_000, Math.min(ROWS_BUDGET, Math.floor(callBudget * 0.6)));
+}
 const MARK = 'nt1.';
 
 export function encodeCursor(serviceCursor: string | null, skip: number): string {

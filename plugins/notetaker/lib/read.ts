@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { defineFunction, type NoteSummary, type SearchHit } from 'folio/sdk';
 import { clip, jsonBytes } from './text.ts';
-import { fitPage, moreHint, ROWS_BUDGET } from './paging.ts';
+import { fitPage, moreHint, rowsBudget } from './paging.ts';
 import { Cursor, DateArg, READ, TagsFilter } from './schemas.ts';
 
 const SERVICE_MAX = 100;
@@ -56,6 +56,7 @@ export const list = defineFunction({
   handler: async (args: Static<typeof ListArgs>, ctx) => {
     const trashed = args.trashed ?? false;
     const page = await fitPage({
+      budget: rowsBudget(ctx.budget),
       cursor: args.cursor,
       limit: args.limit ?? 20,
       max: SERVICE_MAX,
@@ -139,6 +140,7 @@ export const search = defineFunction({
   requires: READ,
   handler: async (args: Static<typeof SearchArgs>, ctx) => {
     const page = await fitPage({
+      budget: rowsBudget(ctx.budget),
       cursor: args.cursor,
       limit: args.limit ?? 10,
       max: SERVICE_MAX,
@@ -197,7 +199,7 @@ export const tags = defineFunction({
     let size = 2;
     for (const t of all.slice(offset, offset + (args.limit ?? 100))) {
       const b = jsonBytes(t) + 1;
-      if (out.length > 0 && size + b > ROWS_BUDGET) break;
+      if (out.length > 0 && size + b > rowsBudget(ctx.budget)) break;
       out.push({ tag: t.tag, count: t.count });
       size += b;
     }

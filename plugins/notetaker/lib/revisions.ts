@@ -3,7 +3,7 @@
 import { Type, type Static } from 'typebox';
 import { BadArguments, defineFunction, type RevisionSummary } from 'folio/sdk';
 import { charLength, clip, takePart } from './text.ts';
-import { fitPage, moreHint } from './paging.ts';
+import { fitPage, moreHint, rowsBudget } from './paging.ts';
 import { meta, versioned } from './notes.ts';
 import { Cursor, Length, NoteId, NoteMeta, Offset, PART_BYTES, PART_DEFAULT, PartFields, READ, WRITE } from './schemas.ts';
 
@@ -83,6 +83,7 @@ export const revisions = defineFunction({
           { path: 'version', message: 'is required with diff: true (the version to compare with the current note)' },
         ]);
       const page = await fitPage({
+        budget: rowsBudget(ctx.budget),
         cursor: args.cursor,
         limit: args.limit ?? 20,
         max: 100,
