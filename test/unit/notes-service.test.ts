@@ -48,19 +48,19 @@ t.test('create, get: defaults, normalisation, versions start at 1', async (t) =>
 t.test('validation: every rule is BadArguments naming the argument', async (t) => {
   const p = await fx.newPrincipal();
   const cases: Array<[string, unknown, string]> = [
-    ['empty title', { title: '   ' }, '/title'],
-    ['title too long', { title: 'x'.repeat(501) }, '/title'],
-    ['title with newline', { title: 'a\nb' }, '/title'],
-    ['title not a string', { title: 42 }, '/title'],
-    ['body too large', { title: 't', body: 'x'.repeat(1024 * 1024 + 1) }, '/body'],
-    ['body with NUL', { title: 't', body: 'a\u0000b' }, '/body'],
-    ['body with a lone surrogate', { title: 't', body: 'a\ud800b' }, '/body'],
-    ['bad tag', { title: 't', tags: ['-nope'] }, '/tags/0'],
-    ['tag with space', { title: 't', tags: ['ok', 'two words'] }, '/tags/1'],
-    ['tag too long', { title: 't', tags: ['a'.repeat(65)] }, '/tags/0'],
-    ['too many tags', { title: 't', tags: Array.from({ length: 33 }, (_, i) => `t${i}`) }, '/tags'],
-    ['tags not a list', { title: 't', tags: 'x' }, '/tags'],
-    ['unknown source', { title: 't', source: 'web' }, '/source'],
+    ['empty title', { title: '   ' }, 'title'],
+    ['title too long', { title: 'x'.repeat(501) }, 'title'],
+    ['title with newline', { title: 'a\nb' }, 'title'],
+    ['title not a string', { title: 42 }, 'title'],
+    ['body too large', { title: 't', body: 'x'.repeat(1024 * 1024 + 1) }, 'body'],
+    ['body with NUL', { title: 't', body: 'a\u0000b' }, 'body'],
+    ['body with a lone surrogate', { title: 't', body: 'a\ud800b' }, 'body'],
+    ['bad tag', { title: 't', tags: ['-nope'] }, 'tags.0'],
+    ['tag with space', { title: 't', tags: ['ok', 'two words'] }, 'tags.1'],
+    ['tag too long', { title: 't', tags: ['a'.repeat(65)] }, 'tags.0'],
+    ['too many tags', { title: 't', tags: Array.from({ length: 33 }, (_, i) => `t${i}`) }, 'tags'],
+    ['tags not a list', { title: 't', tags: 'x' }, 'tags'],
+    ['unknown source', { title: 't', source: 'web' }, 'source'],
   ];
   for (const [name, input, path] of cases) {
     const err = await rejectsAs(t, notes.create(p, input as never), BadArguments, name);
@@ -141,7 +141,7 @@ t.test('appends and prepends need no version and add text on lines of their own'
   t.equal((await notes.append(p, e.id, { text: 'only' })).body, 'only');
   const big = await notes.create(p, buildNote({ body: 'x'.repeat(1024 * 1024 - 2) }));
   const err = await rejectsAs(t, notes.append(p, big.id, { text: 'yz' }), BadArguments, 'an append past 1 MiB');
-  t.equal(err.problems[0]?.path, '/text');
+  t.equal(err.problems[0]?.path, 'text');
   t.equal((await notes.get(p, big.id)).version, 1);
 });
 
@@ -247,7 +247,7 @@ t.test('sections: append/prepend/replace under a heading, missing heading, fence
     BadArguments,
     'a heading inside a code block is not a heading',
   );
-  t.equal(err.problems[0]?.path, '/heading');
+  t.equal(err.problems[0]?.path, 'heading');
   t.match(err.problems[0]?.message, /Fake heading/, 'the error names the missing heading');
   t.match(err.problems[0]?.message, /"Decisions"/, 'and lists the real ones');
   await rejectsAs(t, notes.prepend(p, n.id, { text: 'x', heading: 'Nope' }), BadArguments);
