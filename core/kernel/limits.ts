@@ -24,31 +24,53 @@ export function ceilingFor(limits: Limits, fnMaxBytes: number | undefined, reque
 
 export interface Encoded {
   kind: 'json' | 'text' | 'bytes';
-  body: Buffer;
   contentType: string;
   filename?: string | undefined;
   /** The value as the handler returned it (JSON kinds), for surfaces that carry structure. */
   value: unknown;
+  /** Size in bytes of what goes on the wire. */
+  size: number;
+  /** The answer as a string (text and JSON kinds). Sent as a string, Node writes headers and body in one syscall. */
+  text: string | undefined;
+  /** The answer as bytes (made on first use for text and JSON). */
+  readonly body: Buffer;
+}
+
+function textual(kind: 'json' | 'text', text: string, contentType: string, value: unknown): Encoded {
+  let bytes: Buffer | undefined;
+  return {
+    kind,
+    contentType,
+    value,
+    text,
+    size: Buffer.byteLength(text, 'utf8'),
+    get body() {
+      return (bytes ??= Buffer.from(text, 'utf8'));
+    },
+  };
 }
 
 /** Turns a handler's result into bytes: string -> text, bytes() -> its type, else JSON. */
 export function encode(result: unknown): Encoded {
-  if (typeof result === 'string')
-    return { kind: 'text', body: Buffer.from(result, 'utf8'), contentType: 'text/plain; charset=utf-8', value: result };
-  if (isBytes(result))
+  if (typeof result === 'string') return textual('text', result, 'text/plain; charset=utf-8', result);
+  if (isBytes(result)) {
+    const body = Buffer.from(result.data.buffer, result.data.byteOffset, result.data.byteLength);
     return {
       kind: 'bytes',
-      body: Buffer.from(result.data.buffer, result.data.byteOffset, result.data.byteLength),
+      body,
+      size: body.byteLength,
+      text: undefined,
       contentType: result.contentType,
       filename: result.filename,
       value: undefined,
     };
+  }
   const json = JSON.stringify(result === undefined ? null : result);
-  return { kind: 'json', body: Buffer.from(json, 'utf8'), contentType: 'application/json; charset=utf-8', value: result ?? null };
+  return textual('json', json, 'application/json; charset=utf-8', result ?? null);
 }
 
 export function assertWithin(encoded: Encoded, ceiling: number, what: string, helpPath: string): void {
-  const size = encoded.body.byteLength;
+  const size = encoded.size;
   if (size <= ceiling) return;
   throw new TooLarge(
     `the answer of ${what} is ${size} bytes, over this call's ceiling of ${ceiling} bytes. ` +

@@ -144,7 +144,7 @@ export function curlRouter(deps: CurlDeps): Router {
         });
         ctx.status = 200;
         if (encoded.kind === 'bytes') ctx.attachment(encoded.filename ?? `${fn.namespace}-${fn.name}`, { type: 'attachment' });
-        ctx.body = encoded.body;
+        ctx.body = encoded.text ?? encoded.body;
         // Set last and verbatim: Koa would add a charset to a text/* type the plugin chose.
         ctx.set('Content-Type', encoded.contentType);
       } finally {

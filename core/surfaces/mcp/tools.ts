@@ -117,11 +117,11 @@ export function resultOf(fn: FunctionEntry, encoded: Encoded): CallToolResult {
     // Not a readable resource: the URI only names what this call returned.
     const uri = `folio://result/${fn.namespace}/${fn.name}/${encodeURIComponent(encoded.filename ?? `${fn.namespace}-${fn.name}`)}`;
     const resource = isTextual(mimeType, rest.join(';'))
-      ? { uri, mimeType, text: encoded.body.toString('utf8') }
+      ? { uri, mimeType, text: encoded.text ?? encoded.body.toString('utf8') }
       : { uri, mimeType, blob: base64(encoded.body) };
     return { content: [{ type: 'resource', resource }] };
   }
-  const result: CallToolResult = { content: [{ type: 'text', text: encoded.body.toString('utf8') }] };
+  const result: CallToolResult = { content: [{ type: 'text', text: encoded.text ?? encoded.body.toString('utf8') }] };
   const out = outputShape(fn);
   if (out) {
     const value = encoded.value;
