@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', '.tap/', 'coverage/', 'test/fixtures/plugins/bad/', 'bench/results/'] },
+  { ignores: ['node_modules/', 'data/', '.tap/', 'coverage/', 'test/fixtures/plugins/bad/', 'bench/results/', 'bench/.cache/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -5,19 +5,24 @@
 //   npm run bench -- --only=call          one (or a comma list: --only=call,reload)
 //   npm run bench -- --only=call --profile  also a CPU profile of Folio under the same load
 //   DATABASE_URL=postgres://... npm run bench   the call benchmark also runs against PostgreSQL
+//   npm run bench -- --only=notes         list/get/search latency on 100k notes (not in the default set:
+//                                         ~15-30 min; see bench/notes.ts)
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { formatCall, runCall, type CallResult } from './call.ts';
 import { formatMemory, runMemory, type MemoryResult } from './memory.ts';
+import { formatNotes, notesSummaryRows, runNotes, type NotesResult } from './notes.ts';
 import { formatReload, runReload, type ReloadResult } from './reload.ts';
 import { assertNode24, progress } from './util.ts';
 
-const NAMES = ['call', 'reload', 'memory'] as const;
+const NAMES = ['call', 'reload', 'memory', 'notes'] as const;
 type Name = (typeof NAMES)[number];
+/** What a bare `npm run bench` runs; notes only with --only (it seeds 100k notes and takes long). */
+const DEFAULT: Name[] = ['call', 'reload', 'memory'];
 
 function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boolean } {
-  let only: Name[] = [...NAMES];
+  let only: Name[] = [...DEFAULT];
   let quick = false;
   let profile = false;
   for (const a of argv) {
@@ -36,7 +41,7 @@ function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boo
 
 function usage(problem?: string): never {
   if (problem) process.stderr.write(`bench: ${problem}\n`);
-  process.stderr.write('usage: npm run bench -- [--only=call|reload|memory[,...]] [--quick] [--profile]\n');
+  process.stderr.write('usage: npm run bench -- [--only=call|reload|memory|notes[,...]] [--quick] [--profile]\n');
   process.exit(problem ? 2 : 0);
 }
 
@@ -48,6 +53,7 @@ interface Summary {
   call?: CallResult;
   reload?: ReloadResult;
   memory?: MemoryResult;
+  notes?: NotesResult;
   errors: Record<string, string>;
 }
 
@@ -91,6 +97,7 @@ function summaryRows(s: Summary): string[][] {
       ]);
     }
   }
+  if (s.notes) rows.push(...notesSummaryRows(s.notes));
   for (const [name, err] of Object.entries(s.errors)) rows.push([name, 'ERROR', '', err.split('\n')[0]!.slice(0, 100), 'ERROR']);
   return rows;
 }
@@ -119,6 +126,7 @@ async function main(): Promise<void> {
       if (name === 'call') details.push(formatCall((summary.call = await runCall({ quick, profile }))));
       if (name === 'reload') details.push(formatReload((summary.reload = await runReload({ quick }))));
       if (name === 'memory') details.push(formatMemory((summary.memory = await runMemory({ quick }))));
+      if (name === 'notes') details.push(formatNotes((summary.notes = await runNotes({ quick }))));
     } catch (err) {
       summary.errors[name] = (err as Error).stack ?? String(err);
       progress(`${name} FAILED: ${(err as Error).stack ?? String(err)}`);
