@@ -26,6 +26,7 @@
 // Targets (the issue): search p95 < 100 ms; list and get p95 < 20 ms, through REST.
 import { cp, mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -113,6 +114,8 @@ export interface EngineResult {
   /** EXPLAIN (ANALYZE, BUFFERS) of the slowest floor call of each operation. */
   explain: Record<string, string>;
   phasesMs: Record<string, number>;
+  /** 1-minute load average at the end of each phase: above ~1.5 on 2 cores, something else ran too. */
+  loadAvg: Record<string, number>;
 }
 
 export interface NotesResult {
@@ -454,12 +457,14 @@ function stats(ms: number[]): Stats {
 
 async function runEngine(engine: 'pglite' | 'postgres', opts: Required<Omit<NotesOptions, 'engines'>>): Promise<EngineResult> {
   const phasesMs: Record<string, number> = {};
+  const loadAvg: Record<string, number> = {};
   const phase = async <T>(name: string, f: () => Promise<T>): Promise<T> => {
     const t = performance.now();
     try {
       return await f();
     } finally {
       phasesMs[name] = Math.round(performance.now() - t);
+      loadAvg[name] = round(os.loadavg()[0]!, 2);
     }
   };
   const work = await tempDir('notes');
@@ -610,7 +615,7 @@ async function runEngine(engine: 'pglite' | 'postgres', opts: Required<Omit<Note
       ops.push(result);
     }
     const variant = engine === 'pglite' && opts.analyze ? 'pglite+analyze' : engine;
-    return { engine, variant, seed: seedInfo, ops, explain, phasesMs };
+    return { engine, variant, seed: seedInfo, ops, explain, phasesMs, loadAvg };
   } finally {
     await removeDir(work);
     await drop?.();
@@ -698,6 +703,11 @@ export function formatNotes(r: NotesResult): string {
       o.pass ? 'PASS' : 'FAIL',
     ]);
     out.push(table(head, rows, new Set([1, 2, 3, 4])));
+    out.push(
+      `  load average (1 min) after each phase: ${Object.entries(e.loadAvg)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
     for (const o of e.ops)
       if (o.perQuery)
         out.push(
