@@ -698,7 +698,7 @@ export function formatNotes(r: NotesResult): string {
       triple(o.rest),
       triple(o.floor),
       ...(o.engineFloor ? [triple(o.engineFloor)] : []),
-      `${o.ratioP50}x (+${o.overheadP50Ms})`,
+      `${o.ratioP50}x (${o.overheadP50Ms >= 0 ? '+' : ''}${o.overheadP50Ms})`,
       `p95 < ${o.targetP95Ms}`,
       o.pass ? 'PASS' : 'FAIL',
     ]);
