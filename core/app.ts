@@ -9,6 +9,7 @@ import { pino, type Logger } from 'pino';
 import { openDatabase, type Database } from './db/database.ts';
 import { IdentityService } from './domain/identity/service.ts';
 import { ChangeFeed } from './db/change-feed.ts';
+import { refreshPlannerStats } from './db/maintenance.ts';
 import { Authenticator } from './kernel/auth.ts';
 import { PACKAGE, type Config } from './kernel/config.ts';
 import { Dispatcher } from './kernel/dispatch.ts';
@@ -133,12 +134,20 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const url = `http://${host}:${addr.port}`;
   log.info({ url, engine: db.engine, namespaces: [...registry.snapshot.namespaces.keys()] }, 'folio listening');
 
-  // Notes left in the trash past the retention period are purged for good, now and then.
+  // Now and then: purge notes left in the trash past the retention period, and keep the embedded
+  // engine's planner statistics fresh (it has no autovacuum).
   const sweepTrash = () =>
-    notesImpl.purgeExpiredTrash().then(
-      (n) => n > 0 && log.info({ purged: n }, 'purged notes past their trash retention'),
-      (err: unknown) => log.error({ err }, 'trash sweep failed'),
-    );
+    notesImpl
+      .purgeExpiredTrash()
+      .then(
+        (n) => n > 0 && log.info({ purged: n }, 'purged notes past their trash retention'),
+        (err: unknown) => log.error({ err }, 'trash sweep failed'),
+      )
+      .then(() => refreshPlannerStats(db))
+      .then(
+        (analyzed) => analyzed && log.info('refreshed the embedded database planner statistics'),
+        (err: unknown) => log.error({ err }, 'analyze failed'),
+      );
   void sweepTrash();
   const sweep = setInterval(() => void sweepTrash(), config.notes.trashSweepMinutes * 60_000);
   sweep.unref();

@@ -78,17 +78,22 @@ export async function fuzzyQuery(em: EntityManager, owner: string, parsed: Parse
   );
   const missing = words.filter((w) => !known.has(w));
   if (missing.length === 0) return null;
-  const found = await rows<{ term: string; word: string }>(
-    em,
-    `select m.term, c.word
+  // As in runSearch: without this the planner may scan every word instead of the trigram index
+  // (measured at 80k words: 111 ms versus 6 ms).
+  const found = await em.transactional(async (tx) => {
+    await tx.execute('set local enable_seqscan = off');
+    return rows<{ term: string; word: string }>(
+      tx,
+      `select m.term, c.word
        from unnest(array[?]::text[]) as m(term)
        cross join lateral (
          select w.word from note_words w
           where w.owner_id = ? and w.word % m.term
           order by similarity(w.word, m.term) desc, w.word collate "C"
           limit ${FUZZY_ALTERNATIVES}) c`,
-    [missing, owner],
-  );
+      [missing, owner],
+    );
+  });
   if (found.length === 0) return null;
   const alternatives = new Map<string, string[]>();
   for (const r of found) alternatives.set(r.term, [...(alternatives.get(r.term) ?? []), r.word]);
