@@ -37,6 +37,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { startFolio } from '../core/app.ts';
 import { openDatabase } from '../core/db/database.ts';
+import { DATABASE_SCHEMA } from '../core/domains.ts';
 import type { Principal } from '../core/domain/identity/types.ts';
 import { NotesServiceImpl } from '../core/domain/notes/service.ts';
 import { encodeCursor } from '../core/domain/notes/validate.ts';
@@ -337,6 +338,7 @@ async function capture(
   upTo: Map<OpName, number>,
 ): Promise<Map<OpName, string[][]>> {
   const db = await openDatabase({
+    schema: DATABASE_SCHEMA,
     dataDir: target.dataDir,
     databaseUrl: target.databaseUrl,
     log: pino({ level: 'silent' }),

@@ -39,7 +39,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import pg from 'pg';
 import { pino } from 'pino';
-import { MIGRATIONS_DIR, openDatabase } from '../core/db/database.ts';
+import { openDatabase } from '../core/db/database.ts';
+import { DATABASE_SCHEMA } from '../core/domains.ts';
 import { IdentityService } from '../core/domain/identity/service.ts';
 import type { Principal } from '../core/domain/identity/types.ts';
 import { derive } from '../core/domain/notes/derived.ts';
@@ -1131,7 +1132,12 @@ const EMAIL = 'notes-bench@example.com';
 
 /** Runs Folio's migrations on the database and creates the user with an API token (kept in the meta). */
 async function schemaAndUser(target: { databaseUrl?: string; dataDir: string }): Promise<{ userId: string; token: string }> {
-  const db = await openDatabase({ databaseUrl: target.databaseUrl, dataDir: target.dataDir, log: pino({ level: 'silent' }) });
+  const db = await openDatabase({
+    schema: DATABASE_SCHEMA,
+    databaseUrl: target.databaseUrl,
+    dataDir: target.dataDir,
+    log: pino({ level: 'silent' }),
+  });
   try {
     const identity = new IdentityService(db);
     const user = await identity.createUser({ email: EMAIL, name: 'Notes Bench' });
@@ -1146,12 +1152,13 @@ async function schemaAndUser(target: { databaseUrl?: string; dataDir: string }):
 export async function seedHash(): Promise<string> {
   const h = createHash('sha256');
   const files = [
-    ...(await readdir(MIGRATIONS_DIR)).sort().map((f) => path.join(MIGRATIONS_DIR, f)),
     ...['derived.ts', 'text.ts', 'markdown.ts', 'snippet.ts'].map((f) => path.join(ROOT, 'core/domain/notes', f)),
     ...(await readdir(WORDS_DIR)).sort().map((f) => path.join(WORDS_DIR, f)),
     fileURLToPath(import.meta.url),
     path.join(ROOT, 'node_modules/@electric-sql/pglite/package.json'),
   ];
+  // The migrations, as their source (a class's toString is its text).
+  for (const m of DATABASE_SCHEMA.migrations) h.update(`${m.name}\n${m.class.toString()}`);
   for (const f of files)
     h.update(path.relative(ROOT, f))
       .update('\0')
@@ -1284,7 +1291,7 @@ export async function seedPostgres(serverUrl: string, n: number): Promise<{ url:
 export async function verify(n = 300): Promise<{ serviceMsPerNote: number; bulkMsPerNote: number; mismatches: string[] }> {
   const dir = await tempDir('seed-verify');
   try {
-    const db = await openDatabase({ dataDir: dir, log: pino({ level: 'silent' }) });
+    const db = await openDatabase({ schema: DATABASE_SCHEMA, dataDir: dir, log: pino({ level: 'silent' }) });
     const generated = [...generateNotes(n)];
     let svcId: string;
     let bulkId: string;

@@ -7,18 +7,21 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { pino, type Logger } from 'pino';
 import { openDatabase, type Database } from './db/database.ts';
-import { IdentityService } from './domain/identity/service.ts';
+import { DATABASE_SCHEMA, DOMAINS } from './domains.ts';
+import type { Domain } from './contract/domain.ts';
+import type { IdentityService } from './domain/identity/service.ts';
+import type { CachedNotes } from './domain/notes/summary-cache.ts';
 import { ChangeFeed } from './db/change-feed.ts';
 import { refreshPlannerStats } from './db/maintenance.ts';
 import { Authenticator } from './kernel/auth.ts';
 import { PACKAGE, type Config } from './kernel/config.ts';
 import { Dispatcher } from './kernel/dispatch.ts';
 import { Registry } from './kernel/registry.ts';
+import { Policy } from './kernel/policy.ts';
+import { ScopeCatalogue } from './kernel/scopes.ts';
 import { servicesFor } from './kernel/services.ts';
 import { curlRouter } from './surfaces/curl/routes.ts';
 import { restSurface } from './surfaces/rest/routes.ts';
-import { NotesServiceImpl } from './domain/notes/service.ts';
-import { withSummaryCache } from './domain/notes/summary-cache.ts';
 import { mcpSurface, type McpSurface } from './surfaces/mcp/routes.ts';
 import { sendText } from './surfaces/curl/respond.ts';
 import { mountDocAssets } from './surfaces/pages/docs.ts';
@@ -33,6 +36,7 @@ export interface Folio {
   db: Database;
   registry: Registry;
   identity: IdentityService;
+  policy: Policy;
   dispatcher: Dispatcher;
   log: Logger;
   /** The admin token generated on this start, when there was no user yet and none was configured. */
@@ -45,12 +49,20 @@ export function createLogger(config: Config): Logger {
 }
 
 export async function startFolio(config: Config, log: Logger = createLogger(config)): Promise<Folio> {
-  const db = await openDatabase({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, log });
+  const db = await openDatabase({ schema: DATABASE_SCHEMA, databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, log });
   const feed = new ChangeFeed({ db, databaseUrl: config.databaseUrl ?? undefined, log: log.child({ component: 'changes' }) });
   await feed.start();
-  const identity = new IdentityService(db, { feed });
-  const notesImpl = new NotesServiceImpl(db, { trashRetentionDays: config.notes.trashRetentionDays });
-  const notes = withSummaryCache(notesImpl, feed);
+  // Each domain's service, made from its registration with its own section of the config.
+  const settingsOf = (name: string) => (config as unknown as Record<string, unknown>)[name];
+  const domains = DOMAINS.map((domain: Domain<any, any>) => ({
+    domain,
+    service: domain.create({ db, feed, log: log.child({ domain: domain.name }), settings: settingsOf(domain.name) }) as unknown,
+  }));
+  const serviceOf = (name: string): unknown => domains.find((d) => d.domain.name === name)?.service;
+  // The kernel itself needs two of them: identity (who is calling, their switches) and notes (the
+  // caller's notes in brief, which visibility rules read).
+  const identity = serviceOf('identity') as IdentityService;
+  const notes = serviceOf('notes') as CachedNotes;
   const generatedAdminToken = await bootstrapAdmin(identity, config.bootstrapAdminToken, log);
 
   const registry = new Registry({
@@ -62,12 +74,17 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   await registry.loadAll();
   if (config.reload.watch) await registry.watch();
 
-  const dispatcher = new Dispatcher({
+  const policy = new Policy({
     registry,
+    scopes: new ScopeCatalogue(DOMAINS.flatMap((d: Domain<any, any>) => Object.entries(d.scopes ?? {}))),
     limits: config.limits,
     overrides: (userId) => identity.namespaceAccess(userId),
     notesSummary: (userId) => notes.summary(userId),
-    services: (principal, l) => servicesFor({ identity, notes, registry, tokens: config.tokens }, principal, l),
+  });
+  const dispatcher = new Dispatcher({
+    policy,
+    limits: config.limits,
+    services: (principal, l) => servicesFor({ identity, notes, registry, policy, tokens: config.tokens }, principal, l),
   });
   const auth = new Authenticator(identity, config.bootstrapAdminToken);
 
@@ -99,7 +116,8 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   app.use(curl.routes());
   const rest = restSurface({
     auth,
-    notes,
+    policy,
+    domains,
     limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
     version: PACKAGE.version,
     publicUrl: config.publicUrl,
@@ -134,23 +152,26 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const url = `http://${host}:${addr.port}`;
   log.info({ url, engine: db.engine, namespaces: [...registry.snapshot.namespaces.keys()] }, 'folio listening');
 
-  // Now and then: purge notes left in the trash past the retention period, and keep the embedded
+  // Now and then: each domain's upkeep (the notes trash sweep, ...), then keep the embedded
   // engine's planner statistics fresh (it has no autovacuum).
-  const sweepTrash = () =>
-    notesImpl
-      .purgeExpiredTrash()
-      .then(
-        (n) => n > 0 && log.info({ purged: n }, 'purged notes past their trash retention'),
-        (err: unknown) => log.error({ err }, 'trash sweep failed'),
-      )
-      .then(() => refreshPlannerStats(db))
-      .then(
-        (analyzed) => analyzed && log.info('refreshed the embedded database planner statistics'),
-        (err: unknown) => log.error({ err }, 'analyze failed'),
-      );
-  void sweepTrash();
-  const sweep = setInterval(() => void sweepTrash(), config.notes.trashSweepMinutes * 60_000);
-  sweep.unref();
+  const timers = domains.flatMap(({ domain, service }) => {
+    const upkeep = domain.upkeep;
+    if (!upkeep) return [];
+    const l = log.child({ domain: domain.name });
+    const run = () =>
+      upkeep
+        .run(service, l)
+        .catch((err: unknown) => l.error({ err }, 'upkeep failed'))
+        .then(() => refreshPlannerStats(db))
+        .then(
+          (analyzed) => analyzed && log.info('refreshed the embedded database planner statistics'),
+          (err: unknown) => log.error({ err }, 'analyze failed'),
+        );
+    void run();
+    const timer = setInterval(() => void run(), upkeep.everyMinutes(settingsOf(domain.name)) * 60_000);
+    timer.unref();
+    return [timer];
+  });
 
   let closing: Promise<void> | undefined;
   return {
@@ -160,12 +181,13 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     db,
     registry,
     identity,
+    policy,
     dispatcher,
     log,
     generatedAdminToken,
     close() {
       closing ??= (async () => {
-        clearInterval(sweep);
+        for (const timer of timers) clearInterval(timer);
         await registry.close();
         await mcp.close();
         await new Promise<void>((resolve) => {

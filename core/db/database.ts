@@ -3,14 +3,12 @@
 // same MikroORM postgresql driver (pg underneath), so every query and migration is the same SQL.
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import type { Logger as PinoLogger } from 'pino';
-import type { LogContext, Logger as OrmLogger, LoggerNamespace, LoggerOptions } from '@mikro-orm/core';
+import type { LogContext, Logger as OrmLogger, LoggerNamespace, LoggerOptions, MigrationObject } from '@mikro-orm/core';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import { entities } from './entities.ts';
 import type { PgliteWorkerData, PgliteWorkerMessage } from './pglite-worker.ts';
 
 export interface Database {
@@ -23,16 +21,24 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/**
+ * The tables the database holds: every domain hands its entities and migrations in (core/domains.ts),
+ * so this layer knows no domain.
+ */
+export interface DatabaseSchema {
+  entities: readonly unknown[];
+  /** Applied in this order; each name is recorded once applied. */
+  migrations: MigrationObject[];
+}
+
 export interface OpenDatabaseOptions {
+  schema: DatabaseSchema;
   databaseUrl?: string | undefined;
   dataDir: string;
   log: PinoLogger;
   /** Apply pending migrations on open (default true). */
   migrate?: boolean;
 }
-
-/** Where the checked-in migration classes live. */
-export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
 /** How long a pooled query may wait for a connection (pool slot or TCP connect) before failing. */
 const CONNECT_TIMEOUT_MS = 15_000;
@@ -42,8 +48,8 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
   const ormLog = opts.log.child({ component: 'orm' });
   const migrate = opts.migrate ?? true;
   const db = opts.databaseUrl
-    ? await openPostgres(opts.databaseUrl, ormLog)
-    : await openPglite(path.join(opts.dataDir, 'pglite'), log, ormLog);
+    ? await openPostgres(opts.databaseUrl, opts.schema, ormLog)
+    : await openPglite(path.join(opts.dataDir, 'pglite'), opts.schema, log, ormLog);
   if (migrate) {
     try {
       const applied = await runMigrations(db.orm);
@@ -62,14 +68,12 @@ export async function runMigrations(orm: MikroORM): Promise<string[]> {
   return done.map((m) => m.name);
 }
 
-function baseOptions(log: PinoLogger): Options {
+function baseOptions(schema: DatabaseSchema, log: PinoLogger): Options {
   return {
-    entities,
-    // One place for every migration; names are the file names without extension.
+    entities: [...schema.entities] as NonNullable<Options['entities']>,
+    // The domains' migrations, handed in; names are their file names without extension.
     migrations: {
-      path: MIGRATIONS_DIR,
-      pathTs: MIGRATIONS_DIR,
-      glob: 'Migration*.ts',
+      migrationsList: schema.migrations,
       // No schema snapshot: it would be written next to the migrations on every run.
       snapshot: false,
       transactional: true,
@@ -82,9 +86,9 @@ function baseOptions(log: PinoLogger): Options {
   };
 }
 
-async function openPostgres(databaseUrl: string, ormLog: PinoLogger): Promise<Database> {
+async function openPostgres(databaseUrl: string, schema: DatabaseSchema, ormLog: PinoLogger): Promise<Database> {
   const orm = await MikroORM.init({
-    ...baseOptions(ormLog),
+    ...baseOptions(schema, ormLog),
     clientUrl: databaseUrl,
     pool: { min: 0, max: 10 },
     // Merged into pg's pool config. connectionString lets pg honour everything in the URL
@@ -134,7 +138,7 @@ async function pingWithDedicatedClient(databaseUrl: string, timeoutMs: number): 
   client.end().catch(() => {});
 }
 
-async function openPglite(dir: string, log: PinoLogger, ormLog: PinoLogger): Promise<Database> {
+async function openPglite(dir: string, schema: DatabaseSchema, log: PinoLogger, ormLog: PinoLogger): Promise<Database> {
   await mkdir(dir, { recursive: true });
   const releaseLock = await lockDataDir(dir);
   let engine: PgliteWorker | undefined;
@@ -156,7 +160,7 @@ async function openPglite(dir: string, log: PinoLogger, ormLog: PinoLogger): Pro
     engine = await startPgliteWorker(dir, log);
     log.info({ dataDir: dir, port: engine.port, ms: engine.startMs }, 'embedded PGlite started');
     orm = await MikroORM.init({
-      ...baseOptions(ormLog),
+      ...baseOptions(schema, ormLog),
       host: '127.0.0.1',
       port: engine.port,
       user: 'postgres',

@@ -4,19 +4,10 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IdentityService } from '../domain/identity/service.ts';
 import type { Principal } from '../domain/identity/types.ts';
 import { parseToken } from '../domain/identity/tokens.ts';
-import { Unauthenticated } from './errors.ts';
+import { Unauthenticated } from '../contract/errors.ts';
 
 /** Query parameters that would carry a token; a URL ends up in logs and histories. */
 const TOKEN_PARAMS = ['access_token', 'token', 'api_key', 'apikey', 'bearer', 'auth'];
-
-export class AuthError extends Unauthenticated {
-  /** The `error` attribute of WWW-Authenticate (RFC 6750), when there is one. */
-  readonly bearerError: 'invalid_request' | 'invalid_token' | undefined;
-  constructor(message: string, bearerError?: 'invalid_request' | 'invalid_token') {
-    super(message);
-    this.bearerError = bearerError;
-  }
-}
 
 export class Authenticator {
   readonly #identity: IdentityService;
@@ -27,22 +18,22 @@ export class Authenticator {
     this.#bootstrapDigest = bootstrapToken ? sha(bootstrapToken) : undefined;
   }
 
-  /** Throws AuthError (401) unless the request carries a usable bearer token. */
+  /** Throws Unauthenticated (401) unless the request carries a usable bearer token. */
   async authenticate(authorization: string | undefined, query: URLSearchParams): Promise<Principal> {
     const inQuery = TOKEN_PARAMS.find((p) => query.has(p));
     if (inQuery)
-      throw new AuthError(
+      throw new Unauthenticated(
         `a token in the URL ('${inQuery}=') is refused: URLs end up in logs. Send it as the header Authorization: Bearer <token>.`,
         'invalid_request',
       );
-    if (!authorization) throw new AuthError('no bearer token. Send the header Authorization: Bearer <token>.');
+    if (!authorization) throw new Unauthenticated('no bearer token. Send the header Authorization: Bearer <token>.');
     const m = /^Bearer[ ]+([^\s]+)\s*$/i.exec(authorization);
-    if (!m) throw new AuthError('the Authorization header must be "Bearer <token>".', 'invalid_request');
+    if (!m) throw new Unauthenticated('the Authorization header must be "Bearer <token>".', 'invalid_request');
     const raw = m[1]!;
     if (!parseToken(raw) && !this.#isBootstrap(raw))
-      throw new AuthError('this is not a Folio token (wrong prefix or checksum).', 'invalid_token');
+      throw new Unauthenticated('this is not a Folio token (wrong prefix or checksum).', 'invalid_token');
     const principal = await this.#identity.authenticate(raw);
-    if (!principal) throw new AuthError('this token is unknown, expired or revoked, or its user is disabled.', 'invalid_token');
+    if (!principal) throw new Unauthenticated('this token is unknown, expired or revoked, or its user is disabled.', 'invalid_token');
     return principal;
   }
 

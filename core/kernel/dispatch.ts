@@ -1,32 +1,21 @@
-// One dispatch path for every surface: visible? entitled? valid? run, encode, within budget?
+// The curl and MCP call path: resolve the function, ask the policy (visible? entitled? deadline),
+// validate, run, encode, keep within the byte budget. The REST API asks the same policy per route.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ErrorObject } from 'ajv';
 import type { Principal } from '../domain/identity/types.ts';
 import type { Services } from '../sdk/index.ts';
-import type { NotesSummary } from '../domain/notes/types.ts';
 import type { FunctionEntry } from './manifest.ts';
 import type { Registry, NamespaceEntry } from './registry.ts';
 import { RESERVED_ARGS } from './manifest.ts';
-import { Aborted, BadArguments, FolioError, FunctionFailed, type ArgProblem } from './errors.ts';
-import {
-  assertEntitled,
-  callerOf,
-  requireFunction,
-  requireNamespace,
-  visibleNamespaces,
-  type AccessOverrides,
-  type Viewer,
-} from './entitlements.ts';
+import { BadArguments, FunctionFailed, UnknownName, type ArgProblem } from '../contract/errors.ts';
+import type { Viewer } from './entitlements.ts';
+import type { Policy } from './policy.ts';
 import { assertWithin, ceilingFor, encode, type Encoded, type Limits } from './limits.ts';
 
 export interface DispatchDeps {
-  registry: Registry;
-  limits: Limits & { handlerTimeoutMs: number; visibleTimeoutMs: number };
-  /** The per-user namespace toggles, read fresh for each request. */
-  overrides(userId: string): Promise<AccessOverrides>;
-  /** The caller's notes in brief, for entitlement rules; read fresh for each request. */
-  notesSummary(userId: string): Promise<NotesSummary>;
+  policy: Policy;
+  limits: Limits;
   services(principal: Principal, log: Logger): Services;
 }
 
@@ -67,30 +56,30 @@ export class Dispatcher {
   }
 
   get registry(): Registry {
-    return this.#deps.registry;
+    return this.#deps.policy.registry;
   }
 
-  async viewer(principal: Principal, log: Logger): Promise<Viewer> {
-    const [overrides, notes] = await Promise.all([this.#deps.overrides(principal.user.id), this.#deps.notesSummary(principal.user.id)]);
-    return {
-      principal,
-      caller: callerOf(principal, notes),
-      overrides,
-      log,
-      ruleTimeoutMs: this.#deps.limits.visibleTimeoutMs,
-    };
+  get policy(): Policy {
+    return this.#deps.policy;
   }
 
-  async namespaces(viewer: Viewer): Promise<NamespaceEntry[]> {
-    return visibleNamespaces(this.#deps.registry.snapshot, viewer);
+  viewer(principal: Principal, log: Logger): Promise<Viewer> {
+    return this.#deps.policy.viewer(principal, log);
   }
 
-  async namespace(viewer: Viewer, name: string): Promise<NamespaceEntry> {
-    return requireNamespace(this.#deps.registry.snapshot, name, viewer);
+  namespaces(viewer: Viewer): Promise<NamespaceEntry[]> {
+    return this.#deps.policy.namespaces(viewer);
   }
 
-  async function(viewer: Viewer, ns: string, fn: string): Promise<FunctionEntry> {
-    return requireFunction(await this.namespace(viewer, ns), fn);
+  namespace(viewer: Viewer, name: string): Promise<NamespaceEntry> {
+    return this.#deps.policy.namespace(viewer, name);
+  }
+
+  async function(viewer: Viewer, ns: string, name: string): Promise<FunctionEntry> {
+    const entry = await this.namespace(viewer, ns);
+    const fn = entry.functions.get(name);
+    if (!fn) throw new UnknownName(`no function '${entry.name}.${name}' here. GET /curl/help/${entry.name} lists its functions.`);
+    return fn;
   }
 
   /** The byte ceiling of a function before any per-call lowering. */
@@ -99,91 +88,53 @@ export class Dispatcher {
   }
 
   async call(req: CallRequest): Promise<CallOutcome> {
-    const viewer = await this.viewer(req.principal, req.log);
+    const policy = this.#deps.policy;
+    const viewer = await policy.viewer(req.principal, req.log);
     // Resolve against one snapshot: the call finishes on the version it started with.
     const fn = await this.function(viewer, req.namespace, req.fn);
-    assertEntitled(fn, req.principal);
+    const what = `${fn.namespace}.${fn.name}`;
+    policy.entitle(req.principal, fn.requires, what);
 
     const { args, ceiling } = this.#arguments(fn, req.body);
-
-    // One controller and one timer per call, both gone when the call ends (AbortSignal.timeout
-    // would keep a timer and its error alive for the full timeout after every call).
-    const controller = new AbortController();
-    const signal = controller.signal;
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(new Error(`timed out after ${this.#deps.limits.handlerTimeoutMs} ms`));
-    }, this.#deps.limits.handlerTimeoutMs);
-    const onGone = () => controller.abort(req.signal.reason);
-    if (req.signal.aborted) onGone();
-    else req.signal.addEventListener('abort', onGone, { once: true });
-    const onProgress = req.onProgress;
-    const progress = (progress: number, total?: number, message?: string): void => {
-      // A no-op without a channel, once the call is aborted, and for values that are not numbers.
-      if (!onProgress || signal.aborted || typeof progress !== 'number' || !Number.isFinite(progress)) return;
-      try {
-        onProgress({
-          progress,
-          ...(typeof total === 'number' && Number.isFinite(total) ? { total } : {}),
-          ...(typeof message === 'string' ? { message } : {}),
-        });
-      } catch (err) {
-        req.log.warn({ err, fn: `${fn.namespace}.${fn.name}` }, 'progress could not be reported');
-      }
-    };
-    const ctx = {
-      caller: viewer.caller,
-      signal,
-      log: req.log,
-      services: this.#deps.services(req.principal, req.log),
-      progress,
-      budget: ceiling,
-    };
+    const services = this.#deps.services(req.principal, req.log);
     let result: unknown;
-    let onAbort: (() => void) | undefined;
     try {
-      result = await Promise.race([
-        Promise.resolve().then(() => fn.handler(args, ctx)),
-        new Promise<never>((_, reject) => {
-          onAbort = () => reject(signal.reason);
-          if (signal.aborted) onAbort();
-          else signal.addEventListener('abort', onAbort, { once: true });
-        }),
-      ]);
+      result = await policy.run(what, req.signal, req.log, (signal) => {
+        const onProgress = req.onProgress;
+        const progress = (progress: number, total?: number, message?: string): void => {
+          // A no-op without a channel, once the call is aborted, and for values that are not numbers.
+          if (!onProgress || signal.aborted || typeof progress !== 'number' || !Number.isFinite(progress)) return;
+          try {
+            onProgress({
+              progress,
+              ...(typeof total === 'number' && Number.isFinite(total) ? { total } : {}),
+              ...(typeof message === 'string' ? { message } : {}),
+            });
+          } catch (err) {
+            req.log.warn({ err, fn: what }, 'progress could not be reported');
+          }
+        };
+        return fn.handler(args, { caller: viewer.caller, signal, log: req.log, services, progress, budget: ceiling });
+      });
     } catch (err) {
-      if (timedOut) {
-        const errorId = randomUUID();
-        req.log.error({ errorId, fn: `${fn.namespace}.${fn.name}`, ms: this.#deps.limits.handlerTimeoutMs }, 'handler timed out');
-        throw new FunctionFailed(`${fn.namespace}.${fn.name} did not finish within ${this.#deps.limits.handlerTimeoutMs} ms`, errorId);
-      }
-      if (req.signal.aborted) throw new Aborted('the caller went away');
       if (err instanceof BadArguments) {
         // A handler or service refusing an argument: print how to call the function, too.
         err.signature ??= fn.signature;
         err.help ??= `/curl/help/${fn.namespace}/${fn.name}`;
       }
-      if (err instanceof FolioError) throw err;
-      const errorId = randomUUID();
-      req.log.error({ errorId, fn: `${fn.namespace}.${fn.name}`, err }, 'handler raised');
-      throw new FunctionFailed(`${fn.namespace}.${fn.name} raised an error`, errorId, err);
-    } finally {
-      clearTimeout(timer);
-      req.signal.removeEventListener('abort', onGone);
-      if (onAbort) signal.removeEventListener('abort', onAbort);
+      throw err;
     }
     let encoded: Encoded;
     try {
       encoded = encode(result);
     } catch (err) {
       const errorId = randomUUID();
-      req.log.error({ errorId, fn: `${fn.namespace}.${fn.name}`, err }, 'result could not be encoded');
-      throw new FunctionFailed(`${fn.namespace}.${fn.name} returned a value that is not JSON`, errorId, err);
+      req.log.error({ errorId, fn: what, err }, 'result could not be encoded');
+      throw new FunctionFailed(`${what} returned a value that is not JSON`, errorId, err);
     }
-    assertWithin(encoded, ceiling, `${fn.namespace}.${fn.name}`, `GET /curl/help/${fn.namespace}/${fn.name}`);
+    assertWithin(encoded, ceiling, what, `GET /curl/help/${fn.namespace}/${fn.name}`);
     return { fn, encoded };
   }
-
   /** Body -> validated arguments and this call's byte ceiling; a 400 carries the signature. */
   #arguments(fn: FunctionEntry, rawBody: unknown): { args: Record<string, unknown>; ceiling: number } {
     try {

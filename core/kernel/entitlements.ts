@@ -1,12 +1,10 @@
-// Who sees what. One place for the rule: an operator's per-user toggle beats the namespace's
+// Who sees what (core/kernel/policy.ts asks this). One place for the rule: an operator's per-user toggle beats the namespace's
 // own `visible` rule; a rule that throws or hangs hides its namespace (fail closed).
 import type { Logger } from 'pino';
 import type { Caller } from '../sdk/index.ts';
 import type { NotesSummary } from '../domain/notes/types.ts';
 import type { Principal } from '../domain/identity/types.ts';
-import type { FunctionEntry } from './manifest.ts';
-import type { NamespaceEntry, Snapshot } from './registry.ts';
-import { Forbidden, UnknownName } from './errors.ts';
+import type { NamespaceEntry } from './registry.ts';
 
 export type AccessOverrides = ReadonlyMap<string, 'enabled' | 'disabled'>;
 
@@ -60,45 +58,4 @@ export async function isVisible(entry: NamespaceEntry, viewer: Viewer): Promise<
   if (forced === 'enabled') return true;
   if (forced === 'disabled') return false;
   return runRule(entry, viewer);
-}
-
-/** The namespaces this caller may see, in name order. */
-export async function visibleNamespaces(snapshot: Snapshot, viewer: Viewer): Promise<NamespaceEntry[]> {
-  const entries = [...snapshot.namespaces.values()].sort((a, b) => a.name.localeCompare(b.name));
-  const verdicts = await Promise.all(entries.map((e) => isVisible(e, viewer)));
-  return entries.filter((_, i) => verdicts[i]);
-}
-
-export function notFoundNamespace(name: string): UnknownName {
-  return new UnknownName(`no namespace '${name}' here. GET /curl/help lists the namespaces you can use.`);
-}
-
-/** The namespace if the caller may see it; the same NotFound whether hidden or absent. */
-export async function requireNamespace(snapshot: Snapshot, name: string, viewer: Viewer): Promise<NamespaceEntry> {
-  const entry = snapshot.namespaces.get(name);
-  if (!entry || !(await isVisible(entry, viewer))) throw notFoundNamespace(name);
-  return entry;
-}
-
-export function requireFunction(entry: NamespaceEntry, name: string): FunctionEntry {
-  const fn = entry.functions.get(name);
-  if (!fn) throw new UnknownName(`no function '${entry.name}.${name}' here. GET /curl/help/${entry.name} lists its functions.`);
-  return fn;
-}
-
-/** Scopes: '*' grants everything; 'notes:*' grants every 'notes:...' scope. */
-export function hasScope(granted: readonly string[], wanted: string): boolean {
-  return granted.some((g) => g === '*' || g === wanted || (g.endsWith(':*') && wanted.startsWith(g.slice(0, -1))));
-}
-
-/** Visible but not entitled -> Forbidden naming exactly what is missing. */
-export function assertEntitled(fn: FunctionEntry, principal: Principal): void {
-  const missingRoles = (fn.requires.roles ?? []).filter((r) => !principal.user.roles.includes(r));
-  const missingScopes = (fn.requires.scopes ?? []).filter((s) => !hasScope(principal.scopes, s));
-  if (missingRoles.length === 0 && missingScopes.length === 0) return;
-  const missing = [
-    ...(missingRoles.length ? [`role ${missingRoles.join(', ')}, which your user does not have`] : []),
-    ...(missingScopes.length ? [`scope ${missingScopes.join(', ')}, which this ${principal.tokenKind} token does not carry`] : []),
-  ];
-  throw new Forbidden(`${fn.namespace}.${fn.name} needs ${missing.join(', and ')}.`);
 }

@@ -1,5 +1,5 @@
 // Byte ceilings: where the 413 is decided, and how deep a JSON body may go.
-import { BadArguments, TooLarge } from './errors.ts';
+import { BadArguments, TooLarge } from '../contract/errors.ts';
 import { isBytes } from '../sdk/index.ts';
 
 export interface Limits {

@@ -6,14 +6,15 @@ import type { IdentityService } from '../domain/identity/service.ts';
 import type { NotesApi, Services } from '../sdk/index.ts';
 import type { NotesService } from '../domain/notes/types.ts';
 import type { Registry } from './registry.ts';
-import { BadArguments, Forbidden, NotFound } from './errors.ts';
+import { BadArguments, Forbidden, NotFound } from '../contract/errors.ts';
 import { NAMESPACE_RE } from './manifest.ts';
-import { hasScope } from './entitlements.ts';
+import type { Policy } from './policy.ts';
 
 export interface ServiceDeps {
   identity: IdentityService;
   notes: NotesService;
   registry: Registry;
+  policy: Policy;
   tokens: { mintDefaultTtlSeconds: number; mintMaxTtlSeconds: number };
 }
 
@@ -48,7 +49,7 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logge
       },
       async mintToken(ttlSeconds, scopes) {
         if (principal.tokenKind === 'minted') throw new Forbidden('a minted token cannot mint tokens; use your API token.');
-        const beyond = (scopes ?? []).filter((s) => !hasScope(principal.scopes, s));
+        const beyond = (scopes ?? []).filter((s) => !deps.policy.hasScope(principal, s));
         if (beyond.length > 0)
           throw new BadArguments(`a minted token has at most your scopes; yours do not include ${beyond.join(', ')}`, [
             { path: 'scopes', message: `not within your scopes (${principal.scopes.join(' ')})` },
@@ -58,14 +59,15 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logge
           throw new BadArguments(`ttl_seconds must be an integer from 1 to ${deps.tokens.mintMaxTtlSeconds}`, [
             { path: 'ttl_seconds', message: `must be 1..${deps.tokens.mintMaxTtlSeconds}` },
           ]);
-        const granted = scopes ?? principal.scopes;
+        // Stored and shown as granted: with what each scope implies (notes:write brings notes:read).
+        const granted = deps.policy.scopes.expand(scopes ?? principal.scopes);
         const { token, expiresAt } = await deps.identity.mintToken(principal, ttl, granted);
         return { token, expires_at: expiresAt.toISOString(), scopes: granted };
       },
     },
     // Built on first use: most calls never touch notes.
     get notes() {
-      return (notesApi ??= notesFor(deps.notes, principal));
+      return (notesApi ??= notesFor(deps.notes, deps.policy, principal));
     },
     async pluginStatus() {
       requireAdmin(principal, 'plugin status');
@@ -97,21 +99,16 @@ const NOTES_SCOPES: Record<keyof NotesService, 'notes:read' | 'notes:write'> = {
   restoreRevision: 'notes:write',
 };
 
-function requireScope(principal: Principal, scope: string): void {
-  if (!hasScope(principal.scopes, scope))
-    throw new Forbidden(`this needs scope ${scope}, which this ${principal.tokenKind} token does not carry.`);
-}
-
 /**
  * The notes service bound to one principal, with the token-scope rule in this one place: every
  * surface and plugin that touches notes goes through here.
  */
-export function notesFor(notes: NotesService, principal: Principal): NotesApi {
+export function notesFor(notes: NotesService, policy: Policy, principal: Principal): NotesApi {
   const bound: Record<string, (...args: unknown[]) => unknown> = {};
   for (const [name, scope] of Object.entries(NOTES_SCOPES) as Array<[keyof NotesService, string]>) {
     bound[name] = (...args: unknown[]) => {
-      requireScope(principal, scope);
-      if (name === 'report' && (args[0] as { save_as_note?: boolean } | undefined)?.save_as_note) requireScope(principal, 'notes:write');
+      const saves = name === 'report' && (args[0] as { save_as_note?: boolean } | undefined)?.save_as_note === true;
+      policy.entitle(principal, { scopes: saves ? [scope, 'notes:write'] : [scope] }, `notes.${name}`);
       if (name === 'summary') return notes.summary(principal.user.id);
       return (notes[name] as (...a: unknown[]) => unknown).call(notes, principal, ...args);
     };

@@ -154,7 +154,7 @@ export function defineFunction<A = any, R = unknown>(fn: FunctionDefinition<A, R
  * (name the argument in `problems`), Forbidden -> 403, Conflict -> 409 (pass the current state).
  * Anything else a handler throws is a 500 with an error id, and its message stays in the log.
  */
-export { NotFound, BadArguments, Forbidden, Conflict } from '../kernel/errors.ts';
+export { NotFound, BadArguments, Forbidden, Conflict } from '../contract/errors.ts';
 
 const BYTES = Symbol.for('folio.bytes');
 

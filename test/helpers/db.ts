@@ -8,6 +8,7 @@ import path from 'node:path';
 import pg from 'pg';
 import pino, { type Logger } from 'pino';
 import { openDatabase, type Database } from '../../core/db/database.ts';
+import { DATABASE_SCHEMA } from '../../core/domains.ts';
 
 export type TestDatabase = Database & { cleanup(): Promise<void>; dataDir: string };
 
@@ -25,7 +26,7 @@ export async function openTestDatabase(opts: { migrate?: boolean } = {}): Promis
   if (!serverUrl) {
     let db: Database;
     try {
-      db = await openDatabase({ dataDir, log, migrate });
+      db = await openDatabase({ schema: DATABASE_SCHEMA, dataDir, log, migrate });
     } catch (err) {
       await rm(dataDir, { recursive: true, force: true });
       throw err;
@@ -45,7 +46,7 @@ export async function openTestDatabase(opts: { migrate?: boolean } = {}): Promis
   url.pathname = `/${dbName}`;
   let db: Database;
   try {
-    db = await openDatabase({ databaseUrl: url.toString(), dataDir, log, migrate });
+    db = await openDatabase({ schema: DATABASE_SCHEMA, databaseUrl: url.toString(), dataDir, log, migrate });
   } catch (err) {
     await admin(serverUrl, `drop database if exists ${dbName} with (force)`).catch(() => {});
     await rm(dataDir, { recursive: true, force: true });

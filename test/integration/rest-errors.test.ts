@@ -54,7 +54,7 @@ t.test('401: no token, junk, bad scheme, unknown token, token in the URL — pro
   t.equal((await api(s, 'GET', `/notetaker/notes/${note.id}`, A)).json().title, 'Secret plans', 'the note is untouched by refused writes');
 });
 
-t.test('403 missing_scope: a read-only token cannot write; a write-only token cannot read', async (t) => {
+t.test('403 missing_scope: a read-only token cannot write; notes:write implies notes:read', async (t) => {
   const minted = await call(s, alice.token, 'admin', 'mint_curl_token', { scopes: ['notes:read'] });
   t.equal(minted.status, 200);
   const ro = { token: minted.json().token as string };
@@ -83,12 +83,15 @@ t.test('403 missing_scope: a read-only token cannot write; a write-only token ca
   t.equal(saving.status, 403, 'saving a report writes');
   t.same(saving.json().missing_scopes, ['notes:write']);
 
+  // Every write answers with what it wrote, so writing implies reading: a token with notes:write
+  // reads too, and a minted one says so in its scopes.
   const { token: wo } = await s.folio.identity.createApiToken(alice.id, { scopes: ['notes:write'] });
   const r = await api(s, 'GET', `/notetaker/notes/${note.id}`, { token: wo });
-  t.equal(r.status, 403);
-  t.same(r.json().missing_scopes, ['notes:read']);
-  const c = await api(s, 'POST', '/notetaker/notes', { token: wo, body: { title: 'write-only works' } });
+  t.equal(r.status, 200, 'a notes:write token reads');
+  const c = await api(s, 'POST', '/notetaker/notes', { token: wo, body: { title: 'write works' } });
   t.equal(c.status, 201);
+  const mintedWrite = await call(s, alice.token, 'admin', 'mint_curl_token', { scopes: ['notes:write'] });
+  t.same(mintedWrite.json().scopes, ['notes:write', 'notes:read'], 'a minted token shows what its scopes imply');
   const { token: wildcard } = await s.folio.identity.createApiToken(alice.id, { scopes: ['notes:*'] });
   t.equal((await api(s, 'GET', '/notetaker/tags', { token: wildcard })).status, 200, 'notes:* grants notes:read');
   const { token: other } = await s.folio.identity.createApiToken(alice.id, { scopes: ['files:read'] });

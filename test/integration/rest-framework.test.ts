@@ -8,10 +8,13 @@ import Koa from 'koa';
 import { Type } from 'typebox';
 import { pino } from 'pino';
 import type { Authenticator } from '../../core/kernel/auth.ts';
-import { BadArguments } from '../../core/kernel/errors.ts';
-import { route } from '../../core/surfaces/rest/define.ts';
+import { BadArguments } from '../../core/contract/errors.ts';
+import { route } from '../../core/contract/rest.ts';
 import { restFramework } from '../../core/surfaces/rest/router.ts';
-import { streamReport } from '../../core/surfaces/rest/report.ts';
+import { Policy } from '../../core/kernel/policy.ts';
+import { Registry } from '../../core/kernel/registry.ts';
+import { ScopeCatalogue } from '../../core/kernel/scopes.ts';
+import { streamReport } from '../../core/domain/notes/rest/report.ts';
 
 const principal = {
   user: { id: 'u', email: 'u@example.com', name: null, roles: [] },
@@ -112,10 +115,18 @@ const routes = [
   }),
 ];
 
+// The real policy over an empty registry: no namespace switches, no notes.
+const policy = new Policy({
+  registry: new Registry({ pluginsDirs: [], skillsDirs: [], log: pino({ level: 'silent' }), debounceMs: 50 }),
+  scopes: new ScopeCatalogue([]),
+  limits: { handlerTimeoutMs: 30_000, visibleTimeoutMs: 200 },
+  overrides: async () => new Map(),
+  notesSummary: async () => ({ count: 0, tags: {} }),
+});
 const rest = restFramework({
-  routes,
-  tags: [{ name: 't', description: 'test' }],
+  groups: [{ tag: 't', description: 'test', namespace: 't', routes }],
   auth,
+  policy,
   limits: { requestBytes: 1 << 20, jsonDepth: 32 },
   version: '0.0.0',
   publicUrl: null,

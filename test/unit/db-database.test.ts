@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { openDatabase, runMigrations } from '../../core/db/database.ts';
+import { DATABASE_SCHEMA } from '../../core/domains.ts';
 import { IdentityService } from '../../core/domain/identity/service.ts';
 import { openTestDatabase, testLogger } from '../helpers/db.ts';
 
@@ -55,22 +56,22 @@ t.test('PGlite keeps its data across close and reopen, and in another process', 
   const dataDir = await mkdtemp(path.join(tmpdir(), 'folio-pglite-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
 
-  const first = await openDatabase({ dataDir, log });
+  const first = await openDatabase({ schema: DATABASE_SCHEMA, dataDir, log });
   t.equal(first.engine, 'pglite');
   const user = await new IdentityService(first).createUser({ email: 'persist@example.com' });
-  await t.rejects(openDatabase({ dataDir, log }), /already open/, 'a second open of the same dir is refused');
+  await t.rejects(openDatabase({ schema: DATABASE_SCHEMA, dataDir, log }), /already open/, 'a second open of the same dir is refused');
   await first.close();
   await first.close(); // idempotent
 
   // another process finds the schema already there
-  const { stdout } = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'core/db/migrate-cli.ts')], {
+  const { stdout } = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'core/migrate.ts')], {
     cwd: repoRoot,
     env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
     timeout: 60_000,
   });
   t.match(stdout, /up to date/, 'migrate CLI in a second process sees the migrated schema');
 
-  const second = await openDatabase({ dataDir, log, migrate: false });
+  const second = await openDatabase({ schema: DATABASE_SCHEMA, dataDir, log, migrate: false });
   t.teardown(() => second.close());
   const again = await new IdentityService(second).getUser(user.id);
   t.equal(again?.email, 'persist@example.com', 'data survived');
@@ -80,7 +81,7 @@ t.test('PGlite keeps its data across close and reopen, and in another process', 
 
   // a lock left behind by a dead process is taken over
   await writeFile(path.join(dataDir, 'pglite', 'folio.lock'), '999999999');
-  const third = await openDatabase({ dataDir, log, migrate: false });
+  const third = await openDatabase({ schema: DATABASE_SCHEMA, dataDir, log, migrate: false });
   t.equal(await new IdentityService(third).countUsers(), 1);
   await third.close();
 });
@@ -88,7 +89,7 @@ t.test('PGlite keeps its data across close and reopen, and in another process', 
 t.test('the migrate CLI applies migrations to a fresh PGlite', async (t) => {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'folio-cli-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const { stdout } = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'core/db/migrate-cli.ts')], {
+  const { stdout } = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'core/migrate.ts')], {
     cwd: repoRoot,
     env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
     timeout: 60_000,
@@ -116,6 +117,7 @@ t.test('ping rejects within its timeout when the server never answers', async (t
   const { port } = hung.address() as net.AddressInfo;
 
   const db = await openDatabase({
+    schema: DATABASE_SCHEMA,
     databaseUrl: `postgres://postgres@127.0.0.1:${port}/hung`,
     dataDir: tmpdir(),
     log,
@@ -145,6 +147,7 @@ t.test('ping rejects promptly when nothing listens', async (t) => {
   await new Promise<void>((resolve) => probe.close(() => resolve()));
 
   const db = await openDatabase({
+    schema: DATABASE_SCHEMA,
     databaseUrl: `postgres://postgres@127.0.0.1:${port}/none`,
     dataDir: tmpdir(),
     log,
@@ -161,5 +164,7 @@ t.test('opening a server that is not there fails instead of hanging when migrati
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
   const { port } = probe.address() as net.AddressInfo;
   await new Promise<void>((resolve) => probe.close(() => resolve()));
-  await t.rejects(openDatabase({ databaseUrl: `postgres://postgres@127.0.0.1:${port}/none`, dataDir: tmpdir(), log }));
+  await t.rejects(
+    openDatabase({ schema: DATABASE_SCHEMA, databaseUrl: `postgres://postgres@127.0.0.1:${port}/none`, dataDir: tmpdir(), log }),
+  );
 });

@@ -1,7 +1,7 @@
 // IdentityService against a real database: PGlite, or the PostgreSQL server in DATABASE_URL.
 import t, { type Test } from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BadArguments, Conflict, Forbidden, NotFound } from '../../core/kernel/errors.ts';
+import { BadArguments, Conflict, Forbidden, NotFound } from '../../core/contract/errors.ts';
 import { IdentityService } from '../../core/domain/identity/service.ts';
 import { generateToken, parseToken } from '../../core/domain/identity/tokens.ts';
 import type { Principal } from '../../core/domain/identity/types.ts';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { ceilingFor, encode, assertWithin, jsonDepth } from '../../core/kernel/limits.ts';
-import { BadArguments, TooLarge } from '../../core/kernel/errors.ts';
+import { BadArguments, TooLarge } from '../../core/contract/errors.ts';
 import { bytes } from '../../core/sdk/index.ts';
 
 const limits = { responseBytes: 1000, responseHardCapBytes: 5000, jsonDepth: 8 };

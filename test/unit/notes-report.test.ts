@@ -1,7 +1,7 @@
 // Notes reports against a real database (PGlite, or the PostgreSQL server in DATABASE_URL): the
 // three formats, the three groupings, action items, selection, save_as_note, and streaming.
 import t from 'tap';
-import { BadArguments } from '../../core/kernel/errors.ts';
+import { BadArguments } from '../../core/contract/errors.ts';
 import { NotesServiceImpl } from '../../core/domain/notes/service.ts';
 import { buildNote, openNotesFixture, readAll } from '../helpers/notes.ts';
 

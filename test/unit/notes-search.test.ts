@@ -1,7 +1,7 @@
 // Notes search against a real database (PGlite, or the PostgreSQL server in DATABASE_URL): ranking,
 // web-search syntax, filters, pages, CJK, accent folding, typo tolerance, and the word table.
 import t from 'tap';
-import { BadArguments } from '../../core/kernel/errors.ts';
+import { BadArguments } from '../../core/contract/errors.ts';
 import { isFuzzyWord } from '../../core/domain/notes/text.ts';
 import { buildNote, openNotesFixture } from '../helpers/notes.ts';
 

@@ -1,7 +1,7 @@
 // NotesServiceImpl against a real database (PGlite, or the PostgreSQL server in DATABASE_URL):
 // CRUD, versions and conflicts, concurrency, sections, trash, revisions, counters, isolation.
 import t, { type Test } from 'tap';
-import { BadArguments, Conflict, NotFound } from '../../core/kernel/errors.ts';
+import { BadArguments, Conflict, NotFound } from '../../core/contract/errors.ts';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, type Note } from '../../core/domain/notes/types.ts';
 import { encodeCursor } from '../../core/domain/notes/validate.ts';
 import { buildNote, openNotesFixture } from '../helpers/notes.ts';

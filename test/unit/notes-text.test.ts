@@ -1,7 +1,7 @@
 // The pure parts of the notes domain: folding and tokenizing, query parsing, Markdown sections and
 // action items, snippets, cursors. No database.
 import t from 'tap';
-import { BadArguments } from '../../core/kernel/errors.ts';
+import { BadArguments } from '../../core/contract/errors.ts';
 import {
   appendUnderHeading,
   headings,

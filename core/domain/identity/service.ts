@@ -5,7 +5,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Database } from '../../db/database.ts';
 import type { ChangeFeed } from '../../db/change-feed.ts';
 import { LruMap } from '../lru.ts';
-import { BadArguments, Conflict, Forbidden, NotFound } from '../../kernel/errors.ts';
+import { BadArguments, Conflict, Forbidden, NotFound } from '../../contract/errors.ts';
 import { ApiToken, NamespaceAccess, User, type NamespaceAccessValue } from './entities.ts';
 import { generateToken, hashToken, parseToken, tokenPrefixKind } from './tokens.ts';
 import type { NamespaceAccessSetting, Principal } from './types.ts';

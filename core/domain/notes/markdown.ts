@@ -1,7 +1,7 @@
 // The little Markdown the notes domain needs to understand: ATX headings (# ...) outside fenced code
 // blocks, the section under a heading, and open action items (- [ ] ...). Setext headings
 // (underlined with === or ---) are not sections: an underline is too easy to write by accident.
-import { BadArguments } from '../../kernel/errors.ts';
+import { BadArguments } from '../../contract/errors.ts';
 
 export interface Heading {
   /** Line index. */

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { createTwoFilesPatch } from 'diff';
-import { Conflict, NotFound } from '../../kernel/errors.ts';
+import { Conflict, NotFound } from '../../contract/errors.ts';
 import type { Principal } from '../identity/types.ts';
 import { applyStatsDelta, applyWordDelta, derive, tagDelta, VECTOR_WORDS_SQL, wordDelta, wordsOf, type Content } from './derived.ts';
 import { appendToBody, appendUnderHeading, prependToBody, prependUnderHeading, replaceUnderHeading } from './markdown.ts';

@@ -1,5 +1,5 @@
 // Input rules of the notes domain, in one place. Every failure is BadArguments naming the argument.
-import { BadArguments } from '../../kernel/errors.ts';
+import { BadArguments } from '../../contract/errors.ts';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, NOTE_SOURCES, type NoteSource } from './types.ts';
 
 export const TITLE_MAX_CHARS = 500;

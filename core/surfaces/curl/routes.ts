@@ -6,7 +6,7 @@ import type { Principal } from '../../domain/identity/types.ts';
 import type { Authenticator } from '../../kernel/auth.ts';
 import type { Dispatcher } from '../../kernel/dispatch.ts';
 import type { Viewer } from '../../kernel/entitlements.ts';
-import { BadArguments, UnknownName } from '../../kernel/errors.ts';
+import { BadArguments, UnknownName } from '../../contract/errors.ts';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
 import { catalogueHtml, wantsHtml } from '../pages/catalogue.ts';
 import { docsHtml } from '../pages/docs.ts';

@@ -3,7 +3,7 @@
 // by default, and refusing it would only teach the caller a header.
 import getRawBody from 'raw-body';
 import type { Context } from 'koa';
-import { BadArguments, PayloadTooLarge } from '../../kernel/errors.ts';
+import { BadArguments, PayloadTooLarge } from '../../contract/errors.ts';
 import { jsonDepth } from '../../kernel/limits.ts';
 
 export interface BodyLimits {

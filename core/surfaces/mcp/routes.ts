@@ -10,9 +10,8 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../domain/identity/types.ts';
 import type { Authenticator } from '../../kernel/auth.ts';
-import { AuthError } from '../../kernel/auth.ts';
 import type { Dispatcher } from '../../kernel/dispatch.ts';
-import { PayloadTooLarge, Unauthenticated } from '../../kernel/errors.ts';
+import { PayloadTooLarge, Unauthenticated } from '../../contract/errors.ts';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
 import { webRequest, writeResponse } from './http-adapter.ts';
 import { authInfoFor, buildServer, type ServerDeps } from './server.ts';
@@ -128,7 +127,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
       principal = await deps.auth.authenticate(ctx.get('authorization') || undefined, new URLSearchParams(ctx.querystring));
     } catch (err) {
       if (!(err instanceof Unauthenticated)) throw err;
-      ctx.set('WWW-Authenticate', wwwAuthenticate(base(ctx), err instanceof AuthError ? err.bearerError : undefined));
+      ctx.set('WWW-Authenticate', wwwAuthenticate(base(ctx), err.bearerError));
       return jsonRpcError(ctx, 401, -32001, `401 Unauthorized: ${err.message}`);
     }
 

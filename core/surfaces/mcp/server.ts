@@ -21,8 +21,8 @@ import {
 import type { Logger } from 'pino';
 import type { Principal } from '../../domain/identity/types.ts';
 import type { Dispatcher } from '../../kernel/dispatch.ts';
-import { NotFound, UnknownName } from '../../kernel/errors.ts';
-import { errorAnswer } from '../curl/respond.ts';
+import { NotFound, UnknownName } from '../../contract/errors.ts';
+import { errorAnswer } from '../http/error-text.ts';
 import { fingerprintResources, listSkills, parseSkillUri, readSkill, SKILL_TEMPLATE } from './resources.ts';
 import { errorResult, MAX_BYTES_ARG, parseToolName, renderTool, resultOf } from './tools.ts';
 

@@ -2,9 +2,9 @@
 // validate the requests. Each operation lists every response it can give, and for each problem
 // response the stable codes it can carry (`x-problem-codes`), so a client can branch on them.
 import type { TSchema } from 'typebox';
-import { problemCodesOf, type HeaderDoc, type Route } from './define.ts';
+import { problemCodesOf, type HeaderDoc, type Route } from '../../contract/rest.ts';
 import { PROBLEM_CODES, type ProblemCode } from './problems.ts';
-import { COMPONENTS } from './schemas.ts';
+import { Problem } from './schemas.ts';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from '../../domain/notes/types.ts';
 
 type Json = Record<string, any>;
@@ -118,9 +118,12 @@ function operation(r: Route, refs: Map<string, string>): Json {
 export interface OpenApiOptions {
   version: string;
   tags: Array<{ name: string; description: string }>;
+  /** The groups' named schemas; Problem is added here. */
+  components: Record<string, TSchema>;
 }
 
 export function restOpenApi(routes: Route[], opts: OpenApiOptions): Json {
+  const COMPONENTS = { ...opts.components, Problem };
   const refs = new Map<string, string>();
   for (const [name, schema] of Object.entries(COMPONENTS)) refs.set(JSON.stringify(schema), name);
   const schemas: Json = {};

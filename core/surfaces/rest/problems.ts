@@ -3,83 +3,23 @@
 // /api/v1/problems/{code} explains, so the three cannot drift apart.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AuthError } from '../../kernel/auth.ts';
 import {
-  Aborted,
   BadArguments,
   Conflict,
+  ERROR_CODES,
   FolioError,
-  Forbidden,
   FunctionFailed,
-  NotFound,
-  PayloadTooLarge,
-  TooLarge,
-  Unauthenticated,
-} from '../../kernel/errors.ts';
+  MissingScope,
+  PreconditionFailed,
+  type ErrorCode,
+} from '../../contract/errors.ts';
 
-export const PROBLEM_CODES = {
-  bad_request: {
-    status: 400,
-    title: 'Bad request',
-    about: 'The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.',
-  },
-  validation_failed: {
-    status: 400,
-    title: 'Validation failed',
-    about:
-      'A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).',
-  },
-  unauthenticated: {
-    status: 401,
-    title: 'Unauthenticated',
-    about: 'No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL).',
-  },
-  forbidden: { status: 403, title: 'Forbidden', about: 'Authenticated, but this account may not do that.' },
-  missing_scope: {
-    status: 403,
-    title: 'Missing scope',
-    about: 'The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it.',
-  },
-  not_found: {
-    status: 404,
-    title: 'Not found',
-    about: 'No such resource, or one that belongs to someone else: both answer with the same body, so existence cannot be probed.',
-  },
-  method_not_allowed: {
-    status: 405,
-    title: 'Method not allowed',
-    about: 'The path exists, but not with this method. The Allow header lists the methods it takes.',
-  },
-  conflict: {
-    status: 409,
-    title: 'Conflict',
-    about: 'The request collides with the current state of the resource (for example, purging a note that is not in the trash).',
-  },
-  precondition_failed: {
-    status: 412,
-    title: 'Precondition failed',
-    about:
-      'The version you based the edit on (If-Match or expected_version) is not the current one: someone else changed the note. Nothing was written; `current` holds the note as it is now (and ETag its version). Merge and retry with that version.',
-  },
-  payload_too_large: {
-    status: 413,
-    title: 'Content too large',
-    about: 'The request body is larger than the server accepts. Send less, e.g. create and then append in parts.',
-  },
-  precondition_required: {
-    status: 428,
-    title: 'Precondition required',
-    about:
-      'A replacing edit (title, body, tags, replace_section, PUT) must say which version it was based on: send If-Match: "<version>" (the ETag you read) or expected_version in the body.',
-  },
-  internal: {
-    status: 500,
-    title: 'Internal server error',
-    about: 'Something failed on the server. `error_id` is in the server log with the details; quote it when you report this.',
-  },
-} as const;
-
-export type ProblemCode = keyof typeof PROBLEM_CODES;
+/** The codes a REST answer can carry: every outcome but `aborted` (its caller is gone, nothing is sent). */
+export type ProblemCode = Exclude<ErrorCode, 'aborted'>;
+export const PROBLEM_CODES = Object.fromEntries(Object.entries(ERROR_CODES).filter(([code]) => code !== 'aborted')) as Pick<
+  typeof ERROR_CODES,
+  ProblemCode
+>;
 
 export interface FieldProblem {
   /** Where the value was: the path, the query string, the body or a header. */
@@ -110,19 +50,6 @@ export interface ProblemAnswer {
   aborted?: true;
 }
 
-/** An outcome only the REST surface has: a code of the table above with its extras. */
-export class RestProblem extends FolioError {
-  readonly code: ProblemCode;
-  readonly extra: Partial<Pick<Problem, 'errors' | 'current' | 'missing_scopes'>>;
-  readonly headers: Record<string, string>;
-  constructor(code: ProblemCode, detail: string, extra: RestProblem['extra'] = {}, headers: Record<string, string> = {}) {
-    super(detail);
-    this.code = code;
-    this.extra = extra;
-    this.headers = headers;
-  }
-}
-
 export const problemTypeUrl = (base: string, code: string) => `${base}/api/v1/problems/${code}`;
 
 export interface ProblemContext {
@@ -141,30 +68,30 @@ export function toProblem(err: unknown, pc: ProblemContext): ProblemAnswer {
     const { status, title } = PROBLEM_CODES[code];
     return { status, body: { type: problemTypeUrl(pc.base, code), title, status, detail, code, ...extra }, headers };
   };
-  if (err instanceof RestProblem) return make(err.code, err.message, err.extra, err.headers);
-  if (err instanceof Unauthenticated) {
-    const attr = err instanceof AuthError && err.bearerError ? `, error="${err.bearerError}"` : '';
-    return make('unauthenticated', err.message, {}, { 'WWW-Authenticate': `Bearer realm="folio"${attr}` });
+  if (!(err instanceof FolioError)) {
+    const errorId = randomUUID();
+    pc.log.error({ errorId, err }, 'unexpected error in the REST API');
+    return make('internal', 'something failed on the server; quote the error id when you report this', {
+      error_id: errorId,
+      instance: `urn:uuid:${errorId}`,
+    });
   }
-  if (err instanceof Forbidden) return make('forbidden', err.message);
-  if (err instanceof NotFound) return make('not_found', pc.notFound ?? err.message);
-  if (err instanceof BadArguments) {
+  const code = err.code;
+  if (code === 'aborted') return { ...make('bad_request', err.message), status: err.status, aborted: true };
+  // What each outcome adds to the problem body.
+  const extra: Partial<Problem> = {};
+  if (err instanceof BadArguments && err.problems.length > 0) {
     const locate = pc.locate ?? ((path: string) => ({ in: 'body' as const, path }));
-    const errors = err.problems.map((p): FieldProblem => ({ ...locate(pointer(p.path)), message: p.message }));
-    return errors.length ? make('validation_failed', err.message, { errors }) : make('bad_request', err.message);
+    extra.errors = err.problems.map((p): FieldProblem => {
+      const at = pointer(p.path);
+      return { ...(p.in ? { in: p.in, path: at } : locate(at)), message: p.message };
+    });
   }
-  if (err instanceof Conflict) return make('conflict', err.message, err.current === undefined ? {} : { current: err.current });
-  if (err instanceof PayloadTooLarge) return make('payload_too_large', err.message);
-  if (err instanceof TooLarge) return make('payload_too_large', err.message);
-  if (err instanceof Aborted) return { ...make('bad_request', err.message), status: 499, aborted: true };
-  if (err instanceof FunctionFailed) return make('internal', err.message, { error_id: err.errorId, instance: `urn:uuid:${err.errorId}` });
-  if (err instanceof FolioError) return make('bad_request', err.message);
-  const errorId = randomUUID();
-  pc.log.error({ errorId, err }, 'unexpected error in the REST API');
-  return make('internal', 'something failed on the server; quote the error id when you report this', {
-    error_id: errorId,
-    instance: `urn:uuid:${errorId}`,
-  });
+  if ((err instanceof Conflict || err instanceof PreconditionFailed) && err.current !== undefined) extra.current = err.current;
+  if (err instanceof MissingScope) extra.missing_scopes = err.missingScopes;
+  if (err instanceof FunctionFailed) Object.assign(extra, { error_id: err.errorId, instance: `urn:uuid:${err.errorId}` });
+  const detail = code === 'not_found' ? (pc.notFound ?? err.message) : err.message;
+  return make(code, detail, extra, err.headers);
 }
 
 /** Service problem paths come as '/a/b', 'a.b' or 'a': make them JSON pointers. */

@@ -1,26 +1,38 @@
-// The REST surface's machinery: turns the route table into Koa routes. For each request:
-// authenticate (401) -> scopes (403 missing_scope) -> path (404) -> query, body (400) -> handler ->
-// JSON or a stream. Every failure goes through problems.ts; nothing else writes an error.
+// The REST surface's machinery: turns the domains' route tables into Koa routes. For each request:
+// authenticate (401) -> the policy: is the group's namespace visible to this caller (404, the same
+// answer as an unknown route), is the caller entitled (403) -> path (404) -> query, body (400) ->
+// handler, under the policy's deadline and the caller-gone signal -> JSON or a stream. Every
+// failure goes through problems.ts; nothing else writes an error.
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
+import type { TSchema } from 'typebox';
 import type { Authenticator } from '../../kernel/auth.ts';
-import { hasScope } from '../../kernel/entitlements.ts';
-import { BadArguments, NotFound } from '../../kernel/errors.ts';
+import type { Policy } from '../../kernel/policy.ts';
+import { BadArguments, MethodNotAllowed, NotFound, UnknownName, type ArgProblem } from '../../contract/errors.ts';
+import { koaPath, type Call, type Reply, type Route } from '../../contract/rest.ts';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
-import { koaPath, type Call, type Reply, type Route } from './define.ts';
 import { restOpenApi } from './openapi.ts';
 import { mountRestPages } from './pages.ts';
-import { RestProblem, toProblem, type FieldProblem, type ProblemAnswer } from './problems.ts';
+import { toProblem, type FieldProblem, type ProblemAnswer } from './problems.ts';
 import { checker, newAjv, type Checker } from './validate.ts';
 
 export const REST_PREFIX = '/api/v1';
 
-export interface RestFrameworkOptions {
+/** A group of routes under one tag, governed by one registry namespace. */
+export interface MountedGroup {
+  tag: string;
+  description: string;
+  namespace: string;
   routes: Route[];
-  tags: Array<{ name: string; description: string }>;
+  components?: Record<string, TSchema> | undefined;
+}
+
+export interface RestFrameworkOptions {
+  groups: MountedGroup[];
   auth: Authenticator;
+  policy: Policy;
   limits: BodyLimits;
   version: string;
   publicUrl: string | null;
@@ -46,11 +58,19 @@ export function sendProblem(ctx: Context, answer: ProblemAnswer): void {
   ctx.body = JSON.stringify(answer.body);
 }
 
-function invalid(problems: FieldProblem[]): RestProblem {
+function invalid(problems: FieldProblem[]): BadArguments {
   const names = problems.map((p) => `${p.in} ${p.path || '(whole)'}`).join(', ');
-  return new RestProblem('validation_failed', `the request does not match the operation's schema: ${names}. See errors for each.`, {
-    errors: problems,
-  });
+  return new BadArguments(
+    `the request does not match the operation's schema: ${names}. See errors for each.`,
+    problems.map((p): ArgProblem => ({ in: p.in, path: p.path, message: p.message })),
+  );
+}
+
+/** The answer to a path no operation has: also the answer to a group hidden from the caller. */
+function unknownRoute(path: string): UnknownName {
+  return new UnknownName(
+    `no operation at ${path}. The operations are listed in ${REST_PREFIX}/openapi.json and shown at ${REST_PREFIX}/docs.`,
+  );
 }
 
 /** Reads the JSON body; anything wrong with it as JSON is the request's fault: bad_request. */
@@ -58,13 +78,14 @@ async function readBody(ctx: Context, limits: BodyLimits): Promise<unknown> {
   try {
     return await readJsonBody(ctx, limits);
   } catch (err) {
-    if (err instanceof BadArguments) throw new RestProblem('bad_request', err.message);
+    if (err instanceof BadArguments) throw new BadArguments(err.message);
     throw err;
   }
 }
 
 interface Compiled {
   route: Route;
+  namespace: string;
   locate: (path: string) => Pick<FieldProblem, 'in' | 'path'>;
   params: Checker | undefined;
   query: Checker;
@@ -77,14 +98,22 @@ const NoQuery = { type: 'object', additionalProperties: false, properties: {} } 
 export function restFramework(opts: RestFrameworkOptions): RestSurface {
   const coercing = newAjv(true);
   const strict = newAjv(false);
-  const compiled: Compiled[] = opts.routes.map((route) => ({
-    route,
-    locate: locator(route),
-    params: route.params ? checker(coercing, route.params, 'path') : undefined,
-    query: checker(coercing, route.query ?? NoQuery, 'query'),
-    body: route.body ? checker(strict, route.body, 'body') : undefined,
-  }));
-  const openapi = restOpenApi(opts.routes, { version: opts.version, tags: opts.tags });
+  const routes = opts.groups.flatMap((g) => g.routes);
+  const compiled: Compiled[] = opts.groups
+    .flatMap((g) => g.routes.map((route) => ({ route, namespace: g.namespace })))
+    .map(({ route, namespace }) => ({
+      route,
+      namespace,
+      locate: locator(route),
+      params: route.params ? checker(coercing, route.params, 'path') : undefined,
+      query: checker(coercing, route.query ?? NoQuery, 'query'),
+      body: route.body ? checker(strict, route.body, 'body') : undefined,
+    }));
+  const openapi = restOpenApi(routes, {
+    version: opts.version,
+    tags: opts.groups.map((g) => ({ name: g.tag, description: g.description })),
+    components: Object.assign({}, ...opts.groups.map((g) => g.components ?? {})) as Record<string, TSchema>,
+  });
 
   const router = new Router({ prefix: REST_PREFIX });
   mountRestPages(router, openapi, (ctx) => baseOf(opts.publicUrl, ctx));
@@ -92,45 +121,31 @@ export function restFramework(opts: RestFrameworkOptions): RestSurface {
   for (const c of compiled) {
     router.register(koaPath(c.route.path), [c.route.method], async (ctx) => {
       const log: Logger = ctx.state.log;
-      const pc = { base: baseOf(opts.publicUrl, ctx), log, notFound: c.route.notFound, locate: c.locate };
       try {
         await handle(ctx, c, opts, log);
       } catch (err) {
-        sendProblem(ctx, toProblem(err, pc));
+        // The route's own 404 text is for its resources; an unknown name (a hidden group) reads as an unknown route.
+        const notFound = err instanceof UnknownName ? undefined : c.route.notFound;
+        sendProblem(ctx, toProblem(err, { base: baseOf(opts.publicUrl, ctx), log, notFound, locate: c.locate }));
       }
     });
   }
 
   // Whatever no operation took: 405 when the path exists with other methods, else 404.
-  const patterns = opts.routes.map((r) => ({ re: new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}/?$`), method: r.method }));
+  const patterns = routes.map((r) => ({ re: new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}/?$`), method: r.method }));
   router.all('{/*rest}', async (ctx) => {
     const sub = ctx.path.slice(REST_PREFIX.length) || '/';
     const allowed = [...new Set(patterns.filter((p) => p.re.test(sub)).map((p) => p.method))];
     const base = baseOf(opts.publicUrl, ctx);
     const log: Logger = ctx.state.log;
-    if (allowed.length === 0)
-      return sendProblem(
-        ctx,
-        toProblem(
-          new NotFound(
-            `no operation at ${ctx.path}. The operations are listed in ${REST_PREFIX}/openapi.json and shown at ${REST_PREFIX}/docs.`,
-          ),
-          { base, log },
-        ),
-      );
+    if (allowed.length === 0) return sendProblem(ctx, toProblem(unknownRoute(ctx.path), { base, log }));
     const allow = [...allowed, ...(allowed.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
     if (ctx.method === 'OPTIONS') {
       ctx.set('Allow', allow);
       ctx.status = 204;
       return;
     }
-    sendProblem(
-      ctx,
-      toProblem(new RestProblem('method_not_allowed', `${ctx.path} takes ${allow}, not ${ctx.method}.`, {}, { Allow: allow }), {
-        base,
-        log,
-      }),
-    );
+    sendProblem(ctx, toProblem(new MethodNotAllowed(`${ctx.path} takes ${allow}, not ${ctx.method}.`, allow), { base, log }));
   });
 
   return { router, openapi };
@@ -155,19 +170,13 @@ function locator(route: Route): (path: string) => Pick<FieldProblem, 'in' | 'pat
 
 async function handle(ctx: Context, c: Compiled, opts: RestFrameworkOptions, log: Logger): Promise<void> {
   const { route } = c;
+  const { policy } = opts;
   ctx.set('Cache-Control', 'no-store');
   const principal = await opts.auth.authenticate(ctx.get('authorization') || undefined, new URLSearchParams(ctx.querystring));
-
-  const requireScope = (scope: string) => {
-    if (hasScope(principal.scopes, scope)) return;
-    throw new RestProblem(
-      'missing_scope',
-      `${route.method} ${REST_PREFIX}${route.path} needs the scope ${scope}, which this ${principal.tokenKind} token does not carry (it has: ${principal.scopes.join(' ') || 'none'}).`,
-      { missing_scopes: [scope] },
-      { 'WWW-Authenticate': `Bearer realm="folio", error="insufficient_scope", scope="${scope}"` },
-    );
-  };
-  for (const s of route.scopes) requireScope(s);
+  const viewer = await policy.viewer(principal, log);
+  if (!(await policy.groupVisible(viewer, c.namespace))) throw unknownRoute(ctx.path);
+  const what = `${route.method} ${REST_PREFIX}${route.path}`;
+  policy.entitle(principal, { scopes: route.scopes }, what);
 
   let params: unknown = {};
   if (c.params) {
@@ -191,17 +200,29 @@ async function handle(ctx: Context, c: Compiled, opts: RestFrameworkOptions, log
     }
   }
 
-  const call: Call<any, any, any> = {
-    params,
-    query: q.value,
-    body,
-    principal,
-    header: (name) => ctx.get(name) || undefined,
-    log,
-    requireScope,
+  // The caller going away aborts the work, as on the other surfaces.
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!ctx.res.writableFinished) gone.abort(new Error('client closed the connection'));
   };
-  const reply = await route.handler(call);
-  await send(ctx, reply, log);
+  ctx.res.once('close', onClose);
+  try {
+    const reply = await policy.run(what, gone.signal, log, (signal) =>
+      route.handler({
+        params,
+        query: q.value,
+        body,
+        principal,
+        header: (name) => ctx.get(name) || undefined,
+        log,
+        signal,
+        requireScope: (scope) => policy.entitle(principal, { scopes: [scope] }, what),
+      } as Call<any, any, any>),
+    );
+    await send(ctx, reply, log);
+  } finally {
+    ctx.res.off('close', onClose);
+  }
 }
 
 async function send(ctx: Context, reply: Reply, log: Logger): Promise<void> {

@@ -1,27 +1,37 @@
-// The REST API (spec §4.2) at /api/v1: the route tables of its groups on the REST framework.
-import type { NotesService } from '../../domain/notes/types.ts';
+// The REST API (spec §4.2) at /api/v1: the route tables of the domains' groups on the REST framework.
+import type { Domain } from '../../contract/domain.ts';
 import type { Authenticator } from '../../kernel/auth.ts';
+import type { Policy } from '../../kernel/policy.ts';
 import type { BodyLimits } from '../http/body.ts';
-import { notetakerRoutes } from './notetaker.ts';
 import { restFramework, type RestSurface } from './router.ts';
 
 export interface RestDeps {
   auth: Authenticator;
-  notes: NotesService;
+  policy: Policy;
+  /** Each domain with its service, as the host created it. */
+  domains: Array<{ domain: Domain<any, any>; service: unknown }>;
   limits: BodyLimits;
   version: string;
   publicUrl: string | null;
 }
 
-export const REST_TAGS = [
-  { name: 'notetaker', description: 'Read, search and edit notes; trash and revisions; generate reports from notes.' },
-];
-
 export function restSurface(deps: RestDeps): RestSurface {
   return restFramework({
-    routes: notetakerRoutes(deps.notes),
-    tags: REST_TAGS,
+    groups: deps.domains.flatMap(({ domain, service }) =>
+      domain.rest
+        ? [
+            {
+              tag: domain.rest.tag,
+              description: domain.rest.description,
+              namespace: domain.rest.namespace,
+              routes: domain.rest.routes(service),
+              components: domain.rest.components,
+            },
+          ]
+        : [],
+    ),
     auth: deps.auth,
+    policy: deps.policy,
     limits: deps.limits,
     version: deps.version,
     publicUrl: deps.publicUrl,

@@ -2,7 +2,8 @@
 // DATA_DIR (default ./data) when DATABASE_URL is unset. Prints what it applied; exits 0 on success.
 import path from 'node:path';
 import pino from 'pino';
-import { openDatabase, runMigrations, type Database } from './database.ts';
+import { openDatabase, runMigrations, type Database } from './db/database.ts';
+import { DATABASE_SCHEMA } from './domains.ts';
 
 const databaseUrl = process.env['DATABASE_URL'] || undefined;
 const dataDir = path.resolve(process.env['DATA_DIR'] || './data');
@@ -11,7 +12,7 @@ const where = databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite at ${path.join
 
 let db: Database | undefined;
 try {
-  db = await openDatabase({ databaseUrl, dataDir, log, migrate: false });
+  db = await openDatabase({ schema: DATABASE_SCHEMA, databaseUrl, dataDir, log, migrate: false });
   const applied = await runMigrations(db.orm);
   if (applied.length === 0) {
     console.log(`${where}: schema up to date, nothing to apply`);

@@ -1,11 +1,11 @@
 // The notetaker group: notes, trash, revisions, tags, search and reports, as a route table over
 // NotesService. Handlers map HTTP to service calls and back; the rules (ownership, versions,
 // limits) are the service's.
-import type { Principal } from '../../domain/identity/types.ts';
-import type { NotesService, Note, Page } from '../../domain/notes/types.ts';
-import { route, type HeaderDoc, type Reply, type Route } from './define.ts';
-import { conditional, etag, expectedVersion } from './preconditions.ts';
-import { RestProblem, type FieldProblem } from './problems.ts';
+import type { Principal } from '../../identity/types.ts';
+import { BadArguments, PreconditionFailed, type ArgProblem } from '../../../contract/errors.ts';
+import type { NotesService, Note, Page } from '../types.ts';
+import { route, type HeaderDoc, type Reply, type Route } from '../../../contract/rest.ts';
+import { conditional, etag, expectedVersion } from '../../../contract/preconditions.ts';
 import { streamReport } from './report.ts';
 import * as S from './schemas.ts';
 
@@ -150,23 +150,22 @@ export function notetakerRoutes(notes: NotesService): Route[] {
         const sections = SECTION_EDITS.filter((k) => body[k] !== undefined);
         if (sections.length + (fields.length ? 1 : 0) !== 1) {
           const given = [...fields, ...sections];
-          const errors: FieldProblem[] = given.length
+          const errors: ArgProblem[] = given.length
             ? given.map((k) => ({
                 in: 'body',
                 path: `/${k}`,
                 message: 'cannot be combined with ' + given.filter((g) => g !== k).join(', '),
               }))
-            : [{ in: 'body', path: '', message: 'names no edit: give title/body/tags, or one of append, prepend, replace_section' }];
-          throw new RestProblem(
-            'validation_failed',
+            : [{ in: 'body', path: '(body)', message: 'names no edit: give title/body/tags, or one of append, prepend, replace_section' }];
+          throw new BadArguments(
             'one kind of edit per request: fields (title, body, tags), or exactly one of append, prepend, replace_section.',
-            { errors },
+            errors,
           );
         }
         const kind = sections[0];
         if (kind === 'append' || kind === 'prepend') {
           if (header('if-match') !== undefined || body.expected_version !== undefined)
-            throw new RestProblem('bad_request', `${kind} never overwrites, so it takes no version: drop If-Match and expected_version.`);
+            throw new BadArguments(`${kind} never overwrites, so it takes no version: drop If-Match and expected_version.`);
           const input = compact({ text: body[kind]!.text, heading: body[kind]!.heading }) as { text: string };
           return noteReply(
             kind === 'append' ? await notes.append(principal, params.id, input) : await notes.prepend(principal, params.id, input),
@@ -444,10 +443,9 @@ async function versionOf(
   const v = expectedVersion({ header: ifMatch, bodyVersion }, required);
   if (v !== 'mismatch') return v;
   const current = await notes.get(principal, id);
-  throw new RestProblem(
-    'precondition_failed',
+  throw new PreconditionFailed(
     `If-Match ${ifMatch} is not a version of this note; its current version is ${current.version}. Nothing was written.`,
-    { current },
-    { ETag: etag(current.version) },
+    current,
+    etag(current.version),
   );
 }

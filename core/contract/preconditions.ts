@@ -1,8 +1,7 @@
 // ETag and If-Match. A note's ETag is its version as a strong entity tag, "<version>": every change
 // increments the version, so one version is always one representation. A replacing edit names the
 // version it was based on (If-Match or expected_version); a stale one is 412 with the current note.
-import { Conflict } from '../../kernel/errors.ts';
-import { RestProblem } from './problems.ts';
+import { BadArguments, Conflict, PreconditionFailed, PreconditionRequired } from './errors.ts';
 
 export const etag = (version: number) => `"${version}"`;
 
@@ -15,17 +14,15 @@ export function ifMatchVersion(header: string | undefined): { version: number } 
   if (header === undefined || header.trim() === '') return undefined;
   const value = header.trim();
   if (value === '*')
-    throw new RestProblem(
-      'precondition_required',
+    throw new PreconditionRequired(
       'If-Match: * does not say which version the edit is based on. Send the ETag you read, e.g. If-Match: "3".',
     );
   const tags = value.split(',').map((t) => t.trim());
   if (tags.length > 1)
-    throw new RestProblem('bad_request', 'If-Match must carry one entity tag: the ETag of the version the edit is based on, e.g. "3".');
+    throw new BadArguments('If-Match must carry one entity tag: the ETag of the version the edit is based on, e.g. "3".');
   const m = /^(?:W\/)?"([^"]*)"$/.exec(tags[0]!);
   if (!m)
-    throw new RestProblem(
-      'bad_request',
+    throw new BadArguments(
       `If-Match must be an entity tag in quotes, as the ETag header gives it (e.g. If-Match: "3"); got ${JSON.stringify(value.slice(0, 40))}.`,
     );
   const v = m[1]!;
@@ -48,11 +45,10 @@ export function expectedVersion(src: VersionSource, required: boolean): number |
   const h = fromHeader?.version;
   const b = src.bodyVersion;
   if (h !== undefined && b !== undefined && h !== b)
-    throw new RestProblem('bad_request', `If-Match names version ${h} but expected_version is ${b}; send one, or the same in both.`);
+    throw new BadArguments(`If-Match names version ${h} but expected_version is ${b}; send one, or the same in both.`);
   const v = h ?? b;
   if (v === undefined && required)
-    throw new RestProblem(
-      'precondition_required',
+    throw new PreconditionRequired(
       'this edit replaces content, so it must say which version it is based on: send If-Match: "<version>" (the ETag of your GET) or expected_version in the body. Appends need neither.',
     );
   return v;
@@ -70,11 +66,10 @@ export async function conditional<T>(expected: number | undefined, write: () => 
     if (expected === undefined || !(err instanceof Conflict)) throw err;
     const current = err.current as { version?: unknown } | undefined;
     if (typeof current?.version !== 'number' || current.version === expected) throw err;
-    throw new RestProblem(
-      'precondition_failed',
+    throw new PreconditionFailed(
       `${err.message.replace(/\.$/, '')}. \`current\` is the note as it is now: merge your change into it and retry with its version.`,
-      { current },
-      { ETag: etag(current.version) },
+      current,
+      etag(current.version),
     );
   }
 }

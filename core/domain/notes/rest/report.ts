@@ -2,8 +2,8 @@
 // writes it. When the report is also saved as a note, the note's id should go in a header, but the
 // service may only know it once the report is written: the first MiB is held back until the id is
 // known; past that, the id goes in an HTTP trailer of the same name instead.
-import type { NotesService } from '../../domain/notes/types.ts';
-import type { Reply } from './define.ts';
+import type { NotesService } from '../types.ts';
+import type { Reply } from '../../../contract/rest.ts';
 
 export const SAVED_HEADER = 'Folio-Saved-Note-Id';
 const HOLD_BYTES = 1 << 20;

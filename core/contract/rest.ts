@@ -1,10 +1,12 @@
-// The declarative route table: one entry per operation, from which both the Koa router and the
-// OpenAPI document are made. A handler gets validated, typed input and returns a Reply; it never
+// The declarative REST route table, the contract between a domain and the REST surface: one entry
+// per operation, from which both the Koa router and the OpenAPI document are made. A handler gets validated, typed input and returns a Reply; it never
 // touches Koa, and it throws typed errors that problems.ts maps.
 import type { Static, TSchema } from 'typebox';
 import type { Logger } from 'pino';
-import type { Principal } from '../../domain/identity/types.ts';
-import type { ProblemCode } from './problems.ts';
+import type { Principal } from '../domain/identity/types.ts';
+import type { ErrorCode } from './errors.ts';
+
+type ProblemCode = Exclude<ErrorCode, 'aborted'>;
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -42,7 +44,9 @@ export interface Call<P, Q, B> {
   /** Request headers, lower-cased names. */
   header(name: string): string | undefined;
   log: Logger;
-  /** Lets a handler raise missing_scope for a scope only some inputs need. */
+  /** Fires on the call deadline and when the caller goes away. */
+  signal: AbortSignal;
+  /** Lets a handler raise missing_scope for a scope only some inputs need (the policy's rule). */
   requireScope(scope: string): void;
 }
 

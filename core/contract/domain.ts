@@ -1,0 +1,63 @@
+// What a domain hands the kernel: one object with everything central needs to know about it.
+// Adding a domain (files, transcription, search, ...) is a folder under core/domain/ that exports
+// one of these, and one line in core/domains.ts; nothing else central changes.
+import type { Logger } from 'pino';
+import type { TSchema } from 'typebox';
+import type { MigrationObject } from '@mikro-orm/core';
+import type { Database } from '../db/database.ts';
+import type { ChangeFeed } from '../db/change-feed.ts';
+import type { Route } from './rest.ts';
+
+/** What a domain's service factory gets. `settings` is the domain's own section of the config. */
+export interface DomainEnv<Settings = unknown> {
+  db: Database;
+  feed: ChangeFeed;
+  log: Logger;
+  settings: Settings;
+}
+
+/** A token scope a domain defines. A scope may imply others: holding it grants them too. */
+export interface ScopeDefinition {
+  description: string;
+  implies?: string[];
+}
+
+/** The domain's REST group: its routes under /api/v1 and the namespace whose policy governs them. */
+export interface RestGroup<Service> {
+  /** The OpenAPI tag, and the first path segment of every route ('/notetaker/...'). */
+  tag: string;
+  description: string;
+  /**
+   * The registry namespace this group belongs to: a caller for whom the namespace is hidden (an
+   * operator's switch, its `visible` rule) gets 404 for the whole group, as for an unknown route.
+   */
+  namespace: string;
+  routes(service: Service): Route[];
+  /** Schemas named in the OpenAPI document's components. */
+  components?: Record<string, TSchema>;
+}
+
+/** Periodic upkeep a domain needs (purging expired data, ...), run by the host process. */
+export interface Upkeep<Service, Settings> {
+  everyMinutes(settings: Settings): number;
+  /** Runs once at start, then every `everyMinutes`; a failure is logged and retried next time. */
+  run(service: Service, log: Logger): Promise<void>;
+}
+
+export interface Domain<Service = unknown, Settings = unknown> {
+  /** Also the key of its service in the host and of its settings section in the config. */
+  name: string;
+  /** MikroORM entity schemas (defineEntity). */
+  entities: readonly unknown[];
+  /** Its migrations, each named like its file; applied in name order across all domains. */
+  migrations: MigrationObject[];
+  scopes?: Record<string, ScopeDefinition>;
+  create(env: DomainEnv<Settings>): Service;
+  rest?: RestGroup<Service>;
+  upkeep?: Upkeep<Service, Settings>;
+}
+
+/** Adds types only; returns its argument unchanged. */
+export function defineDomain<Service, Settings = unknown>(domain: Domain<Service, Settings>): Domain<Service, Settings> {
+  return domain;
+}

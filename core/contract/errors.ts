@@ -1,0 +1,260 @@
+// Typed outcomes, modelled once. Every error Folio raises on purpose is one of these classes; each
+// carries a stable `code`, and the table below gives each code its HTTP status, title and
+// explanation. The surfaces derive their answers from it (curl: status + text, REST: RFC 9457
+// problem+json, MCP: isError results), so a new outcome is one class and one row, never three
+// hand-kept `instanceof` chains. This module imports nothing: the domain, the kernel, the surfaces
+// and the plugin SDK may all use it.
+
+export const ERROR_CODES = {
+  bad_request: {
+    status: 400,
+    title: 'Bad request',
+    about: 'The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.',
+  },
+  validation_failed: {
+    status: 400,
+    title: 'Validation failed',
+    about:
+      'A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).',
+  },
+  unauthenticated: {
+    status: 401,
+    title: 'Unauthenticated',
+    about: 'No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL).',
+  },
+  forbidden: { status: 403, title: 'Forbidden', about: 'Authenticated, but this account may not do that: a role is missing.' },
+  missing_scope: {
+    status: 403,
+    title: 'Missing scope',
+    about: 'The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it.',
+  },
+  not_found: {
+    status: 404,
+    title: 'Not found',
+    about:
+      'No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed.',
+  },
+  method_not_allowed: {
+    status: 405,
+    title: 'Method not allowed',
+    about: 'The path exists, but not with this method. The Allow header lists the methods it takes.',
+  },
+  conflict: {
+    status: 409,
+    title: 'Conflict',
+    about: 'The request collides with the current state of the resource (for example, purging a note that is not in the trash).',
+  },
+  precondition_failed: {
+    status: 412,
+    title: 'Precondition failed',
+    about:
+      'The version you based the edit on (If-Match or expected_version) is not the current one: someone else changed the resource. Nothing was written; `current` holds it as it is now (and ETag its version) when your token may read it. Merge and retry with that version.',
+  },
+  payload_too_large: {
+    status: 413,
+    title: 'Content too large',
+    about: 'The request body is larger than the server accepts. Send less, e.g. create and then append in parts.',
+  },
+  too_large: {
+    status: 413,
+    title: 'Answer too large',
+    about: 'The answer is larger than the byte ceiling in force for the call. Ask for less: a smaller page or a part.',
+  },
+  precondition_required: {
+    status: 428,
+    title: 'Precondition required',
+    about:
+      'A replacing edit (title, body, tags, replace_section, PUT) must say which version it was based on: send If-Match: "<version>" (the ETag you read) or expected_version in the body.',
+  },
+  aborted: { status: 499, title: 'Client closed request', about: 'The caller went away before the answer; nothing is sent.' },
+  internal: {
+    status: 500,
+    title: 'Internal server error',
+    about: 'Something failed on the server. `error_id` is in the server log with the details; quote it when you report this.',
+  },
+} as const satisfies Record<string, { status: number; title: string; about: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The reason phrase of each status Folio answers with, for the plain-text surfaces. */
+export const REASON: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  412: 'Precondition Failed',
+  413: 'Content Too Large',
+  428: 'Precondition Required',
+  499: 'Client Closed Request',
+  500: 'Internal Server Error',
+};
+
+export abstract class FolioError extends Error {
+  abstract readonly code: ErrorCode;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+  get status(): number {
+    return ERROR_CODES[this.code].status;
+  }
+  /** Response headers the outcome needs on every HTTP surface (WWW-Authenticate, Allow, ...). */
+  get headers(): Record<string, string> {
+    return {};
+  }
+}
+
+/** No such thing, or a thing the caller may not see. Both answer the same, by design. */
+export class NotFound extends FolioError {
+  readonly code = 'not_found';
+}
+
+/**
+ * The registry has no namespace, function or skill by that name for this caller (absent or
+ * hidden alike). Distinct from a NotFound a handler raises about its own data: MCP answers the
+ * first with the protocol's unknown-tool error and the second as a tool result.
+ */
+export class UnknownName extends NotFound {}
+
+/** No usable credentials. `bearerError` is the RFC 6750 `error` attribute, when there is one. */
+export class Unauthenticated extends FolioError {
+  readonly code = 'unauthenticated';
+  readonly bearerError: 'invalid_request' | 'invalid_token' | undefined;
+  constructor(message: string, bearerError?: 'invalid_request' | 'invalid_token') {
+    super(message);
+    this.bearerError = bearerError;
+  }
+  override get headers(): Record<string, string> {
+    const attr = this.bearerError ? `, error="${this.bearerError}"` : '';
+    return { 'WWW-Authenticate': `Bearer realm="folio"${attr}` };
+  }
+}
+
+/** Authenticated, visible, but not entitled. The message says what is missing. */
+export class Forbidden extends FolioError {
+  readonly code: ErrorCode = 'forbidden';
+}
+
+/** Entitled by role, but the token lacks a scope. `missingScopes` names each one. */
+export class MissingScope extends Forbidden {
+  override readonly code = 'missing_scope';
+  readonly missingScopes: string[];
+  constructor(message: string, missingScopes: string[]) {
+    super(message);
+    this.missingScopes = missingScopes;
+  }
+  override get headers(): Record<string, string> {
+    return { 'WWW-Authenticate': `Bearer realm="folio", error="insufficient_scope", scope="${this.missingScopes.join(' ')}"` };
+  }
+}
+
+export interface ArgProblem {
+  /** Dotted path of the argument ('tags.0'), '(body)' for the whole body. */
+  path: string;
+  message: string;
+  /** Where the value was, on surfaces that tell (REST: path, query, body, header). */
+  in?: 'path' | 'query' | 'body' | 'header';
+}
+
+/** One spelling for argument paths whoever raised it: 'tags.0', never '/tags/0'. */
+export function argPath(path: string): string {
+  return path.replace(/^\//, '').replaceAll('/', '.') || '(body)';
+}
+
+/**
+ * Malformed request or arguments the function will not take. With `problems` it is a
+ * validation failure naming each argument; without, the request as a whole is malformed.
+ */
+export class BadArguments extends FolioError {
+  readonly problems: ArgProblem[];
+  /** Set by dispatch once the function is known, so the answer can print how to call it. */
+  signature: string | undefined;
+  help: string | undefined;
+  constructor(message: string, problems: ArgProblem[] = []) {
+    super(message);
+    this.problems = problems.map((p) => ({ ...p, path: argPath(p.path) }));
+  }
+  get code(): ErrorCode {
+    return this.problems.length > 0 ? 'validation_failed' : 'bad_request';
+  }
+}
+
+/** A write that lost a race (stale version) or collides with existing data. */
+export class Conflict extends FolioError {
+  readonly code = 'conflict';
+  readonly current: unknown;
+  constructor(message: string, current?: unknown) {
+    super(message);
+    this.current = current;
+  }
+}
+
+/** A conditional request (If-Match) whose version is not the current one. */
+export class PreconditionFailed extends FolioError {
+  readonly code = 'precondition_failed';
+  readonly current: unknown;
+  readonly etag: string | undefined;
+  constructor(message: string, current?: unknown, etag?: string) {
+    super(message);
+    this.current = current;
+    this.etag = etag;
+  }
+  override get headers(): Record<string, string> {
+    return this.etag ? { ETag: this.etag } : {};
+  }
+}
+
+/** A replacing write that did not say which version it was based on. */
+export class PreconditionRequired extends FolioError {
+  readonly code = 'precondition_required';
+}
+
+/** The path exists, but not with this method. */
+export class MethodNotAllowed extends FolioError {
+  readonly code = 'method_not_allowed';
+  readonly allow: string;
+  constructor(message: string, allow: string) {
+    super(message);
+    this.allow = allow;
+  }
+  override get headers(): Record<string, string> {
+    return { Allow: this.allow };
+  }
+}
+
+/** The answer is larger than the byte ceiling in force for this call. */
+export class TooLarge extends FolioError {
+  readonly code = 'too_large';
+  readonly size: number;
+  readonly limit: number;
+  constructor(message: string, size: number, limit: number) {
+    super(message);
+    this.size = size;
+    this.limit = limit;
+  }
+  override get headers(): Record<string, string> {
+    return { 'X-Folio-Size': String(this.size), 'X-Folio-Ceiling': String(this.limit) };
+  }
+}
+
+/** The request body itself is over the accepted size. */
+export class PayloadTooLarge extends FolioError {
+  readonly code = 'payload_too_large';
+}
+
+/** The caller went away before the answer. */
+export class Aborted extends FolioError {
+  readonly code = 'aborted';
+}
+
+/** A handler raised or ran out of time. The message is safe to show; the cause goes to the log only. */
+export class FunctionFailed extends FolioError {
+  readonly code = 'internal';
+  readonly errorId: string;
+  constructor(message: string, errorId: string, cause?: unknown) {
+    super(message, { cause });
+    this.errorId = errorId;
+  }
+}

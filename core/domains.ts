@@ -1,0 +1,15 @@
+// The one list of domains. Each is a folder under core/domain/ exporting one registration
+// (core/contract/domain.ts): its tables and migrations, its service, its token scopes, its REST
+// group and the namespace that governs it. Adding a domain is adding it here.
+import type { MigrationObject } from '@mikro-orm/core';
+import type { Domain } from './contract/domain.ts';
+import { identityDomain } from './domain/identity/index.ts';
+import { notesDomain } from './domain/notes/index.ts';
+
+export const DOMAINS = [identityDomain, notesDomain] as const satisfies readonly Domain<any, any>[];
+
+/** Every entity and every migration (in name order), for the database layer. */
+export const DATABASE_SCHEMA: { entities: readonly unknown[]; migrations: MigrationObject[] } = {
+  entities: DOMAINS.flatMap((d) => d.entities),
+  migrations: DOMAINS.flatMap((d) => d.migrations).sort((a, b) => a.name.localeCompare(b.name)),
+};

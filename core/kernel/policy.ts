@@ -1,0 +1,150 @@
+// The one policy every surface asks, so that a rule cannot hold on one surface and not another:
+//   visible?   is this namespace shown to this caller (operator's per-user switch, then its rule)
+//   entitled?  does the caller have the roles, and the token the scopes, the operation needs
+//   deadline   how long the work may take, and the signal that fires on timeout or when the caller goes
+// Curl and MCP ask through the dispatcher (core/kernel/dispatch.ts), the REST API per route
+// (core/surfaces/rest/router.ts). The surfaces only translate the typed answers into their shapes.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Principal } from '../domain/identity/types.ts';
+import type { NotesSummary } from '../domain/notes/types.ts';
+import { Aborted, FolioError, Forbidden, FunctionFailed, MissingScope, UnknownName } from '../contract/errors.ts';
+import { callerOf, isVisible, type AccessOverrides, type Viewer } from './entitlements.ts';
+import type { Registry, NamespaceEntry } from './registry.ts';
+import type { ScopeCatalogue } from './scopes.ts';
+
+export interface Requirements {
+  roles?: readonly string[] | undefined;
+  scopes?: readonly string[] | undefined;
+}
+
+export interface PolicyDeps {
+  registry: Registry;
+  scopes: ScopeCatalogue;
+  limits: { handlerTimeoutMs: number; visibleTimeoutMs: number };
+  /** The per-user namespace switches, read fresh (through a cache the writes invalidate) per request. */
+  overrides(userId: string): Promise<AccessOverrides>;
+  /** The caller's notes in brief, for visibility rules. */
+  notesSummary(userId: string): Promise<NotesSummary>;
+}
+
+export function notFoundNamespace(name: string): UnknownName {
+  return new UnknownName(`no namespace '${name}' here. GET /curl/help lists the namespaces you can use.`);
+}
+
+export class Policy {
+  readonly #deps: PolicyDeps;
+
+  constructor(deps: PolicyDeps) {
+    this.#deps = deps;
+  }
+
+  get registry(): Registry {
+    return this.#deps.registry;
+  }
+
+  get scopes(): ScopeCatalogue {
+    return this.#deps.scopes;
+  }
+
+  /** Everything visibility rules need to know about this caller, read once per request. */
+  async viewer(principal: Principal, log: Logger): Promise<Viewer> {
+    const [overrides, notes] = await Promise.all([this.#deps.overrides(principal.user.id), this.#deps.notesSummary(principal.user.id)]);
+    return { principal, caller: callerOf(principal, notes), overrides, log, ruleTimeoutMs: this.#deps.limits.visibleTimeoutMs };
+  }
+
+  /** The namespaces this caller may see, in name order. */
+  async namespaces(viewer: Viewer): Promise<NamespaceEntry[]> {
+    const entries = [...this.#deps.registry.snapshot.namespaces.values()].sort((a, b) => a.name.localeCompare(b.name));
+    const verdicts = await Promise.all(entries.map((e) => isVisible(e, viewer)));
+    return entries.filter((_, i) => verdicts[i]);
+  }
+
+  /** The namespace if the caller may see it; the same UnknownName whether hidden or absent. */
+  async namespace(viewer: Viewer, name: string): Promise<NamespaceEntry> {
+    const entry = this.#deps.registry.snapshot.namespaces.get(name);
+    if (!entry || !(await isVisible(entry, viewer))) throw notFoundNamespace(name);
+    return entry;
+  }
+
+  /**
+   * Is the namespace a domain's REST group belongs to visible? The operator's switch decides first;
+   * then the namespace's own rule, when a plugin of that name is loaded (a domain's group serves
+   * without its plugin, as its service does).
+   */
+  async groupVisible(viewer: Viewer, namespace: string): Promise<boolean> {
+    const entry = this.#deps.registry.snapshot.namespaces.get(namespace);
+    if (entry) return isVisible(entry, viewer);
+    return viewer.overrides.get(namespace) !== 'disabled';
+  }
+
+  /** Does this token's set of scopes allow `scope`? */
+  hasScope(principal: Principal, scope: string): boolean {
+    return this.#deps.scopes.allows(principal.scopes, scope);
+  }
+
+  /** Visible but not entitled: Forbidden (a role) or MissingScope, naming exactly what is missing. */
+  entitle(principal: Principal, requires: Requirements, what: string): void {
+    const missingRoles = (requires.roles ?? []).filter((r) => !principal.user.roles.includes(r));
+    const missingScopes = (requires.scopes ?? []).filter((s) => !this.hasScope(principal, s));
+    if (missingRoles.length === 0 && missingScopes.length === 0) return;
+    const has = principal.scopes.join(' ') || 'none';
+    const missing = [
+      ...(missingRoles.length ? [`role ${missingRoles.join(', ')}, which your user does not have`] : []),
+      ...(missingScopes.length
+        ? [`scope ${missingScopes.join(', ')}, which this ${principal.tokenKind} token does not carry (it has: ${has})`]
+        : []),
+    ];
+    const message = `${what} needs ${missing.join(', and ')}.`;
+    // A missing role is the account's; a token with more scopes would not help.
+    if (missingRoles.length > 0) throw new Forbidden(message);
+    throw new MissingScope(message, missingScopes);
+  }
+
+  /**
+   * Runs `work` under the call deadline: its signal fires on the timeout and when `gone` fires (the
+   * caller went away). A timeout is a FunctionFailed with an error id; a caller gone is Aborted; an
+   * error that is not a typed outcome is a FunctionFailed whose cause goes to the log only.
+   */
+  async run<T>(what: string, gone: AbortSignal, log: Logger, work: (signal: AbortSignal) => Promise<T> | T): Promise<T> {
+    const ms = this.#deps.limits.handlerTimeoutMs;
+    // One controller and one timer per call, both gone when the call ends (AbortSignal.timeout
+    // would keep a timer and its error alive for the full timeout after every call).
+    const controller = new AbortController();
+    const signal = controller.signal;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error(`timed out after ${ms} ms`));
+    }, ms);
+    const onGone = () => controller.abort(gone.reason);
+    if (gone.aborted) onGone();
+    else gone.addEventListener('abort', onGone, { once: true });
+    let onAbort: (() => void) | undefined;
+    try {
+      return await Promise.race([
+        Promise.resolve().then(() => work(signal)),
+        new Promise<never>((_, reject) => {
+          onAbort = () => reject(signal.reason);
+          if (signal.aborted) onAbort();
+          else signal.addEventListener('abort', onAbort, { once: true });
+        }),
+      ]);
+    } catch (err) {
+      if (timedOut) {
+        const errorId = randomUUID();
+        log.error({ errorId, what, ms }, 'timed out');
+        throw new FunctionFailed(`${what} did not finish within ${ms} ms`, errorId);
+      }
+      if (gone.aborted) throw new Aborted('the caller went away');
+      if (err instanceof FolioError) throw err;
+      const errorId = randomUUID();
+      log.error({ errorId, what, err }, 'raised');
+      throw new FunctionFailed(`${what} raised an error`, errorId, err);
+    } finally {
+      clearTimeout(timer);
+      gone.removeEventListener('abort', onGone);
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+    }
+  }
+}
