@@ -26,8 +26,10 @@ export interface TestServer {
 }
 
 export interface TestServerOptions {
-  /** Plugin folders; the first-party plugins are always first. */
+  /** Plugin folders; the first-party plugins come first unless `firstParty` is false. */
   plugins?: string[];
+  /** Serve the first-party plugins folder (default true); false when the test brings its own copies. */
+  firstParty?: boolean;
   skills?: string[];
   /** Copies of these plugin folders go into `scratchPlugins` before start. */
   copyToScratch?: string[];
@@ -74,7 +76,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       host: '127.0.0.1',
       dataDir,
       databaseUrl: opts.sharedDatabaseUrl ?? database?.url ?? null,
-      pluginsDir: [FIRST_PARTY, ...(opts.plugins ?? []), scratchPlugins],
+      pluginsDir: [...(opts.firstParty === false ? [] : [FIRST_PARTY]), ...(opts.plugins ?? []), scratchPlugins],
       skillsDir: [...(opts.skills ?? []), scratchSkills],
       bootstrapAdminToken: ADMIN_TOKEN,
       logLevel: 'silent',

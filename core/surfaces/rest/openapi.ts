@@ -117,7 +117,7 @@ function operation(r: Route, refs: Map<string, string>): Json {
 
 export interface OpenApiOptions {
   version: string;
-  tags: Array<{ name: string; description: string }>;
+  tags: Array<{ name: string; description: string; 'x-namespace': string }>;
   /** The groups' named schemas; Problem is added here. */
   components: Record<string, TSchema>;
 }

@@ -111,7 +111,8 @@ export function restFramework(opts: RestFrameworkOptions): RestSurface {
     }));
   const openapi = restOpenApi(routes, {
     version: opts.version,
-    tags: opts.groups.map((g) => ({ name: g.tag, description: g.description })),
+    // Each tag names the registry namespace that governs its group (x-namespace).
+    tags: opts.groups.map((g) => ({ name: g.tag, description: g.description, 'x-namespace': g.namespace })),
     components: Object.assign({}, ...opts.groups.map((g) => g.components ?? {})) as Record<string, TSchema>,
   });
 
