@@ -2,11 +2,62 @@
 // async server code. Style is prettier's job.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import boundaries from 'eslint-plugin-boundaries';
+
+// The layers (docs/architecture.md). Imports point downward only; a breach fails `npm run lint`.
+const LAYERS = [
+  { type: 'curl', pattern: 'core/surfaces/curl' },
+  { type: 'mcp', pattern: 'core/surfaces/mcp' },
+  { type: 'rest', pattern: 'core/surfaces/rest' },
+  { type: 'web', pattern: 'core/surfaces/(http|pages)' }, // what the surfaces share: body parsing, wording, pages
+  { type: 'kernel', pattern: 'core/kernel' },
+  { type: 'sdk', pattern: 'core/sdk' },
+  { type: 'domain', pattern: 'core/domain' },
+  { type: 'contract', pattern: 'core/contract' }, // errors, the REST route contract, the domain registration
+  { type: 'db', pattern: 'core/db' },
+  { type: 'plugin', pattern: 'plugins/*' },
+  { type: 'plugin', pattern: 'docs/examples/*' },
+  // Elements match in order: what is left directly in a folder is classified last.
+  { type: 'web', pattern: 'core/surfaces' }, // health.ts
+  { type: 'host', pattern: 'core' }, // app.ts, main.ts, domains.ts, migrate.ts: wire everything together
+];
+const not = (...types) => ({ to: { element: { types: { anyOf: types } } } });
+const layering = {
+  files: ['core/**/*.ts', 'plugins/**/*.ts', 'docs/examples/**/*.ts'],
+  plugins: { boundaries },
+  settings: { 'boundaries/elements': LAYERS, 'boundaries/include': ['core/**/*', 'plugins/**/*', 'docs/examples/**/*'] },
+  rules: {
+    'boundaries/dependencies': [
+      'error',
+      {
+        default: 'allow',
+        policies: [
+          { from: { element: { type: 'domain' } }, disallow: not('kernel', 'curl', 'mcp', 'rest', 'web', 'host', 'sdk') },
+          { from: { element: { type: 'db' } }, disallow: not('domain', 'kernel', 'curl', 'mcp', 'rest', 'web', 'host', 'sdk') },
+          { from: { element: { type: 'contract' } }, disallow: not('kernel', 'curl', 'mcp', 'rest', 'web', 'host', 'sdk') },
+          { from: { element: { type: 'kernel' } }, disallow: not('curl', 'mcp', 'rest', 'web', 'host') },
+          { from: { element: { type: 'sdk' } }, disallow: not('kernel', 'curl', 'mcp', 'rest', 'web', 'host', 'db') },
+          { from: { element: { type: 'web' } }, disallow: not('curl', 'mcp', 'rest', 'host') },
+          // Surfaces do not import each other.
+          { from: { element: { type: 'curl' } }, disallow: not('mcp', 'rest', 'host') },
+          { from: { element: { type: 'mcp' } }, disallow: not('curl', 'rest', 'host') },
+          { from: { element: { type: 'rest' } }, disallow: not('curl', 'mcp', 'host') },
+          // Plugins see only the SDK (imported as 'folio/sdk') and their own files.
+          {
+            from: { element: { type: 'plugin' } },
+            disallow: not('host', 'curl', 'mcp', 'rest', 'web', 'kernel', 'sdk', 'domain', 'contract', 'db'),
+          },
+        ],
+      },
+    ],
+  },
+};
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', '.tap/', 'coverage/', 'test/fixtures/plugins/bad/', 'bench/results/', 'bench/.cache/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  layering,
   {
     languageOptions: {
       globals: {
