@@ -84,7 +84,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const dispatcher = new Dispatcher({
     policy,
     limits: config.limits,
-    services: (principal, l) => servicesFor({ identity, notes, registry, policy, tokens: config.tokens }, principal, l),
+    services: (principal, l) => servicesFor({ identity, domains, registry, policy, tokens: config.tokens }, principal, l),
   });
   const auth = new Authenticator(identity, config.bootstrapAdminToken);
 

@@ -6,6 +6,7 @@ import type { TSchema } from 'typebox';
 import type { MigrationObject } from '@mikro-orm/core';
 import type { Database } from '../db/database.ts';
 import type { ChangeFeed } from '../db/change-feed.ts';
+import type { Principal } from '../domain/identity/types.ts';
 import type { Route } from './rest.ts';
 
 /** What a domain's service factory gets. `settings` is the domain's own section of the config. */
@@ -37,6 +38,13 @@ export interface RestGroup<Service> {
   components?: Record<string, TSchema>;
 }
 
+/** The caller a domain's plugin API acts for, and the policy's scope check. */
+export interface DomainCaller {
+  principal: Principal;
+  /** Throws MissingScope unless the caller's token allows every scope. */
+  entitle(scopes: string[], what: string): void;
+}
+
 /** Periodic upkeep a domain needs (purging expired data, ...), run by the host process. */
 export interface Upkeep<Service, Settings> {
   everyMinutes(settings: Settings): number;
@@ -54,6 +62,11 @@ export interface Domain<Service = unknown, Settings = unknown> {
   scopes?: Record<string, ScopeDefinition>;
   create(env: DomainEnv<Settings>): Service;
   rest?: RestGroup<Service>;
+  /**
+   * The domain's API for plugins, `ctx.services.<name>`: its service bound to the caller, each
+   * method checking its scopes through `caller.entitle`. Its type is declared in the SDK.
+   */
+  bind?(service: Service, caller: DomainCaller): unknown;
   upkeep?: Upkeep<Service, Settings>;
 }
 

@@ -3,8 +3,8 @@
 import type { Logger } from 'pino';
 import type { Principal } from '../domain/identity/types.ts';
 import type { IdentityService } from '../domain/identity/service.ts';
-import type { NotesApi, Services } from '../sdk/index.ts';
-import type { NotesService } from '../domain/notes/types.ts';
+import type { Services } from '../sdk/index.ts';
+import type { Domain, DomainCaller } from '../contract/domain.ts';
 import type { Registry } from './registry.ts';
 import { BadArguments, Forbidden, NotFound } from '../contract/errors.ts';
 import { NAMESPACE_RE } from './manifest.ts';
@@ -12,7 +12,8 @@ import type { Policy } from './policy.ts';
 
 export interface ServiceDeps {
   identity: IdentityService;
-  notes: NotesService;
+  /** Each domain with its service; those with a `bind` appear as ctx.services.<name>. */
+  domains: ReadonlyArray<{ domain: Domain<any, any>; service: unknown }>;
   registry: Registry;
   policy: Policy;
   tokens: { mintDefaultTtlSeconds: number; mintMaxTtlSeconds: number };
@@ -23,8 +24,7 @@ function requireAdmin(principal: Principal, what: string): void {
 }
 
 export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logger): Services {
-  let notesApi: NotesApi | undefined;
-  return {
+  const services: Omit<Services, 'notes'> = {
     access: {
       async createUser(input) {
         requireAdmin(principal, 'creating users');
@@ -65,53 +65,19 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logge
         return { token, expires_at: expiresAt.toISOString(), scopes: granted };
       },
     },
-    // Built on first use: most calls never touch notes.
-    get notes() {
-      return (notesApi ??= notesFor(deps.notes, deps.policy, principal));
-    },
     async pluginStatus() {
       requireAdmin(principal, 'plugin status');
       return deps.registry.status();
     },
   };
-}
-
-/** Every notes operation and the token scope it needs. Adding a method to NotesService without
- * listing it here is a type error. */
-const NOTES_SCOPES: Record<keyof NotesService, 'notes:read' | 'notes:write'> = {
-  list: 'notes:read',
-  get: 'notes:read',
-  revisions: 'notes:read',
-  revision: 'notes:read',
-  diff: 'notes:read',
-  tags: 'notes:read',
-  search: 'notes:read',
-  summary: 'notes:read',
-  report: 'notes:read', // and notes:write when it saves the report as a note
-  create: 'notes:write',
-  update: 'notes:write',
-  append: 'notes:write',
-  prepend: 'notes:write',
-  replaceSection: 'notes:write',
-  trash: 'notes:write',
-  untrash: 'notes:write',
-  purge: 'notes:write',
-  restoreRevision: 'notes:write',
-};
-
-/**
- * The notes service bound to one principal, with the token-scope rule in this one place: every
- * surface and plugin that touches notes goes through here.
- */
-export function notesFor(notes: NotesService, policy: Policy, principal: Principal): NotesApi {
-  const bound: Record<string, (...args: unknown[]) => unknown> = {};
-  for (const [name, scope] of Object.entries(NOTES_SCOPES) as Array<[keyof NotesService, string]>) {
-    bound[name] = (...args: unknown[]) => {
-      const saves = name === 'report' && (args[0] as { save_as_note?: boolean } | undefined)?.save_as_note === true;
-      policy.entitle(principal, { scopes: saves ? [scope, 'notes:write'] : [scope] }, `notes.${name}`);
-      if (name === 'summary') return notes.summary(principal.user.id);
-      return (notes[name] as (...a: unknown[]) => unknown).call(notes, principal, ...args);
-    };
+  // Each domain's plugin API (ctx.services.<name>), bound to the caller on first use: most calls
+  // touch none. The domain says what each method needs; the policy decides.
+  const caller: DomainCaller = { principal, entitle: (scopes, what) => deps.policy.entitle(principal, { scopes }, what) };
+  for (const { domain, service } of deps.domains) {
+    const bind = domain.bind;
+    if (!bind) continue;
+    let bound: unknown;
+    Object.defineProperty(services, domain.name, { get: () => (bound ??= bind(service, caller)), enumerable: true });
   }
-  return bound as unknown as NotesApi;
+  return services as Services;
 }

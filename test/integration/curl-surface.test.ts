@@ -356,7 +356,7 @@ t.test('a minted token narrowed to fewer scopes is refused what it lacks (403 na
   t.equal((await call(s, token, 'scoped', 'read')).text, 'read ok');
   const w = await call(s, token, 'scoped', 'write');
   t.equal(w.status, 403);
-  t.equal(w.text, '403 Forbidden: scoped.write needs scope notes:write, which this minted token does not carry.\n');
+  t.equal(w.text, '403 Forbidden: scoped.write needs scope notes:write, which this minted token does not carry (it has: notes:read).\n');
   const reader = await s.folio.identity.createUser({ email: 'reader@example.com' });
   const { token: readOnly } = await s.folio.identity.createApiToken(reader.id, { name: 'r', scopes: ['notes:read'] });
   const wider = await call(s, readOnly, 'admin', 'mint_curl_token', { scopes: ['notes:write'] });

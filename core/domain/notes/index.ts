@@ -3,6 +3,7 @@
 // group is 404 for them, as it is over curl and MCP).
 import { defineDomain } from '../../contract/domain.ts';
 import { notesEntities } from './entities.ts';
+import { bindNotes } from './plugin-api.ts';
 import { Migration20261122000000_notes } from './migrations/Migration20261122000000_notes.ts';
 import { notetakerRoutes } from './rest/routes.ts';
 import { COMPONENTS } from './rest/schemas.ts';
@@ -33,6 +34,7 @@ export const notesDomain = defineDomain<CachedNotes, NotesSettings>({
     routes: notetakerRoutes,
     components: COMPONENTS,
   },
+  bind: bindNotes,
   upkeep: {
     everyMinutes: (settings) => settings.trashSweepMinutes,
     run: async (notes, log) => {
