@@ -122,8 +122,8 @@ export class IdentityService {
 
   async createUser(input: CreateUserInput): Promise<User> {
     const email = normalizeEmail(input.email);
-    const name = optionalText(input.name, '/name');
-    const roles = stringList(input.roles ?? [], '/roles');
+    const name = optionalText(input.name, 'name');
+    const roles = stringList(input.roles ?? [], 'roles');
     const em = this.#em();
     const user = em.create(User, { email, name, roles });
     try {
@@ -145,7 +145,7 @@ export class IdentityService {
 
   async setDisabled(userId: string, disabled: boolean): Promise<void> {
     if (typeof disabled !== 'boolean')
-      throw new BadArguments('disabled must be a boolean', [{ path: '/disabled', message: 'must be a boolean' }]);
+      throw new BadArguments('disabled must be a boolean', [{ path: 'disabled', message: 'must be a boolean' }]);
     if (!isUuid(userId)) throw new NotFound('no such user');
     const n = await this.#em().nativeUpdate(User, { id: userId }, { disabled, updatedAt: new Date() });
     if (n === 0) throw new NotFound('no such user');
@@ -154,21 +154,21 @@ export class IdentityService {
 
   async createApiToken(userId: string, input: CreateApiTokenInput): Promise<{ token: string; id: string; expiresAt: Date | null }> {
     if (!isUuid(userId)) throw new NotFound('no such user');
-    const scopes = stringList(input.scopes, '/scopes');
-    const name = optionalText(input.name, '/name');
+    const scopes = stringList(input.scopes, 'scopes');
+    const name = optionalText(input.name, 'name');
     const expiresAt = optionalDate(input.expiresAt, '/expiresAt');
     let token: string;
     if (input.raw !== undefined) {
       if (typeof input.raw !== 'string' || input.raw.length < MIN_RAW_TOKEN_LENGTH || input.raw.length > MAX_RAW_TOKEN_LENGTH) {
         throw new BadArguments(`a given token must be ${MIN_RAW_TOKEN_LENGTH} to ${MAX_RAW_TOKEN_LENGTH} characters`, [
-          { path: '/raw', message: `must be ${MIN_RAW_TOKEN_LENGTH} to ${MAX_RAW_TOKEN_LENGTH} characters` },
+          { path: 'raw', message: `must be ${MIN_RAW_TOKEN_LENGTH} to ${MAX_RAW_TOKEN_LENGTH} characters` },
         ]);
       }
       const kind = tokenPrefixKind(input.raw);
       if (kind && parseToken(input.raw)?.kind !== 'api') {
         // It would never authenticate: authenticate() rejects our prefixes unless they parse as ours.
         throw new BadArguments('a given token with a folio_ prefix must be a valid folio_api_ token', [
-          { path: '/raw', message: 'starts with a reserved prefix but is not a valid folio_api_ token' },
+          { path: 'raw', message: 'starts with a reserved prefix but is not a valid folio_api_ token' },
         ]);
       }
       token = input.raw;
@@ -217,7 +217,7 @@ export class IdentityService {
       name: null,
       tokenHash: hashToken(token),
       // Narrowing is the caller's choice; the kernel checked `scopes` lies within the parent's.
-      scopes: scopes ? stringList(scopes, '/scopes') : [...source.scopes],
+      scopes: scopes ? stringList(scopes, 'scopes') : [...source.scopes],
       expiresAt,
       lastUsedAt: null,
       revokedAt: null,
@@ -289,11 +289,11 @@ export class IdentityService {
   async setNamespaceAccess(userId: string, namespace: string, access: NamespaceAccessSetting): Promise<void> {
     if (access !== 'enabled' && access !== 'disabled' && access !== 'default') {
       throw new BadArguments("access must be 'enabled', 'disabled' or 'default'", [
-        { path: '/access', message: "must be 'enabled', 'disabled' or 'default'" },
+        { path: 'access', message: "must be 'enabled', 'disabled' or 'default'" },
       ]);
     }
     if (typeof namespace !== 'string' || namespace.length === 0 || namespace.length > 200) {
-      throw new BadArguments('namespace must be a non-empty string', [{ path: '/namespace', message: 'must be 1 to 200 characters' }]);
+      throw new BadArguments('namespace must be a non-empty string', [{ path: 'namespace', message: 'must be 1 to 200 characters' }]);
     }
     if (!isUuid(userId)) throw new NotFound('no such user');
     const em = this.#em();
@@ -341,7 +341,7 @@ function normalizeEmail(value: unknown): string {
   const email = typeof value === 'string' ? value.trim().toLowerCase() : '';
   const at = email.indexOf('@');
   const ok = email.length <= 320 && at > 0 && at === email.lastIndexOf('@') && at < email.length - 1 && !/\s/.test(email);
-  if (!ok) throw new BadArguments('invalid email address', [{ path: '/email', message: 'must look like name@domain' }]);
+  if (!ok) throw new BadArguments('invalid email address', [{ path: 'email', message: 'must look like name@domain' }]);
   return email;
 }
 

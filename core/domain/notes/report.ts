@@ -59,11 +59,11 @@ interface NoteRow {
 export async function buildReport(deps: ReportDeps, owner: string, opts: ReportOptions): Promise<ReportResult> {
   if (!opts || typeof opts !== 'object') throw v.bad('', 'report options are required');
   const group = opts.group_by;
-  if (!GROUPS.includes(group)) throw v.bad('/group_by', `must be one of ${GROUPS.join(', ')}`);
+  if (!GROUPS.includes(group)) throw v.bad('group_by', `must be one of ${GROUPS.join(', ')}`);
   const format = FORMATS[opts.format] ? opts.format : undefined;
-  if (!format) throw v.bad('/format', `must be one of ${Object.keys(FORMATS).join(', ')}`);
-  if (opts.save_as_note !== undefined && typeof opts.save_as_note !== 'boolean') throw v.bad('/save_as_note', 'must be a boolean');
-  const tags = v.optionalTags(opts.tags, '/tags');
+  if (!format) throw v.bad('format', `must be one of ${Object.keys(FORMATS).join(', ')}`);
+  if (opts.save_as_note !== undefined && typeof opts.save_as_note !== 'boolean') throw v.bad('save_as_note', 'must be a boolean');
+  const tags = v.optionalTags(opts.tags, 'tags');
   const range = dateRange(opts.from, opts.to);
   const em = deps.em();
 

@@ -52,15 +52,15 @@ export function selectionSql(
 }
 
 export function dateRange(from: unknown, to: unknown): { from?: Date; to?: Date } {
-  const f = v.dateBound(from, '/from', false);
-  const t = v.dateBound(to, '/to', true);
-  if (f && t && f > t) throw v.bad('/from', 'must not be after to');
+  const f = v.dateBound(from, 'from', false);
+  const t = v.dateBound(to, 'to', true);
+  if (f && t && f > t) throw v.bad('from', 'must not be after to');
   return { ...(f ? { from: f } : {}), ...(t ? { to: t } : {}) };
 }
 
 export function parseSearchText(q: unknown): ParsedQuery {
   const parsed = parseQuery(v.query(q));
-  if (parsed.length === 0) throw v.bad('/q', 'has no words to search for');
+  if (parsed.length === 0) throw v.bad('q', 'has no words to search for');
   return parsed;
 }
 
@@ -114,8 +114,8 @@ export async function searchNotes(em: EntityManager, owner: string, opts: Search
   const parsed = parseSearchText(opts?.q);
   const { limit, clampedFrom } = v.limit(opts.limit);
   const cursor = v.decodeCursor(opts.cursor, 'srtu');
-  if (cursor && cursor[0] !== 't' && cursor[0] !== 'f') throw v.bad('/cursor', 'is not a cursor this call returned');
-  const tags = v.optionalTags(opts.tags, '/tags');
+  if (cursor && cursor[0] !== 't' && cursor[0] !== 'f') throw v.bad('cursor', 'is not a cursor this call returned');
+  const tags = v.optionalTags(opts.tags, 'tags');
   const range = dateRange(opts.from, opts.to);
 
   let match: SearchHit['match'] = cursor?.[0] === 'f' ? 'fuzzy' : 'fulltext';

@@ -88,7 +88,7 @@ export class NotesServiceImpl implements NotesService {
   async list(p: Principal, opts: ListOptions = {}): Promise<Page<NoteSummary>> {
     const { limit, clampedFrom } = v.limit(opts.limit);
     const cursor = v.decodeCursor(opts.cursor, 'tu');
-    const tags = v.optionalTags(opts.tags, '/tags');
+    const tags = v.optionalTags(opts.tags, 'tags');
     const params: unknown[] = [p.user.id];
     let where = `owner_id = ? and deleted_at is ${opts.trashed ? 'not null' : 'null'}`;
     if (tags?.length) {
@@ -148,7 +148,7 @@ export class NotesServiceImpl implements NotesService {
   async create(p: Principal, input: CreateNote): Promise<Note> {
     const content: Content = {
       title: v.title(input?.title),
-      body: input.body === undefined ? '' : v.text(input.body, '/body', { allowEmpty: true }),
+      body: input.body === undefined ? '' : v.text(input.body, 'body', { allowEmpty: true }),
       tags: input.tags === undefined ? [] : v.tags(input.tags),
     };
     const source = v.source(input.source);
@@ -179,9 +179,9 @@ export class NotesServiceImpl implements NotesService {
   }
 
   async update(p: Principal, id: string, input: UpdateNote): Promise<Note> {
-    const expected = v.version(input?.expected_version, '/expected_version');
+    const expected = v.version(input?.expected_version, 'expected_version');
     const title = input.title === undefined ? undefined : v.title(input.title);
-    const body = input.body === undefined ? undefined : v.text(input.body, '/body', { allowEmpty: true });
+    const body = input.body === undefined ? undefined : v.text(input.body, 'body', { allowEmpty: true });
     const tags = input.tags === undefined ? undefined : v.tags(input.tags);
     if (title === undefined && body === undefined && tags === undefined) {
       throw v.bad('', 'need at least one of title, body, tags to update');
@@ -202,11 +202,11 @@ export class NotesServiceImpl implements NotesService {
   }
 
   #addText(p: Principal, id: string, input: AppendText, change: 'append' | 'prepend'): Promise<Note> {
-    const text = v.text(input?.text, '/text', { allowEmpty: false });
+    const text = v.text(input?.text, 'text', { allowEmpty: false });
     const heading = input.heading === undefined ? undefined : headingArg(input.heading);
     return this.#write(p, id, {
       change,
-      sizePath: '/text',
+      sizePath: 'text',
       mutate: (cur) => {
         let body: string;
         if (heading !== undefined) body = (change === 'append' ? appendUnderHeading : prependUnderHeading)(cur.body, heading, text);
@@ -217,19 +217,19 @@ export class NotesServiceImpl implements NotesService {
   }
 
   async replaceSection(p: Principal, id: string, input: ReplaceSection): Promise<Note> {
-    const expected = v.version(input?.expected_version, '/expected_version');
+    const expected = v.version(input?.expected_version, 'expected_version');
     const heading = headingArg(input.heading);
-    const text = v.text(input.text, '/text', { allowEmpty: true });
+    const text = v.text(input.text, 'text', { allowEmpty: true });
     return this.#write(p, id, {
       change: 'replace_section',
       expectedVersion: expected,
-      sizePath: '/text',
+      sizePath: 'text',
       mutate: (cur) => ({ title: cur.title, body: replaceUnderHeading(cur.body, heading, text), tags: cur.tags }),
     });
   }
 
   async trash(p: Principal, id: string, expectedVersion?: number): Promise<Note> {
-    const expected = expectedVersion === undefined ? undefined : v.version(expectedVersion, '/expected_version');
+    const expected = expectedVersion === undefined ? undefined : v.version(expectedVersion, 'expected_version');
     return this.#write(p, id, { change: 'trash', expectedVersion: expected });
   }
 
@@ -238,8 +238,8 @@ export class NotesServiceImpl implements NotesService {
   }
 
   async restoreRevision(p: Principal, id: string, version: number, expectedVersion?: number): Promise<Note> {
-    const wanted = v.version(version, '/version');
-    const expected = expectedVersion === undefined ? undefined : v.version(expectedVersion, '/expected_version');
+    const wanted = v.version(version, 'version');
+    const expected = expectedVersion === undefined ? undefined : v.version(expectedVersion, 'expected_version');
     if (!v.isUuid(id)) throw notFound();
     const em = this.#em();
     const [rev] = await rows<RevisionRow & { body: string }>(
@@ -283,7 +283,7 @@ export class NotesServiceImpl implements NotesService {
       let next: Content = { title: cur.title, body: cur.body, tags: cur.tags };
       if (spec.mutate) {
         next = spec.mutate(cur);
-        v.checkBodySize(next.body, spec.sizePath ?? '/body');
+        v.checkBodySize(next.body, spec.sizePath ?? 'body');
         const d = derive(next);
         set = `title = ?, body = ?, tags = array[?]::text[], body_bytes = ?, excerpt = ?, open_items = array[?]::text[], search_vector = ?::tsvector`;
         params.push(next.title, next.body, next.tags, d.bodyBytes, d.excerpt, d.openItems, d.vector);
@@ -399,7 +399,7 @@ export class NotesServiceImpl implements NotesService {
   }
 
   async revision(p: Principal, id: string, version: number): Promise<Revision> {
-    const wanted = v.version(version, '/version');
+    const wanted = v.version(version, 'version');
     if (!v.isUuid(id)) throw notFound();
     const [row] = await rows<RevisionRow & { body: string }>(
       this.#em(),
@@ -436,7 +436,7 @@ function notFound(): NotFound {
 
 function headingArg(value: unknown): string {
   if (typeof value !== 'string' || value.replace(/^[\s#]+/, '').trim() === '')
-    throw v.bad('/heading', 'must be the text of a heading in the note');
+    throw v.bad('heading', 'must be the text of a heading in the note');
   return value;
 }
 

@@ -12,7 +12,7 @@ export const SEARCH_QUERY_MAX_CHARS = 1000;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function bad(path: string, message: string): BadArguments {
-  return new BadArguments(`${path.slice(1) || 'arguments'} ${message}`, [{ path, message }]);
+  return new BadArguments(`${path || 'arguments'} ${message}`, [{ path, message }]);
 }
 
 export function isUuid(value: unknown): value is string {
@@ -20,7 +20,7 @@ export function isUuid(value: unknown): value is string {
 }
 
 /** Trimmed; 1..500 characters; one line, no control characters. */
-export function title(value: unknown, path = '/title'): string {
+export function title(value: unknown, path = 'title'): string {
   if (typeof value !== 'string') throw bad(path, 'must be a string');
   const t = value.trim();
   const n = Array.from(t).length;
@@ -48,14 +48,14 @@ export function checkBodySize(body: string, path: string): void {
 }
 
 /** Lowercased, de-duplicated (first occurrence kept), at most 32, each matching TAG_RE. */
-export function tags(value: unknown, path = '/tags'): string[] {
+export function tags(value: unknown, path = 'tags'): string[] {
   if (!Array.isArray(value)) throw bad(path, 'must be a list of tags');
   const out: string[] = [];
   value.forEach((raw, i) => {
-    if (typeof raw !== 'string') throw bad(`${path}/${i}`, 'must be a string');
+    if (typeof raw !== 'string') throw bad(`${path}.${i}`, 'must be a string');
     const tag = raw.trim().toLowerCase();
     if (!TAG_RE.test(tag)) {
-      throw bad(`${path}/${i}`, `"${raw}" is not a tag: 1 to 64 letters, digits, _ - / . starting with a letter or digit`);
+      throw bad(`${path}.${i}`, `"${raw}" is not a tag: 1 to 64 letters, digits, _ - / . starting with a letter or digit`);
     }
     if (!out.includes(tag)) out.push(tag);
   });
@@ -66,7 +66,7 @@ export function tags(value: unknown, path = '/tags'): string[] {
 export function source(value: unknown): NoteSource {
   if (value === undefined) return 'manual';
   if (typeof value !== 'string' || !(NOTE_SOURCES as readonly string[]).includes(value)) {
-    throw bad('/source', `must be one of ${NOTE_SOURCES.join(', ')}`);
+    throw bad('source', `must be one of ${NOTE_SOURCES.join(', ')}`);
   }
   return value as NoteSource;
 }
@@ -80,7 +80,7 @@ export function version(value: unknown, path: string): number {
 
 export function limit(value: unknown): { limit: number; clampedFrom?: number } {
   if (value === undefined) return { limit: LIST_LIMIT_DEFAULT };
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw bad('/limit', 'must be a positive integer');
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw bad('limit', 'must be a positive integer');
   return value > LIST_LIMIT_MAX ? { limit: LIST_LIMIT_MAX, clampedFrom: value } : { limit: value };
 }
 
@@ -98,7 +98,7 @@ export function dateBound(value: unknown, path: string, end: boolean): Date | un
   return dateOnly && end ? new Date(d.getTime() + 86_400_000 - 1) : d;
 }
 
-export function query(value: unknown, path = '/q'): string {
+export function query(value: unknown, path = 'q'): string {
   if (typeof value !== 'string' || value.trim() === '') throw bad(path, 'must be a non-empty search text');
   if (value.length > SEARCH_QUERY_MAX_CHARS) throw bad(path, `must be at most ${SEARCH_QUERY_MAX_CHARS} characters`);
   return value;
@@ -121,7 +121,7 @@ export function encodeCursor(parts: Array<string | number>): string {
  */
 export function decodeCursor(value: unknown, shape: string): Array<string | number> | undefined {
   if (value === undefined) return undefined;
-  const fail = () => bad('/cursor', 'is not a cursor this call returned');
+  const fail = () => bad('cursor', 'is not a cursor this call returned');
   if (typeof value !== 'string' || value.length > 512 || !/^[A-Za-z0-9_-]+$/.test(value)) throw fail();
   let parts: unknown;
   try {

@@ -153,7 +153,7 @@ export function notetakerRoutes(notes: NotesService): Route[] {
           const errors: ArgProblem[] = given.length
             ? given.map((k) => ({
                 in: 'body',
-                path: `/${k}`,
+                path: k,
                 message: 'cannot be combined with ' + given.filter((g) => g !== k).join(', '),
               }))
             : [{ in: 'body', path: '(body)', message: 'names no edit: give title/body/tags, or one of append, prepend, replace_section' }];
