@@ -1,6 +1,7 @@
 // The plugin SDK: everything a plugin may import from Folio. Plugins import it as 'folio/sdk'
 // (the loader hands them this very module), or use none of it: a plain object works the same.
 // Capabilities reach a handler through `ctx`, never through imports.
+import type { Static, TSchema } from 'typebox';
 import type { NotesService, NotesSummary } from '../domain/notes/types.ts';
 
 export type {
@@ -115,10 +116,21 @@ export interface Context {
 /** A JSON Schema object; TypeBox schemas are JSON Schema and work as they are. */
 export type JsonSchema = object;
 
-export interface FunctionDefinition<A = any, R = unknown> {
+/**
+ * The arguments a handler receives for an `args` schema: a TypeBox schema's static type
+ * (`Type.Object({ text: Type.String() })` gives `{ text: string }`), and `any` for a plain JSON
+ * Schema object or no schema, whose shape TypeScript cannot see.
+ */
+export type ArgsOf<S> = S extends TSchema & { readonly '~kind': string } ? Static<S> : any;
+
+/**
+ * One function. `S` is the type of its `args` schema, from which the handler's arguments are
+ * inferred (see ArgsOf); `R` is what the handler returns.
+ */
+export interface FunctionDefinition<S = JsonSchema, R = unknown> {
   description: string;
   /** JSON Schema of the keyword arguments; must be `type: 'object'`. */
-  args?: JsonSchema;
+  args?: S;
   /** JSON Schema of the result, shown in help. */
   returns?: JsonSchema;
   examples?: Array<{ args: Record<string, unknown>; description?: string }>;
@@ -126,26 +138,34 @@ export interface FunctionDefinition<A = any, R = unknown> {
   requires?: { roles?: string[]; scopes?: string[] };
   /** Response ceiling for this function in bytes; may lower or raise the server default up to its hard cap. */
   maxBytes?: number;
-  handler: (args: A, ctx: Context) => R | Promise<R>;
+  handler: (args: ArgsOf<S>, ctx: Context) => R | Promise<R>;
 }
 
-export interface PluginDefinition {
+/** A plugin. `F` maps each function name to the type of that function's `args` schema. */
+export interface PluginDefinition<F = Record<string, JsonSchema>> {
   namespace: string;
   description: string;
   version?: string;
   catalogue?: 'public' | 'unlisted';
   /** Entitlement rule: is this namespace shown to the caller? Throwing or hanging hides it. */
   visible?: (caller: Caller) => boolean | Promise<boolean>;
-  functions: Record<string, FunctionDefinition>;
+  functions: { [K in keyof F]: FunctionDefinition<F[K]> };
 }
 
-/** Adds types only; returns its argument unchanged. */
-export function definePlugin<P extends PluginDefinition>(plugin: P): P {
+/**
+ * Adds types only; returns its argument unchanged. Functions written inline in `functions` get
+ * their handler's arguments inferred from their `args`, like defineFunction.
+ */
+export function definePlugin<F>(plugin: PluginDefinition<F>): PluginDefinition<F> {
   return plugin;
 }
 
-/** Adds types only; returns its argument unchanged. */
-export function defineFunction<A = any, R = unknown>(fn: FunctionDefinition<A, R>): FunctionDefinition<A, R> {
+/**
+ * Adds types only; returns its argument unchanged. The handler's arguments are inferred from
+ * `args` when it is a TypeBox schema: `defineFunction({ args: Type.Object({ text: Type.String() }),
+ * handler: ({ text }, ctx) => ... })` gives `text: string`.
+ */
+export function defineFunction<S extends JsonSchema = JsonSchema, R = unknown>(fn: FunctionDefinition<S, R>): FunctionDefinition<S, R> {
   return fn;
 }
 
@@ -178,3 +198,26 @@ export function bytes(data: Uint8Array | string, contentType: string, filename?:
 export function isBytes(v: unknown): v is BytesResult {
   return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[BYTES] === true;
 }
+
+// ---- Markdown and tags ------------------------------------------------------------------------
+// How Folio reads a note's Markdown and what a tag is: the very functions the notes service uses
+// (core/domain/notes/markdown.ts), so a plugin finds the headings, sections and action items the
+// service finds, and normalizes tags the way the service stores them. Pure functions, no ctx needed.
+export {
+  charLength,
+  linesOutsideFences,
+  headings,
+  parseHeading,
+  headingKey,
+  findSection,
+  actionItems,
+  openItems,
+  parseActionItem,
+  checkItem,
+  normalizeTag,
+  isTag,
+  TAG_PATTERN,
+  TAG_INPUT_PATTERN,
+  TAG_RULE,
+} from '../domain/notes/markdown.ts';
+export type { MarkdownSource, SourceLine, Heading, Section, ActionItem } from '../domain/notes/markdown.ts';

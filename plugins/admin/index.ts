@@ -33,8 +33,7 @@ export default definePlugin({
         { args: { ttl_seconds: 600 }, description: 'a token for the next ten minutes' },
         { args: { ttl_seconds: 300, scopes: ['notes:read'] }, description: 'a read-only token for a script' },
       ],
-      handler: async ({ ttl_seconds, scopes }: { ttl_seconds?: number; scopes?: string[] }, ctx) =>
-        ctx.services.access.mintToken(ttl_seconds, scopes),
+      handler: async ({ ttl_seconds, scopes }, ctx) => ctx.services.access.mintToken(ttl_seconds, scopes),
     },
     create_user: {
       description: 'Create a user and an API token for them (shown once: hand it over securely).',
@@ -51,7 +50,7 @@ export default definePlugin({
       }),
       examples: [{ args: { email: 'ada@example.com', name: 'Ada', roles: ['staff'] } }],
       requires: { roles: ['admin'] },
-      handler: async (args: { email: string; name?: string; roles?: string[] }, ctx) => ctx.services.access.createUser(args),
+      handler: async (args, ctx) => ctx.services.access.createUser(args),
     },
     set_namespace_access: {
       description:
@@ -69,7 +68,7 @@ export default definePlugin({
         },
       ],
       requires: { roles: ['admin'] },
-      handler: async (args: { user_id: string; namespace: string; access: 'enabled' | 'disabled' | 'default' }, ctx) =>
+      handler: async (args, ctx) =>
         ctx.services.access.setNamespaceAccess({ userId: args.user_id, namespace: args.namespace, access: args.access }),
     },
     plugin_status: {

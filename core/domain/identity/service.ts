@@ -1,5 +1,5 @@
 // Users, API tokens and per-user namespace switches. Domain layer: no HTTP here; failures are the
-// typed errors of core/kernel/errors.ts. Every method forks its own EntityManager.
+// typed errors of core/contract/errors.ts. Every method forks its own EntityManager.
 import { ForeignKeyConstraintViolationException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Database } from '../../db/database.ts';

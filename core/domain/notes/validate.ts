@@ -1,12 +1,12 @@
 // Input rules of the notes domain, in one place. Every failure is BadArguments naming the argument.
 import { BadArguments } from '../../contract/errors.ts';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, NOTE_SOURCES, type NoteSource } from './types.ts';
+import { normalizeTag, TAG_RE, TAG_RULE } from './markdown.ts';
 
 export const TITLE_MAX_CHARS = 500;
 /** 1 MiB of UTF-8. */
 export const BODY_MAX_BYTES = 1024 * 1024;
 export const TAGS_MAX = 32;
-export const TAG_RE = /^[\p{L}\p{N}][\p{L}\p{N}_\-/.]{0,63}$/u;
 export const SEARCH_QUERY_MAX_CHARS = 1000;
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -47,15 +47,15 @@ export function checkBodySize(body: string, path: string): void {
   }
 }
 
-/** Lowercased, de-duplicated (first occurrence kept), at most 32, each matching TAG_RE. */
+/** Normalized (trimmed, lowercased), de-duplicated (first occurrence kept), at most 32, each matching TAG_RE. */
 export function tags(value: unknown, path = 'tags'): string[] {
   if (!Array.isArray(value)) throw bad(path, 'must be a list of tags');
   const out: string[] = [];
   value.forEach((raw, i) => {
     if (typeof raw !== 'string') throw bad(`${path}.${i}`, 'must be a string');
-    const tag = raw.trim().toLowerCase();
+    const tag = normalizeTag(raw);
     if (!TAG_RE.test(tag)) {
-      throw bad(`${path}.${i}`, `"${raw}" is not a tag: 1 to 64 letters, digits, _ - / . starting with a letter or digit`);
+      throw bad(`${path}.${i}`, `"${raw}" is not a tag: ${TAG_RULE}`);
     }
     if (!out.includes(tag)) out.push(tag);
   });

@@ -1,5 +1,5 @@
 // An example Folio plugin: bookmarks, kept in memory per user. Walk-through: docs/plugins.md.
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import { definePlugin } from 'folio/sdk';
 import { BookmarkStore } from './lib/store.ts';
 
@@ -56,7 +56,7 @@ export default definePlugin({
         { args: { url: 'https://example.com/' }, description: 'just the link' },
         { args: { url: 'https://nodejs.org/api/', title: 'Node.js API', tags: ['docs', 'node'] }, description: 'with a title and tags' },
       ],
-      handler: (args: Static<typeof AddArgs>, ctx) => {
+      handler: (args, ctx) => {
         const bookmark = store.add(ctx.caller.user.id, args);
         ctx.log.info({ bookmark: bookmark.id }, 'bookmark added');
         return bookmark;
@@ -68,14 +68,14 @@ export default definePlugin({
       returns: Type.Object({ bookmarks: Type.Array(Bookmark), total: Type.Integer() }),
       examples: [{ args: {} }, { args: { tag: 'docs', limit: 5 }, description: 'the five newest tagged docs' }],
       // `limit` has a default, so the validator fills it in: it is always a number here.
-      handler: (args: Static<typeof ListArgs>, ctx) => store.list(ctx.caller.user.id, { tag: args.tag, limit: args.limit ?? 20 }),
+      handler: (args, ctx) => store.list(ctx.caller.user.id, { tag: args.tag, limit: args.limit ?? 20 }),
     },
     remove: {
       description: 'Remove one of your bookmarks by id. Answers removed: false when you have no bookmark with that id.',
       args: RemoveArgs,
       returns: Type.Object({ removed: Type.Boolean() }),
       examples: [{ args: { id: '0b5e4f6e-9a7c-4d2b-8f1e-3c6a2d9b7e10' } }],
-      handler: (args: Static<typeof RemoveArgs>, ctx) => ({ removed: store.remove(ctx.caller.user.id, args.id) }),
+      handler: (args, ctx) => ({ removed: store.remove(ctx.caller.user.id, args.id) }),
     },
     stats: {
       description: 'How many users have bookmarks and how many there are in all. For operators.',

@@ -1,7 +1,7 @@
 // meetings.digest: a compact markdown digest of the meetings since a date.
-import { Type, type Static } from 'typebox';
-import { BadArguments, defineFunction, type Note } from 'folio/sdk';
-import { clip, meetingDate, openItems, summarize } from './markdown.ts';
+import { Type } from 'typebox';
+import { BadArguments, defineFunction, openItems, type Note } from 'folio/sdk';
+import { clip, meetingDate, summarize } from './markdown.ts';
 import { decode, encode, scan } from './scan.ts';
 import { Cursor, DateArg, READ } from './schemas.ts';
 
@@ -45,7 +45,7 @@ export const digest = defineFunction({
     { args: { since: '2026-11-01', until: '2026-11-30' }, description: 'one month' },
   ],
   requires: READ,
-  handler: async (args: Static<typeof DigestArgs>, ctx) => {
+  handler: async (args, ctx) => {
     const sinceDay = args.since?.slice(0, 10) ?? new Date(Date.now() - 7 * DAY_MS).toISOString().slice(0, 10);
     const untilDay = args.until?.slice(0, 10);
     if (untilDay !== undefined && untilDay < sinceDay)

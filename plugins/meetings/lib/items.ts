@@ -1,8 +1,8 @@
 // meetings.action_items and meetings.mark_done: the open `- [ ]` items of meeting notes, and
 // checking one off as a versioned edit of its note.
-import { Type, type Static } from 'typebox';
-import { BadArguments, Conflict, defineFunction, type Context, type Note } from 'folio/sdk';
-import { checkItem, clip, items, meetingDate, openItems } from './markdown.ts';
+import { Type } from 'typebox';
+import { actionItems, BadArguments, checkItem, Conflict, defineFunction, openItems, type Context, type Note } from 'folio/sdk';
+import { clip, meetingDate } from './markdown.ts';
 import { decode, encode, MEETING_TAG, scan, type Position } from './scan.ts';
 import { Cursor, NoteId, READ, WRITE } from './schemas.ts';
 
@@ -59,7 +59,7 @@ export const action_items = defineFunction({
     { args: { note_id: EXAMPLE_ID }, description: 'one meeting' },
   ],
   requires: READ,
-  handler: async (args: Static<typeof ItemsArgs>, ctx) => {
+  handler: async (args, ctx) => {
     const limit = args.limit ?? 50;
     const groups: Group[] = [];
     let count = 0;
@@ -159,13 +159,13 @@ export const mark_done = defineFunction({
   }),
   examples: [{ args: { note_id: EXAMPLE_ID, line: 12, expected_version: 3 } }],
   requires: WRITE,
-  handler: async (args: Static<typeof DoneArgs>, ctx) => {
+  handler: async (args, ctx) => {
     const note = await meetingNote(ctx, args.note_id);
     if (note.version !== args.expected_version) throw stale(note, args.expected_version);
     const body = checkItem(note.body, args.line);
     if (body === null) {
       const lines = note.body.split('\n');
-      const found = items(note.body).find((i) => i.line === args.line);
+      const found = actionItems(note.body).find((i) => i.line === args.line);
       const why =
         args.line > lines.length
           ? `the note has ${lines.length} lines`
@@ -184,7 +184,7 @@ export const mark_done = defineFunction({
       if (current.version !== args.expected_version) throw stale(current, args.expected_version);
       throw new Conflict(err.message, { note_id: current.id, version: current.version, deleted_at: current.deleted_at });
     }
-    const item = items(note.body).find((i) => i.line === args.line)!;
+    const item = actionItems(note.body).find((i) => i.line === args.line)!;
     return {
       note_id: updated.id,
       line: args.line,

@@ -1,82 +1,17 @@
-// What a meeting note says, read from its markdown: open action items with their line numbers,
-// decisions, headlines and the meeting's date. Reads markdown the way the notes service does
-// (ATX headings and action items outside fenced code blocks).
+// What a meeting note says, read from its markdown: decisions, headlines and the meeting's date.
+// Lines, headings and action items come from folio/sdk, read exactly the way the notes service
+// reads them (ATX headings and action items outside fenced code blocks).
+import { headings, linesOutsideFences, parseActionItem, type Heading } from 'folio/sdk';
 
-export interface Item {
-  /** 1-based line number in the note's body. */
-  line: number;
-  text: string;
-  done: boolean;
-}
-
-export interface Heading {
-  line: number;
-  level: number;
-  text: string;
-}
-
-const FENCE_RE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
-const HEADING_RE = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$/;
-/** `- [ ] text`, `* [x] text`, `1. [ ] text`: the same items the notes service counts as open. */
-const ITEM_RE = /^(\s*(?:[-*+]|\d+[.)])\s+)\[([ xX])\]\s+(\S.*)$/;
-const BULLET_RE = /^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?/;
+/** Strips a list marker and a task box from the start of a line (decisions and headlines are shown without them). */
+const BULLET_RE = /^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ \txX]\][ \t]+)?/;
 
 export function clip(s: string, max: number): string {
   const cps = Array.from(s);
   return cps.length <= max ? s : `${cps.slice(0, max - 1).join('')}…`;
 }
 
-/** Each line outside fenced code blocks (fence lines excluded), without a trailing \r, with its 1-based number. */
-export function linesOutsideFences(body: string): Array<{ line: number; text: string }> {
-  const out: Array<{ line: number; text: string }> = [];
-  let fence: { ch: string; len: number } | null = null;
-  body.split('\n').forEach((raw, i) => {
-    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    const m = FENCE_RE.exec(line);
-    if (fence) {
-      if (m && m[1]![0] === fence.ch && m[1]!.length >= fence.len && m[2]!.trim() === '') fence = null;
-      return;
-    }
-    if (m && !(m[1]![0] === '`' && m[2]!.includes('`'))) {
-      fence = { ch: m[1]![0]!, len: m[1]!.length };
-      return;
-    }
-    out.push({ line: i + 1, text: line });
-  });
-  return out;
-}
-
-export function items(body: string): Item[] {
-  const out: Item[] = [];
-  for (const { line, text } of linesOutsideFences(body)) {
-    const m = ITEM_RE.exec(text);
-    if (m) out.push({ line, text: m[3]!.trim(), done: m[2] !== ' ' });
-  }
-  return out;
-}
-
-export function openItems(body: string): Item[] {
-  return items(body).filter((i) => !i.done);
-}
-
-/** The body with the open item on `line` checked (`[ ]` -> `[x]`); null when that line is not an open item. */
-export function checkItem(body: string, line: number): string | null {
-  const lines = body.split('\n');
-  const raw = lines[line - 1];
-  if (raw === undefined) return null;
-  if (!openItems(body).some((i) => i.line === line)) return null;
-  lines[line - 1] = raw.replace(ITEM_RE, (_all, lead: string, _mark: string, rest: string) => `${lead}[x] ${rest}`);
-  return lines.join('\n');
-}
-
-export function headings(body: string): Heading[] {
-  const out: Heading[] = [];
-  for (const { line, text } of linesOutsideFences(body)) {
-    const m = HEADING_RE.exec(text);
-    if (m) out.push({ line, level: m[1]!.length, text: (m[2] ?? '').replace(/(^|[ \t]+)#+$/, '').trim() });
-  }
-  return out;
-}
+const isItem = (text: string) => parseActionItem(text) !== null;
 
 const DECISION_HEADING = /\b(decisions?|decided|outcomes?|resolutions?|agreed|agreements?)\b/i;
 const ITEMS_HEADING = /\b(action items?|actions|to-?dos?|tasks|next steps|follow-?ups?)\b/i;
@@ -106,13 +41,11 @@ export function summarize(body: string, title: string, max = 6): MeetingSummary 
     }
     const d = DECISION_LINE.exec(text);
     if (d) decisions.push(clip(d[1]!.trim(), 200));
-    else if (inDecisions && text.trim() !== '' && !ITEM_RE.test(text)) decisions.push(clip(text.replace(BULLET_RE, '').trim(), 200));
+    else if (inDecisions && text.trim() !== '' && !isItem(text)) decisions.push(clip(text.replace(BULLET_RE, '').trim(), 200));
   }
   if (headlines.length === 0) {
     // No headings: the first line of prose says what the meeting was about.
-    const first = lines.find(
-      ({ text }) => text.trim() !== '' && !ITEM_RE.test(text) && !DECISION_LINE.test(text) && !/^\s*---\s*$/.test(text),
-    );
+    const first = lines.find(({ text }) => text.trim() !== '' && !isItem(text) && !DECISION_LINE.test(text) && !/^\s*---\s*$/.test(text));
     if (first)
       headlines.push(
         clip(

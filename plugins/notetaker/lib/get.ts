@@ -1,7 +1,7 @@
 // notetaker.get: one note, a long body in parts that always fit the byte ceiling, or one section.
-import { Type, type Static } from 'typebox';
-import { BadArguments, defineFunction } from 'folio/sdk';
-import { charLength, clip, findSection, headings, jsonBytes, sliceChars, takePart } from './text.ts';
+import { Type } from 'typebox';
+import { BadArguments, charLength, defineFunction, findSection, headings } from 'folio/sdk';
+import { clip, jsonBytes, sliceChars, takePart } from './text.ts';
 import { Length, NoteId, Offset, PART_BYTES, PART_DEFAULT, PartFields, READ } from './schemas.ts';
 
 /** No answer of get goes over this, whatever the note: under the 64 KiB default ceiling. */
@@ -49,7 +49,7 @@ export const get = defineFunction({
     { args: { id: '0b7f3c52-5f5e-4a8e-9a43-2f4f6b1f0c11', section: 'Decisions' }, description: 'one section' },
   ],
   requires: READ,
-  handler: async (args: Static<typeof GetArgs>, ctx) => {
+  handler: async (args, ctx) => {
     // Stay under this call's ceiling (lower when the caller sent max_bytes_llm), with room to spare.
     const answerMax = Math.max(1_000, Math.min(ANSWER_MAX, ctx.budget - 1_000));
     const note = await ctx.services.notes.get(args.id);
@@ -58,9 +58,11 @@ export const get = defineFunction({
     let total = noteChars;
     let sectionName: string | undefined;
     if (args.section !== undefined) {
-      const { section, all } = findSection(note.body, noteChars, args.section);
+      const section = findSection(note.body, args.section);
       if (!section) {
-        const known = all.slice(0, 30).map((h) => clip(h.text, 60));
+        const known = headings(note.body)
+          .slice(0, 30)
+          .map((h) => clip(h.text, 60));
         throw new BadArguments(`note ${note.id} has no heading '${clip(args.section, 100)}'`, [
           {
             path: 'section',

@@ -1,7 +1,7 @@
 // How notes are shown after a write, and how a lost race is answered: the service's Conflict,
 // retold for an agent with the current version and the head of the current text.
-import { Conflict, type Context, type Note } from 'folio/sdk';
-import { charLength, clip } from './text.ts';
+import { charLength, Conflict, type Context, type Note } from 'folio/sdk';
+import { clip } from './text.ts';
 
 export interface NoteMeta {
   id: string;

@@ -1,6 +1,6 @@
 // Reading: list, search, tags (get, which reads in parts, is in get.ts).
-import { Type, type Static } from 'typebox';
-import { defineFunction, type NoteSummary, type SearchHit } from 'folio/sdk';
+import { Type } from 'typebox';
+import { defineFunction, normalizeTag, type NoteSummary, type SearchHit } from 'folio/sdk';
 import { clip, jsonBytes } from './text.ts';
 import { fitPage, moreHint, rowsBudget } from './paging.ts';
 import { Cursor, DateArg, READ, TagsFilter } from './schemas.ts';
@@ -53,7 +53,7 @@ export const list = defineFunction({
     { args: { trashed: true }, description: 'what is in the trash' },
   ],
   requires: READ,
-  handler: async (args: Static<typeof ListArgs>, ctx) => {
+  handler: async (args, ctx) => {
     const trashed = args.trashed ?? false;
     const page = await fitPage({
       budget: rowsBudget(ctx.budget),
@@ -74,13 +74,13 @@ export const list = defineFunction({
       }),
     });
     const known = ctx.caller.notes;
-    // Known for free from the caller's summary: all live notes, or those with one tag (stored lowercase).
+    // Known for free from the caller's summary: all live notes, or those with one tag (stored normalized).
     const total = trashed
       ? undefined
       : !args.tags
         ? known.count
         : args.tags.length === 1
-          ? (known.tags[args.tags[0]!.trim().toLowerCase()] ?? 0)
+          ? (known.tags[normalizeTag(args.tags[0]!)] ?? 0)
           : undefined;
     return {
       notes: page.rows,
@@ -138,7 +138,7 @@ export const search = defineFunction({
     { args: { q: '会議 OR meeting' }, description: 'any language' },
   ],
   requires: READ,
-  handler: async (args: Static<typeof SearchArgs>, ctx) => {
+  handler: async (args, ctx) => {
     const page = await fitPage({
       budget: rowsBudget(ctx.budget),
       cursor: args.cursor,
@@ -189,7 +189,7 @@ export const tags = defineFunction({
   }),
   examples: [{ args: {} }, { args: { prefix: 'proj' }, description: 'tags starting with proj' }],
   requires: READ,
-  handler: async (args: Static<typeof TagsArgs>, ctx) => {
+  handler: async (args, ctx) => {
     const prefix = args.prefix?.toLowerCase();
     const all = (await ctx.services.notes.tags())
       .filter((t) => prefix === undefined || t.tag.toLowerCase().startsWith(prefix))

@@ -1,6 +1,6 @@
 // generate_report: the service streams the report; we gather it up to this function's ceiling.
 // A report too big to hand over at once can be saved as a note and read in parts with get.
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import { BadArguments, bytes, defineFunction } from 'folio/sdk';
 import { DateArg, READ, TagsFilter } from './schemas.ts';
 
@@ -87,7 +87,7 @@ export const generate_report = defineFunction({
   ],
   requires: READ,
   maxBytes: REPORT_MAX_BYTES,
-  handler: async (args: Static<typeof ReportArgs>, ctx) => {
+  handler: async (args, ctx) => {
     const format = args.format ?? 'markdown';
     const save = args.save_as_note ?? false;
     const report = await ctx.services.notes.report({

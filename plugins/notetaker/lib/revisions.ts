@@ -1,8 +1,8 @@
 // History: every version of a note is kept. revisions lists them, reads one, or diffs one against
 // the current note; restore_revision makes an old one current again (as a new version).
-import { Type, type Static } from 'typebox';
-import { BadArguments, defineFunction, type RevisionSummary } from 'folio/sdk';
-import { charLength, clip, takePart } from './text.ts';
+import { Type } from 'typebox';
+import { BadArguments, charLength, defineFunction, type RevisionSummary } from 'folio/sdk';
+import { clip, takePart } from './text.ts';
 import { fitPage, moreHint, rowsBudget } from './paging.ts';
 import { meta, versioned } from './notes.ts';
 import { Cursor, Length, NoteId, NoteMeta, Offset, PART_BYTES, PART_DEFAULT, PartFields, READ, WRITE } from './schemas.ts';
@@ -75,7 +75,7 @@ export const revisions = defineFunction({
     { args: { id: EXAMPLE_ID, version: 2, diff: true }, description: 'what changed since version 2' },
   ],
   requires: READ,
-  handler: async (args: Static<typeof RevisionsArgs>, ctx) => {
+  handler: async (args, ctx) => {
     const notes = ctx.services.notes;
     if (args.version === undefined) {
       if (args.diff)
@@ -163,7 +163,7 @@ export const restore_revision = defineFunction({
     { args: { id: EXAMPLE_ID, version: 2, expected_version: 5 }, description: 'only if nobody changed it since version 5' },
   ],
   requires: WRITE,
-  handler: async (args: Static<typeof RestoreRevisionArgs>, ctx) =>
+  handler: async (args, ctx) =>
     meta(
       await versioned(ctx, args.id, args.expected_version, 'call restore_revision again', () =>
         ctx.services.notes.restoreRevision(args.id, args.version, args.expected_version),

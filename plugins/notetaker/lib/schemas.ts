@@ -1,6 +1,7 @@
 // Argument and result schemas shared by the notetaker functions. Help renders an argument's own
 // constraints but not those of array items, so item rules are repeated in descriptions.
 import { Type } from 'typebox';
+import { TAG_PATTERN, TAG_RULE } from 'folio/sdk';
 
 export const READ = { scopes: ['notes:read'] };
 export const WRITE = { scopes: ['notes:write'] };
@@ -8,21 +9,21 @@ export const WRITE = { scopes: ['notes:write'] };
 /** Note ids are UUIDs. */
 export const NoteId = Type.String({ format: 'uuid', description: 'The note id (from list, search or create).' });
 
-/** As the notes service takes them: 1-64 letters, digits, _ - / . starting with a letter or digit; stored lowercase. */
-export const Tag = Type.String({ pattern: '^[\\p{L}\\p{N}][\\p{L}\\p{N}_\\-/.]{0,63}$' });
-const TAG_RULE = 'each 1-64 letters, digits, _ - / . starting with a letter or digit; stored lowercase';
+/** A tag as the notes service stores it (folio/sdk TAG_PATTERN); it stores tags lowercase. */
+export const Tag = Type.String({ pattern: TAG_PATTERN });
+const EACH_TAG = `each ${TAG_RULE}; stored lowercase`;
 
 export const TagsFilter = Type.Array(Tag, {
   minItems: 1,
   maxItems: 16,
   uniqueItems: true,
-  description: `Only notes carrying every one of these tags (${TAG_RULE}), e.g. ["meeting"].`,
+  description: `Only notes carrying every one of these tags (${EACH_TAG}), e.g. ["meeting"].`,
 });
 
 export const TagsValue = Type.Array(Tag, {
   maxItems: 32,
   uniqueItems: true,
-  description: `The tags of the note (${TAG_RULE}), e.g. ["project-x", "meeting"]. Replaces all tags.`,
+  description: `The tags of the note (${EACH_TAG}), e.g. ["project-x", "meeting"]. Replaces all tags.`,
 });
 
 export const ExpectedVersion = Type.Integer({

@@ -1,6 +1,6 @@
 // Writing: create, update, append, prepend, replace_section, delete (to the trash), restore.
 // Edits that replace text need expected_version; appends and prepends never clobber and need none.
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import { BadArguments, defineFunction } from 'folio/sdk';
 import { meta, versioned } from './notes.ts';
 import { ExpectedVersion, NoteId, NoteMeta, TagsValue, WRITE } from './schemas.ts';
@@ -47,7 +47,7 @@ export const create = defineFunction({
     },
   ],
   requires: WRITE,
-  handler: async (args: Static<typeof CreateArgs>, ctx) =>
+  handler: async (args, ctx) =>
     meta(
       await ctx.services.notes.create({
         title: args.title,
@@ -80,7 +80,7 @@ export const update = defineFunction({
     { args: { id: EXAMPLE_ID, expected_version: 4, tags: ['ada', 'done'] }, description: 'replace the tags' },
   ],
   requires: WRITE,
-  handler: async (args: Static<typeof UpdateArgs>, ctx) => {
+  handler: async (args, ctx) => {
     if (args.title === undefined && args.body === undefined && args.tags === undefined)
       throw new BadArguments('nothing to change', [{ path: 'title', message: 'give at least one of title, body, tags' }]);
     const input = {
@@ -112,7 +112,7 @@ export const append = defineFunction({
     { args: { id: EXAMPLE_ID, text: '- [ ] send the contract', heading: 'Action items' }, description: 'into one section' },
   ],
   requires: WRITE,
-  handler: async (args: Static<typeof AppendArgs>, ctx) =>
+  handler: async (args, ctx) =>
     meta(
       await versioned(ctx, args.id, undefined, 'append', () =>
         ctx.services.notes.append(args.id, { text: args.text, ...(args.heading !== undefined ? { heading: args.heading } : {}) }),
@@ -136,7 +136,7 @@ export const prepend = defineFunction({
     { args: { id: EXAMPLE_ID, text: '- newest entry first', heading: 'Log' }, description: 'under a heading' },
   ],
   requires: WRITE,
-  handler: async (args: Static<typeof PrependArgs>, ctx) =>
+  handler: async (args, ctx) =>
     meta(
       await versioned(ctx, args.id, undefined, 'prepend', () =>
         ctx.services.notes.prepend(args.id, { text: args.text, ...(args.heading !== undefined ? { heading: args.heading } : {}) }),
@@ -161,7 +161,7 @@ export const replace_section = defineFunction({
   returns: NoteMeta,
   examples: [{ args: { id: EXAMPLE_ID, expected_version: 5, heading: 'Decisions', text: '- ship on Monday\n- freeze on Friday\n' } }],
   requires: WRITE,
-  handler: async (args: Static<typeof ReplaceArgs>, ctx) =>
+  handler: async (args, ctx) =>
     meta(
       await versioned(ctx, args.id, args.expected_version, 'call replace_section again', () =>
         ctx.services.notes.replaceSection(args.id, { expected_version: args.expected_version, heading: args.heading, text: args.text }),
@@ -191,7 +191,7 @@ export const del = defineFunction({
     { args: { id: EXAMPLE_ID, expected_version: 6 }, description: 'only if unchanged since version 6' },
   ],
   requires: WRITE,
-  handler: async (args: Static<typeof DeleteArgs>, ctx) => {
+  handler: async (args, ctx) => {
     const note = await versioned(ctx, args.id, args.expected_version, 'call delete again', () =>
       ctx.services.notes.trash(args.id, args.expected_version),
     );
@@ -207,6 +207,5 @@ export const restore = defineFunction({
   returns: NoteMeta,
   examples: [{ args: { id: EXAMPLE_ID } }],
   requires: WRITE,
-  handler: async (args: Static<typeof RestoreArgs>, ctx) =>
-    meta(await versioned(ctx, args.id, undefined, 'restore', () => ctx.services.notes.untrash(args.id))),
+  handler: async (args, ctx) => meta(await versioned(ctx, args.id, undefined, 'restore', () => ctx.services.notes.untrash(args.id))),
 });

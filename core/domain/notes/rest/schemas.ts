@@ -2,6 +2,7 @@
 // and make the OpenAPI document; a schema listed in COMPONENTS appears there as a named component.
 import { Type, type TSchema } from 'typebox';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, NOTE_SOURCES } from '../types.ts';
+import { TAG_INPUT_PATTERN, TAG_RULE } from '../markdown.ts';
 
 const DateTime = Type.String({ format: 'date-time' });
 const Uuid = Type.String({ format: 'uuid' });
@@ -12,8 +13,8 @@ export const Version = Type.Integer({ minimum: 1, description: 'A version of the
 export const Title = Type.String({ minLength: 1, maxLength: 500, description: 'The title: one line, 1 to 500 characters (trimmed).' });
 export const Body = Type.String({ description: 'The body, markdown; at most 1 MiB of UTF-8.' });
 export const Tag = Type.String({
-  pattern: '^\\s*[\\p{L}\\p{N}][\\p{L}\\p{N}_\\-/.]{0,63}\\s*$',
-  description: 'A tag: 1 to 64 letters, digits, _ - / . starting with a letter or digit. Stored lowercase; compared case-insensitively.',
+  pattern: TAG_INPUT_PATTERN,
+  description: `A tag: ${TAG_RULE}. Stored lowercase; compared case-insensitively.`,
 });
 export const Tags = Type.Array(Tag, { maxItems: 32, description: 'Tags of the note: at most 32 (duplicates are dropped).' });
 export const Source = Type.Union(
