@@ -1,4 +1,4 @@
-// Notes tables. The schema is owned by core/db/migrations/Migration20261122000000_notes.ts; these
+// Notes tables. The schema is owned by ./migrations/Migration20261122000000_notes.ts; these
 // definitions describe the same columns. The service writes with SQL (row locks, tsvector literals,
 // counter upserts), so the entities are for the ORM's schema knowledge and ad-hoc reads.
 import { randomUUID } from 'node:crypto';
