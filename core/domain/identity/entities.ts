@@ -1,5 +1,5 @@
 // Identity tables. The schema itself is owned by the hand-written migrations in ./migrations/;
-// these definitions must describe the same columns (test/unit/db-schema.test.ts checks that).
+// these definitions must describe the same columns.
 import { randomUUID } from 'node:crypto';
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 
