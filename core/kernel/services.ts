@@ -69,9 +69,12 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logge
     get notes() {
       return (notesApi ??= notesFor(deps.notes, deps.policy, principal));
     },
-    async pluginStatus() {
-      requireAdmin(principal, 'plugin status');
-      return deps.registry.status();
+    pluginStatus() {
+      // A refusal rejects, as from the other (async) services, rather than throwing synchronously.
+      return new Promise((resolve) => {
+        requireAdmin(principal, 'plugin status');
+        resolve(deps.registry.status());
+      });
     },
   };
 }
