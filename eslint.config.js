@@ -1,5 +1,6 @@
-// Lint: the recommended JavaScript and TypeScript rules, plus a few that catch real bugs in
-// async server code. Style is prettier's job.
+// Lint: the recommended JavaScript rules and typescript-eslint's type-checked ones (floating
+// promises, unsafe any, misused promises, ...), plus a few that catch real bugs in async server
+// code. Style is prettier's job.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import boundaries from 'eslint-plugin-boundaries';
@@ -56,7 +57,14 @@ const layering = {
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', '.tap/', 'coverage/', 'test/fixtures/plugins/bad/', 'bench/results/', 'bench/.cache/'] },
   js.configs.recommended,
-  ...tseslint.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+  },
+  // Plain JavaScript (this file, the .mjs plugin fixtures) has no types to check.
+  { files: ['**/*.{js,mjs,cjs}'], ...tseslint.configs.disableTypeChecked },
   layering,
   {
     languageOptions: {
@@ -89,6 +97,36 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-constant-condition': ['error', { checkLoops: false }],
       eqeqeq: ['error', 'always'],
+    },
+  },
+  // Tests: the type-checked rules apply as elsewhere (floating and misused promises, unbound
+  // methods, ...) except the few below.
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      // Tests read response bodies as `any` by design (`r.json().id`, JSON.parse of a log line):
+      // each assertion is the check on the shape, so typing every body would only restate the test.
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      // An async subtest callback ends the subtest when it settles (a plain one must call t.end()),
+      // so `async (t) => { ...assertions... }` with no await is the idiom, not a slip; likewise
+      // `async () => value` in fakes standing in for async methods.
+      '@typescript-eslint/require-await': 'off',
+      // Tap tracks the promises its own calls return (a subtest, t.resolves, ...): the test waits for
+      // them and reports their failures, so they need not be awaited. Any other promise must be.
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          allowForKnownSafeCalls: [
+            // Declared by tap's plugins: subtests in @tapjs/test, promise assertions in @tapjs/asserts.
+            { from: 'package', package: '@tapjs/test', name: ['test', 'todo', 'skip'] },
+            { from: 'package', package: '@tapjs/asserts', name: ['resolves', 'rejects', 'resolveMatch', 'emits'] },
+          ],
+        },
+      ],
     },
   },
 );

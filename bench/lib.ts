@@ -21,7 +21,7 @@ export const ADMIN_TOKEN = 'bench-bootstrap-admin-token-0123456789abcdef';
 // --- databases -----------------------------------------------------------------------------------
 
 /** A fresh database on the server at `serverUrl`, dropped by `drop()` (as test/helpers/server.ts). */
-export async function freshDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+export async function freshDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `folio_bench_${randomBytes(6).toString('hex')}`;
   const run = async (sql: string) => {
     const client = new pg.Client({ connectionString: serverUrl });

@@ -19,18 +19,12 @@ import { send, stopOnParentRequest } from './util.ts';
 async function bare(): Promise<void> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const readJson = (req: http.IncomingMessage) =>
-    new Promise<unknown>((resolve, reject) => {
+    new Promise<Buffer[]>((resolve, reject) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        try {
-          resolve(chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined);
-        } catch (err) {
-          reject(err as Error);
-        }
-      });
+      req.on('end', () => resolve(chunks));
       req.on('error', reject);
-    });
+    }).then((chunks): unknown => (chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined));
   const server = http.createServer((req, res) => {
     void (async () => {
       if (req.url !== '/mcp') {
@@ -57,13 +51,13 @@ async function bare(): Promise<void> {
           if (t.sessionId) transports.delete(t.sessionId);
         };
         const mcp = new McpServer({ name: 'bare', version: '1.0.0' });
-        mcp.registerTool('bench__noop', { description: 'Do nothing and answer {"ok":true}.' }, async () => ({
+        mcp.registerTool('bench__noop', { description: 'Do nothing and answer {"ok":true}.' }, () => ({
           content: [{ type: 'text', text: JSON.stringify({ ok: true }) }],
         }));
         await mcp.connect(t);
         transport = t;
       }
-      await transport!.handleRequest(req, res, body);
+      await transport.handleRequest(req, res, body);
     })().catch((err: unknown) => {
       process.stderr.write(`[bare mcp] ${(err as Error).stack ?? String(err)}\n`);
       if (!res.headersSent) res.writeHead(500).end();

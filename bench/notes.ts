@@ -319,7 +319,7 @@ function recordingOrm(orm: MikroORM, sink: { list: string[] }): MikroORM {
           return (cb: (tx: EntityManager) => Promise<unknown>, opts?: unknown) =>
             target.transactional(async (tx) => {
               sink.list.push('begin');
-              const out = await cb(wrap(tx as EntityManager));
+              const out = await cb(wrap(tx));
               sink.list.push('commit');
               return out;
             }, opts as never);
@@ -327,7 +327,7 @@ function recordingOrm(orm: MikroORM, sink: { list: string[] }): MikroORM {
         return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
       },
     });
-  return { em: { fork: () => wrap(orm.em.fork() as EntityManager), getPlatform: () => platform } } as unknown as MikroORM;
+  return { em: { fork: () => wrap(orm.em.fork()), getPlatform: () => platform } } as unknown as MikroORM;
 }
 
 /** Each call's statements. Calls with the same path run the same SQL, so each distinct one runs once. */
@@ -602,7 +602,7 @@ async function runEngine(engine: 'pglite' | 'postgres', opts: Required<Omit<Note
           const c = list[opts.warmup + i]!;
           const e = byQ.get(c.q!) ?? { rest: [], floor: [], hits: r.hits[i]!, match: r.match[i]! };
           e.rest.push(ms);
-          if (f[i] !== undefined) e.floor.push(f[i]!);
+          if (f[i] !== undefined) e.floor.push(f[i]);
           byQ.set(c.q!, e);
         });
         result.perQuery = [...byQ].map(([q, e]) => ({

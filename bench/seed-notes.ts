@@ -1254,7 +1254,7 @@ export async function ensurePgliteSeed(n: number, opts: { reseed?: boolean } = {
 }
 
 /** A fresh database on `serverUrl`, seeded the same way; drop() removes it. */
-export async function seedPostgres(serverUrl: string, n: number): Promise<{ url: string; drop(): Promise<void>; meta: SeedMeta }> {
+export async function seedPostgres(serverUrl: string, n: number): Promise<{ url: string; drop: () => Promise<void>; meta: SeedMeta }> {
   const hash = await seedHash();
   const db = await freshDatabase(serverUrl);
   const scratch = await tempDir('seed');
@@ -1306,11 +1306,9 @@ export async function verify(n = 300): Promise<{ serviceMsPerNote: number; bulkM
       for (const g of generated) await notes.create(principal, { title: g.title, body: g.body, tags: g.tags, source: g.source });
       serviceMsPerNote = (performance.now() - t) / n;
       // The generated trashed notes go to the trash through the service too (counters, words).
-      const created = (await db.orm.em.fork().execute(`select id, title, body from notes where owner_id = ?`, [svcId])) as Array<{
-        id: string;
-        title: string;
-        body: string;
-      }>;
+      const created = await db.orm.em
+        .fork()
+        .execute<Array<{ id: string; title: string; body: string }>>(`select id, title, body from notes where owner_id = ?`, [svcId]);
       for (const g of generated.filter((x) => x.deletedMs !== null)) {
         const row = created.find((c) => c.title === g.title && c.body === g.body);
         if (row) await notes.trash(principal, row.id);

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import Koa from 'koa';
+import Koa, { type Next, type ParameterizedContext } from 'koa';
 import Router from '@koa/router';
 import { pino, type Logger } from 'pino';
 import { openDatabase, type Database } from './db/database.ts';
@@ -26,7 +26,7 @@ import { mcpSurface, type McpSurface } from './surfaces/mcp/routes.ts';
 import { sendText } from './surfaces/curl/respond.ts';
 import { mountDocAssets } from './surfaces/pages/docs.ts';
 import { healthRoute } from './surfaces/health.ts';
-import { requestLog } from './surfaces/http/request-log.ts';
+import { requestLog, type RequestLogState } from './surfaces/http/request-log.ts';
 import { bootstrapAdmin } from './domain/identity/bootstrap.ts';
 
 export interface Folio {
@@ -91,7 +91,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const app = new Koa();
   app.proxy = false;
   app.use(requestLog(log));
-  app.use(async (ctx, next) => {
+  app.use(async (ctx: ParameterizedContext<RequestLogState>, next: Next) => {
     try {
       await next();
     } catch (err) {
@@ -136,12 +136,17 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   // A user's tool list depends on their namespace access and on their notes (caller.notes feeds
   // visibility rules): any such change, made on this node or another, re-checks their sessions.
   feed.subscribe((change) => (change === 'all' ? mcp.everyoneChanged() : mcp.accessChanged(change.userId)));
-  app.use(async (ctx) => {
+  app.use((ctx) => {
     // Anything no route took: a plain 404 that says where to start, never a framework page.
     sendText(ctx, 404, `404 Not Found: no route ${ctx.method} ${ctx.path}. Start at GET /curl (with a token) or /curl/docs.`);
   });
 
-  const server = http.createServer(app.callback());
+  const handle = app.callback();
+  // Koa answers its own errors (the middleware above, then app.onerror); the catch is for a failure
+  // in that answering itself, which would otherwise be an unhandled rejection.
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => log.error({ err }, 'request handling failed'));
+  });
   server.requestTimeout = 0; // handlers have their own timeout; long downloads must not be cut
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -12,7 +12,10 @@ router.post('/curl/call/bench/noop', (ctx) => {
   ctx.body = { ok: true };
 });
 app.use(router.routes());
-const server = http.createServer(app.callback());
+const handle = app.callback();
+const server = http.createServer((req, res) => {
+  handle(req, res).catch((err: unknown) => process.stderr.write(`[koa] ${(err as Error).stack ?? String(err)}\n`));
+});
 await new Promise<void>((resolve, reject) => {
   server.once('error', reject);
   server.listen(0, '127.0.0.1', () => resolve());

@@ -60,13 +60,13 @@ export interface Domain<Service = unknown, Settings = unknown> {
   /** Its migrations, each named like its file; applied in name order across all domains. */
   migrations: MigrationObject[];
   scopes?: Record<string, ScopeDefinition>;
-  create(env: DomainEnv<Settings>): Service;
+  create: (env: DomainEnv<Settings>) => Service;
   rest?: RestGroup<Service>;
   /**
    * The domain's API for plugins, `ctx.services.<name>`: its service bound to the caller, each
    * method checking its scopes through `caller.entitle`. Its type is declared in the SDK.
    */
-  bind?(service: Service, caller: DomainCaller): unknown;
+  bind?: (service: Service, caller: DomainCaller) => unknown;
   upkeep?: Upkeep<Service, Settings>;
 }
 

@@ -42,12 +42,12 @@ export interface Call<P, Q, B> {
   body: B;
   principal: Principal;
   /** Request headers, lower-cased names. */
-  header(name: string): string | undefined;
+  header(this: void, name: string): string | undefined;
   log: Logger;
   /** Fires on the call deadline and when the caller goes away. */
   signal: AbortSignal;
   /** Lets a handler raise missing_scope for a scope only some inputs need (the policy's rule). */
-  requireScope(scope: string): void;
+  requireScope(this: void, scope: string): void;
 }
 
 export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema, B extends TSchema = TSchema> {
@@ -77,7 +77,7 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
 
 /** Identity, for type inference of the handler's input from the schemas. */
 export function route<P extends TSchema = TSchema, Q extends TSchema = TSchema, B extends TSchema = TSchema>(r: Route<P, Q, B>): Route {
-  return r as unknown as Route;
+  return r;
 }
 
 /** The problem codes an operation can answer: those its shape implies plus its own. */

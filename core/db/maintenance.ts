@@ -13,10 +13,10 @@ function drifted(estimate: number, actual: number): boolean {
 export async function refreshPlannerStats(db: Database): Promise<boolean> {
   if (db.engine !== 'pglite') return false;
   const em = db.orm.em.fork();
-  const rows = (await em.execute(
+  const rows = await em.execute<Array<{ estimate: number; actual: number }>>(
     `select c.reltuples::float8 as estimate, (select count(*) from notes)::float8 as actual
        from pg_class c where c.relname = 'notes' and c.relkind = 'r'`,
-  )) as Array<{ estimate: number; actual: number }>;
+  );
   const row = rows[0];
   if (row && !drifted(Number(row.estimate), Number(row.actual))) return false;
   await em.execute('analyze');

@@ -8,20 +8,21 @@ export function typeName(schema: S | undefined, depth = 0): string {
   if (depth > 3) return '...';
   if ('const' in schema) return JSON.stringify(schema.const);
   if (Array.isArray(schema.enum)) return schema.enum.map((v: unknown) => JSON.stringify(v)).join(' | ');
-  const alts = schema.anyOf ?? schema.oneOf;
+  const alts: unknown = schema.anyOf ?? schema.oneOf;
   if (Array.isArray(alts)) return alts.map((a: S) => typeName(a, depth + 1)).join(' | ');
-  const t = schema.type;
+  const t: unknown = schema.type;
   if (Array.isArray(t)) return t.join(' | ');
   if (t === 'array') {
-    const inner = typeName(schema.items, depth + 1);
+    const inner = typeName(schema.items as S | undefined, depth + 1);
     return inner.includes(' ') ? `(${inner})[]` : `${inner}[]`;
   }
   if (t === 'object' || schema.properties) {
-    const props = Object.keys((schema.properties as S | undefined) ?? {});
+    const properties = (schema.properties as Record<string, S> | undefined) ?? {};
+    const props = Object.keys(properties);
     if (props.length === 0) return 'object';
     const shown = props.slice(0, 6).map((p) => {
       const opt = Array.isArray(schema.required) && schema.required.includes(p) ? '' : '?';
-      return `${p}${opt}: ${typeName(schema.properties[p], depth + 1)}`;
+      return `${p}${opt}: ${typeName(properties[p], depth + 1)}`;
     });
     return `{ ${shown.join(', ')}${props.length > 6 ? ', ...' : ''} }`;
   }

@@ -87,7 +87,7 @@ function validators(): { for(schema: JsonSchema): Ajv } {
   return {
     for(schema) {
       if (typeof schema.$schema === 'string' && schema.$schema.includes('2020-12'))
-        return (draft2020 ??= addFormats(new Ajv2020(AJV_OPTIONS) as unknown as Ajv));
+        return (draft2020 ??= addFormats(new Ajv2020(AJV_OPTIONS)));
       return (draft7 ??= addFormats(new Ajv(AJV_OPTIONS)));
     },
   };
@@ -180,7 +180,7 @@ export function buildPlugin(exported: unknown, fallbackVersion: string): PluginE
   return {
     namespace,
     description: p.description.trim(),
-    version: (p.version as string | undefined) ?? fallbackVersion,
+    version: p.version ?? fallbackVersion,
     catalogue,
     visible: p.visible as PluginEntry['visible'],
     functions,

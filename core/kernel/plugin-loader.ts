@@ -136,7 +136,7 @@ export async function loadPluginModule(dir: string): Promise<LoadedModule> {
       filename: entry,
       // `await import('pkg')` inside a handler resolves like any import of the main program.
       importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-    });
+    }) as (exports: unknown, require: typeof requireShim, module: { exports: unknown }, filename: string, dirname: string) => void;
     fn(module.exports, requireShim, module, entry, dir);
   } catch (err) {
     throw new LoadError(`evaluating ${path.basename(entry)}: ${(err as Error).message}`);

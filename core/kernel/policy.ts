@@ -125,7 +125,7 @@ export class Policy {
       return await Promise.race([
         Promise.resolve().then(() => work(signal)),
         new Promise<never>((_, reject) => {
-          onAbort = () => reject(signal.reason);
+          onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted', { cause: signal.reason }));
           if (signal.aborted) onAbort();
           else signal.addEventListener('abort', onAbort, { once: true });
         }),

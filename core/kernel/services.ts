@@ -65,9 +65,12 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logge
         return { token, expires_at: expiresAt.toISOString(), scopes: granted };
       },
     },
-    async pluginStatus() {
-      requireAdmin(principal, 'plugin status');
-      return deps.registry.status();
+    pluginStatus() {
+      // A refusal rejects, as from the other (async) services, rather than throwing synchronously.
+      return new Promise((resolve) => {
+        requireAdmin(principal, 'plugin status');
+        resolve(deps.registry.status());
+      });
     },
   };
   // Each domain's plugin API (ctx.services.<name>), bound to the caller on first use: most calls

@@ -239,7 +239,7 @@ async function toggle(userId: string, namespace: string, access: 'enabled' | 'di
 // every "hidden" above pass for the wrong reason.
 t.test('the rule-wrapped plugins are the ones loaded', async (t) => {
   const status = await call(s, adminToken, 'admin', 'plugin_status', {});
-  const loaded = (status.json() as Array<{ namespace: string; state: string; dir: string }>).filter((p) => p.dir.startsWith(pluginsDir));
+  const loaded = status.json<Array<{ namespace: string; state: string; dir: string }>>().filter((p) => p.dir.startsWith(pluginsDir));
   t.same(loaded.map((p) => [p.namespace, p.state]).sort(), [
     ['admin', 'loaded'],
     ['meetings', 'loaded'],
@@ -251,10 +251,10 @@ t.test('the rule-wrapped plugins are the ones loaded', async (t) => {
 // Every operation the OpenAPI document lists, for a user whose groups' namespaces are all switched
 // off: each answers 404 with the body of an unknown route, before it looks at anything else.
 t.test('every REST operation of a switched-off group is 404, as an unknown route', async (t) => {
-  const doc = (await req(s, 'GET', '/api/v1/openapi.json')).json() as {
+  const doc = (await req(s, 'GET', '/api/v1/openapi.json')).json<{
     paths: Record<string, Record<string, { tags: string[] }>>;
     tags: Array<{ name: string; 'x-namespace': string }>;
-  };
+  }>();
   const user = await createUser(s, 'matrix-every-route@example.com');
   // Each group's tag names the namespace that governs it.
   const namespaces = doc.tags.map((tag) => tag['x-namespace']);

@@ -239,7 +239,7 @@ t.test('413 payload_too_large: declared or streamed', async (t) => {
     headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'application/json' },
     body: ReadableStream.from(chunks()),
     duplex: 'half',
-  } as RequestInit);
+  });
   t.equal(res.status, 413);
   t.equal(((await res.json()) as { code: string }).code, 'payload_too_large');
   const patch = await api(s, 'PATCH', `/notetaker/notes/${note.id}`, { ...A, body: { append: { text: 'z'.repeat(REQUEST_BYTES) } } });
@@ -266,15 +266,12 @@ t.test('404 and 405 outside the operations; OPTIONS answers Allow', async (t) =>
 
 t.test('500 internal: an error id in the body, the stack only in the log', async (t) => {
   const { Authenticator } = await import('../../core/kernel/auth.ts');
-  const original = Authenticator.prototype.authenticate;
-  Authenticator.prototype.authenticate = async function () {
-    throw new Error('database exploded at /secret/path.ts:42');
-  };
-  t.teardown(() => {
-    Authenticator.prototype.authenticate = original;
-  });
+  // Restored at teardown too, should the request throw.
+  const authenticate = t.capture(Authenticator.prototype, 'authenticate', () =>
+    Promise.reject(new Error('database exploded at /secret/path.ts:42')),
+  );
   const r = await api(s, 'GET', '/notetaker/tags', A);
-  Authenticator.prototype.authenticate = original;
+  authenticate.restore();
   t.equal(r.status, 500);
   const p = r.json();
   t.equal(p.code, 'internal');

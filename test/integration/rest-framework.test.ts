@@ -138,7 +138,10 @@ app.use(async (ctx, next) => {
   await next();
 });
 app.use(rest.router.routes());
-const server = http.createServer(app.callback());
+const handle = app.callback();
+const server = http.createServer((req, res) => {
+  handle(req, res).catch((err: unknown) => t.error(err));
+});
 await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
 t.teardown(() => new Promise<void>((r) => server.close(() => r())));

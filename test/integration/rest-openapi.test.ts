@@ -31,7 +31,7 @@ t.test('served without a token, OpenAPI 3.1, the package version, no user data',
 });
 
 t.test("Redocly's recommended-strict ruleset finds no problem", async (t) => {
-  const config = await createConfig({ extends: ['recommended-strict'] } as never);
+  const config = await createConfig({ extends: ['recommended-strict'] });
   const problems = await lintFromString({ source: r.text, absoluteRef: `${s.url}/api/v1/openapi.json`, config });
   t.same(
     problems.map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`),

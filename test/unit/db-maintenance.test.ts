@@ -7,8 +7,7 @@ import { openNotesFixture, newPrincipal, buildNote } from '../helpers/notes.ts';
 const fx = await openNotesFixture(t);
 const estimate = async () =>
   Number(
-    ((await fx.db.orm.em.fork().execute(`select reltuples::float8 as n from pg_class where relname = 'notes'`)) as Array<{ n: number }>)[0]!
-      .n,
+    (await fx.db.orm.em.fork().execute<Array<{ n: number }>>(`select reltuples::float8 as n from pg_class where relname = 'notes'`))[0]!.n,
   );
 
 if (fx.db.engine === 'postgres') {

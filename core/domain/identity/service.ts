@@ -255,7 +255,7 @@ export class IdentityService {
     if (hit) this.#principals.delete(hash);
     const generation = this.#generation;
     const em = this.#em();
-    const rows = (await em.execute(AUTH_SQL, [hash])) as AuthRow[];
+    const rows = await em.execute<AuthRow[]>(AUTH_SQL, [hash]);
     const row = rows[0];
     if (!row) return null;
     let lastUsedMs = row.last_used_ms ?? 0;

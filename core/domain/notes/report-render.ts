@@ -69,9 +69,9 @@ export class MarkdownRenderer implements Renderer {
     this.#out = [];
     return s;
   }
-  async take(): Promise<Uint8Array[]> {
+  take(): Promise<Uint8Array[]> {
     const s = this.takeText();
-    return s ? [enc.encode(s)] : [];
+    return Promise.resolve(s ? [enc.encode(s)] : []);
   }
 }
 
@@ -109,10 +109,10 @@ export class HtmlRenderer implements Renderer {
   end(): void {
     this.#out.push(`${this.#inGroup ? '</section>\n' : ''}</body></html>\n`);
   }
-  async take(): Promise<Uint8Array[]> {
+  take(): Promise<Uint8Array[]> {
     const s = this.#out.join('');
     this.#out = [];
-    return s ? [enc.encode(s)] : [];
+    return Promise.resolve(s ? [enc.encode(s)] : []);
   }
 }
 

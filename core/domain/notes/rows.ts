@@ -11,7 +11,7 @@ export const NOW_MS = `date_trunc('milliseconds', clock_timestamp())`;
 export const iso = (v: number) => new Date(v).toISOString();
 
 export async function rows<T>(em: EntityManager, sql: string, params: unknown[] = []): Promise<T[]> {
-  return (await em.execute(sql, params)) as T[];
+  return await em.execute<T[]>(sql, params);
 }
 
 export interface NoteRow {

@@ -80,7 +80,7 @@ export class NotesServiceImpl implements NotesService {
   }
 
   #em(): EntityManager {
-    return this.#orm.em.fork() as EntityManager;
+    return this.#orm.em.fork();
   }
 
   // --- reads -------------------------------------------------------------------------------------

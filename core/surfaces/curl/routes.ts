@@ -1,5 +1,5 @@
 // The curl surface (spec §4.1): help, skills and calls over plain HTTP, all one registry.
-import Router, { type RouterMiddleware } from '@koa/router';
+import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import type { Principal } from '../../domain/identity/types.ts';
@@ -61,7 +61,7 @@ export function curlRouter(deps: CurlDeps): Router {
   };
 
   /** Help and skill routes answer the public HTML catalogue to a browser, without a token. */
-  const htmlOr = (handler: (ctx: Ctx) => Promise<void>) => async (ctx: Ctx) => {
+  const htmlOr = (handler: (ctx: Ctx) => Promise<void> | void) => async (ctx: Ctx) => {
     if (ctx.method === 'GET' && wantsHtml(ctx)) {
       ctx.type = 'text/html; charset=utf-8';
       ctx.body = catalogueHtml(deps.dispatcher.registry.snapshot, ctx.path, deps.version);
@@ -76,8 +76,7 @@ export function curlRouter(deps: CurlDeps): Router {
     });
   };
 
-  const read = (path: string, handler: (ctx: Ctx) => Promise<void>) =>
-    router.register(path, READ_METHODS, htmlOr(handler) as unknown as RouterMiddleware);
+  const read = (path: string, handler: (ctx: Ctx) => Promise<void> | void) => router.register(path, READ_METHODS, htmlOr(handler));
 
   router.get('/openapi.json', (ctx) => {
     ctx.body = curlOpenApi(deps.version);
@@ -87,7 +86,7 @@ export function curlRouter(deps: CurlDeps): Router {
     ctx.body = docsHtml('Folio curl surface', '/curl/openapi.json');
   });
 
-  read('/', async (ctx) => sendText(ctx, 200, text.startText(base(ctx), deps.version)));
+  read('/', (ctx) => sendText(ctx, 200, text.startText(base(ctx), deps.version)));
   read('/whoami', async (ctx) => {
     const { principal, viewer } = ctx.state;
     const namespaces = await deps.dispatcher.namespaces(viewer);

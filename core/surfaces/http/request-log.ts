@@ -16,6 +16,12 @@ function safeQuery(ctx: Context): string | undefined {
   return params.toString();
 }
 
+/** What requestLog leaves on ctx.state for the middleware and routes after it. */
+export interface RequestLogState {
+  /** The request's logger: a child carrying the request id. */
+  readonly log: Logger;
+}
+
 export function requestLog(log: Logger) {
   return async (ctx: Context, next: Next) => {
     const given = ctx.get('x-request-id');

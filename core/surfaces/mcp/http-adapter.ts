@@ -40,7 +40,8 @@ export async function writeResponse(res: ServerResponse, response: Response, hol
     res.end();
     return;
   }
-  const reader = body.getReader();
+  // Node's Response types its body as ReadableStream<any>; the transport writes bytes.
+  const reader = (body as ReadableStream<Uint8Array>).getReader();
   const cancel = () => {
     reader.cancel().catch(() => {});
   };

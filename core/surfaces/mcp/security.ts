@@ -31,7 +31,7 @@ const MAX_REMEMBERED = 256;
 export function hostAllowed(hostHeader: string | undefined, policy: OriginPolicy): boolean {
   if (!hostHeader) return false;
   let known = verdicts.get(policy);
-  if (!known) verdicts.set(policy, (known = new Map()));
+  if (!known) verdicts.set(policy, (known = new Map<string, boolean>()));
   let verdict = known.get(hostHeader);
   if (verdict === undefined) {
     verdict = checkHost(hostHeader, policy);

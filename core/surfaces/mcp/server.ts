@@ -122,7 +122,7 @@ function progressChannel(token: ProgressToken, send: (n: ServerNotification) => 
     );
   };
   return {
-    report(p: { progress: number; total?: number; message?: string }) {
+    report: (p: { progress: number; total?: number; message?: string }) => {
       if (over || p.progress <= last) return;
       last = p.progress;
       const wait = PROGRESS_MIN_GAP_MS - (Date.now() - lastSentAt);
@@ -204,7 +204,7 @@ export function buildServer(deps: ServerDeps, hooks?: SessionHooks): Server {
     return { resources };
   });
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: [SKILL_TEMPLATE] }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [SKILL_TEMPLATE] }));
 
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     const caller = callerOf(extra);

@@ -69,7 +69,7 @@ function inputSchema(fn: FunctionEntry, ceiling: number): Tool['inputSchema'] {
         description: `Optional: refuse answers over this many bytes. Lowers this tool's ceiling of ${ceiling} bytes, never raises it.`,
       },
     },
-  } as Tool['inputSchema'];
+  };
 }
 
 export interface RenderedTool {

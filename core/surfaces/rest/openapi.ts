@@ -37,14 +37,14 @@ function parameters(r: Route, refs: Map<string, string>): Json[] {
   ] as const) {
     if (!schema) continue;
     const json = toJson(schema, refs);
-    const required = new Set<string>(json.required ?? []);
-    for (const [name, s] of Object.entries<Json>(json.properties ?? {})) {
+    const required = new Set((json.required as string[] | undefined) ?? []);
+    for (const [name, s] of Object.entries((json.properties as Record<string, Json> | undefined) ?? {})) {
       const { description, ...rest } = s;
       out.push({
         name,
         in: where,
         required: where === 'path' || required.has(name),
-        ...(description ? { description } : {}),
+        ...(description ? { description: description as string } : {}),
         schema: rest,
         ...(rest.type === 'array' ? { style: 'form', explode: true } : {}),
       });
@@ -129,11 +129,8 @@ export function restOpenApi(routes: Route[], opts: OpenApiOptions): Json {
   const schemas: Json = {};
   for (const [name, schema] of Object.entries(COMPONENTS)) schemas[name] = toJson(schema, refs, name);
 
-  const paths: Json = {};
-  for (const r of routes) {
-    paths[r.path] ??= {};
-    paths[r.path][r.method.toLowerCase()] = operation(r, refs);
-  }
+  const paths: Record<string, Json> = {};
+  for (const r of routes) (paths[r.path] ??= {})[r.method.toLowerCase()] = operation(r, refs);
   return {
     openapi: '3.1.0',
     info: {

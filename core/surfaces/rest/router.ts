@@ -11,8 +11,9 @@ import type { TSchema } from 'typebox';
 import type { Authenticator } from '../../kernel/auth.ts';
 import type { Policy } from '../../kernel/policy.ts';
 import { BadArguments, MethodNotAllowed, NotFound, UnknownName, type ArgProblem } from '../../contract/errors.ts';
-import { koaPath, type Call, type Reply, type Route } from '../../contract/rest.ts';
+import { koaPath, type Reply, type Route } from '../../contract/rest.ts';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
+import type { RequestLogState } from '../http/request-log.ts';
 import { restOpenApi } from './openapi.ts';
 import { mountRestPages } from './pages.ts';
 import { toProblem, type FieldProblem, type ProblemAnswer } from './problems.ts';
@@ -116,12 +117,12 @@ export function restFramework(opts: RestFrameworkOptions): RestSurface {
     components: Object.assign({}, ...opts.groups.map((g) => g.components ?? {})) as Record<string, TSchema>,
   });
 
-  const router = new Router({ prefix: REST_PREFIX });
+  const router = new Router<RequestLogState>({ prefix: REST_PREFIX });
   mountRestPages(router, openapi, (ctx) => baseOf(opts.publicUrl, ctx));
 
   for (const c of compiled) {
     router.register(koaPath(c.route.path), [c.route.method], async (ctx) => {
-      const log: Logger = ctx.state.log;
+      const log = ctx.state.log;
       try {
         await handle(ctx, c, opts, log);
       } catch (err) {
@@ -134,11 +135,11 @@ export function restFramework(opts: RestFrameworkOptions): RestSurface {
 
   // Whatever no operation took: 405 when the path exists with other methods, else 404.
   const patterns = routes.map((r) => ({ re: new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}/?$`), method: r.method }));
-  router.all('{/*rest}', async (ctx) => {
+  router.all('{/*rest}', (ctx) => {
     const sub = ctx.path.slice(REST_PREFIX.length) || '/';
     const allowed = [...new Set(patterns.filter((p) => p.re.test(sub)).map((p) => p.method))];
     const base = baseOf(opts.publicUrl, ctx);
-    const log: Logger = ctx.state.log;
+    const log = ctx.state.log;
     if (allowed.length === 0) return sendProblem(ctx, toProblem(unknownRoute(ctx.path), { base, log }));
     const allow = [...allowed, ...(allowed.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
     if (ctx.method === 'OPTIONS') {
@@ -218,7 +219,7 @@ async function handle(ctx: Context, c: Compiled, opts: RestFrameworkOptions, log
         log,
         signal,
         requireScope: (scope) => policy.entitle(principal, { scopes: [scope] }, what),
-      } as Call<any, any, any>),
+      }),
     );
     await send(ctx, reply, log);
   } finally {

@@ -54,7 +54,8 @@ function describe(validate: ValidateFunction, where: FieldProblem['in']): FieldP
 }
 
 function problemOf(e: ErrorObject, where: FieldProblem['in']): FieldProblem {
-  const params = e.params as Record<string, any>;
+  // What Ajv puts in params for the two keywords read here (RequiredParams, AdditionalPropertiesParams).
+  const params = e.params as { missingProperty: string; additionalProperty: string };
   switch (e.keyword) {
     case 'required':
       return { in: where, path: `${e.instancePath}/${escape(params.missingProperty)}`, message: 'is required' };
@@ -68,7 +69,7 @@ function problemOf(e: ErrorObject, where: FieldProblem['in']): FieldProblem {
       };
     }
     case 'anyOf': {
-      const alts = ((e.schema as Array<Record<string, unknown>> | undefined) ?? []).map((s) =>
+      const alts = ((e.schema as Array<{ const?: unknown; type?: string | string[]; format?: string }> | undefined) ?? []).map((s) =>
         'const' in s ? JSON.stringify(s.const) : String(s.type ?? s.format ?? 'value'),
       );
       return { in: where, path: e.instancePath, message: `must be one of ${alts.join(', ')}` };

@@ -56,7 +56,7 @@ export const digest = defineFunction({
     const { next, scanned } = await scan(
       ctx,
       decode(args.cursor),
-      async ({ note }) => {
+      ({ note }) => {
         const date = meetingDate(note.title, note.body, note.created_at);
         if (date < sinceDay || (untilDay !== undefined && date > untilDay)) return 'next';
         const e = entry(note, date);

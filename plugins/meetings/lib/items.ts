@@ -98,7 +98,7 @@ export const action_items = defineFunction({
       const { stoppedAt } = take(note, from.n === note.id ? from.l : -1);
       next = stoppedAt === null ? null : { c: null, u: null, n: note.id, l: stoppedAt };
     } else {
-      ({ next } = await scan(ctx, decode(args.cursor), async ({ note, afterLine }, here) => {
+      ({ next } = await scan(ctx, decode(args.cursor), ({ note, afterLine }, here) => {
         const { stoppedAt } = take(note, afterLine);
         if (stoppedAt !== null) return here(stoppedAt);
         return count >= limit ? 'stop' : 'next';

@@ -54,6 +54,8 @@ export interface Visit {
   afterLine: number;
 }
 
+type Step = 'next' | 'stop' | 'stop_before' | Position;
+
 /**
  * Calls `visit` for each meeting note after the position, in list order, until it returns
  * 'stop' (after this note), 'stop_before' (resume with this note) or the position to resume from
@@ -63,7 +65,7 @@ export interface Visit {
 export async function scan(
   ctx: Context,
   from: Position,
-  visit: (v: Visit, here: (lastLine: number) => Position) => Promise<'next' | 'stop' | 'stop_before' | Position>,
+  visit: (v: Visit, here: (lastLine: number) => Position) => Step | Promise<Step>,
   opts: { stopBefore?: string } = {},
 ): Promise<{ next: Position | null; scanned: number }> {
   const notes = ctx.services.notes;
