@@ -5,7 +5,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
+import { testLogger } from '../helpers/db.ts';
 import { fresh } from '../helpers/server.ts';
+import { copyPgliteTemplate } from '../helpers/template.ts';
 
 interface Run {
   url: Promise<string>;
@@ -83,7 +85,10 @@ t.test('first start creates the admin and prints its token once; the next start 
 
 t.test('BOOTSTRAP_ADMIN_TOKEN becomes the first admin token', async (t) => {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'folio-proc-'));
-  const db = serverUrl ? await fresh(serverUrl) : undefined;
+  // A migrated database with no user yet, copied from the test template: the first start on an
+  // empty one (migrations and all) is the test above.
+  const db = serverUrl ? await fresh(serverUrl, { fromTemplate: true }) : undefined;
+  if (!db) await copyPgliteTemplate(dataDir, testLogger());
   t.teardown(async () => {
     await rm(dataDir, { recursive: true, force: true });
     await db?.drop();
