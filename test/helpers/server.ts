@@ -1,5 +1,7 @@
-// A real Folio server per test file: real HTTP on a loopback port, a real database (a fresh
-// database on the DATABASE_URL server, or an embedded PGlite in a temp dir), real plugin folders.
+// A real Folio server per test file: real HTTP on a loopback port, a real database (a database of
+// its own on the DATABASE_URL server, or an embedded PGlite in a temp dir), real plugin folders.
+// The database starts as a copy of the migrated template (test/helpers/template.ts): `startFolio`
+// finds every migration applied. `emptyDatabase: true` makes it migrate an empty one, as a first start.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, mkdir, rm, cp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +11,7 @@ import type { Logger } from 'pino';
 import { startFolio, type Folio } from '../../core/app.ts';
 import { loadConfig, PACKAGE_ROOT } from '../../core/kernel/config.ts';
 import { testLogger } from './db.ts';
+import { copyPgliteTemplate, createFromPostgresTemplate } from './template.ts';
 
 export const ADMIN_TOKEN = 'test-bootstrap-admin-token-0123456789abcdef';
 export const FIXTURES = path.join(PACKAGE_ROOT, 'test/fixtures/plugins');
@@ -40,9 +43,12 @@ export interface TestServerOptions {
   sharedDatabaseUrl?: string;
   /** The server's logger (default: silent unless TEST_LOG_LEVEL is set). */
   log?: Logger;
+  /** Start on an empty database, migrated by startFolio, instead of a copy of the template. */
+  emptyDatabase?: boolean;
 }
 
-export async function fresh(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+/** A new database of its own on the server: empty, or with `fromTemplate` a copy of the migrated template. */
+export async function fresh(serverUrl: string, opts: { fromTemplate?: boolean } = {}): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `folio_t_${randomBytes(6).toString('hex')}`;
   const run = async (sql: string) => {
     const client = new pg.Client({ connectionString: serverUrl });
@@ -53,7 +59,8 @@ export async function fresh(serverUrl: string): Promise<{ url: string; drop(): P
       await client.end();
     }
   };
-  await run(`create database ${name}`);
+  if (opts.fromTemplate) await createFromPostgresTemplate(serverUrl, name, testLogger());
+  else await run(`create database ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => run(`drop database if exists ${name} with (force)`) };
@@ -68,7 +75,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   await mkdir(scratchSkills);
   for (const dir of opts.copyToScratch ?? []) await cp(dir, path.join(scratchPlugins, path.basename(dir)), { recursive: true });
   const serverUrl = opts.databaseUrl ?? process.env['DATABASE_URL'];
-  const database = opts.sharedDatabaseUrl ? undefined : serverUrl ? await fresh(serverUrl) : undefined;
+  const fromTemplate = !opts.emptyDatabase;
+  const database = opts.sharedDatabaseUrl ? undefined : serverUrl ? await fresh(serverUrl, { fromTemplate }) : undefined;
+  if (!opts.sharedDatabaseUrl && !serverUrl && fromTemplate) await copyPgliteTemplate(dataDir, testLogger());
   const config = loadConfig({
     env: {},
     overrides: {

@@ -10,12 +10,14 @@ import { openDatabase, runMigrations } from '../../core/db/database.ts';
 import { DATABASE_SCHEMA } from '../../core/domains.ts';
 import { IdentityService } from '../../core/domain/identity/service.ts';
 import { openTestDatabase, testLogger } from '../helpers/db.ts';
+import { copyPgliteTemplate } from '../helpers/template.ts';
 
 const log = testLogger();
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 
 t.test('opens the engine the run is for, migrated, and pings', async (t) => {
-  const db = await openTestDatabase();
+  // An empty database migrated on open, not a copy of the test template: the path a first start takes.
+  const db = await openTestDatabase({ fresh: true });
   t.teardown(() => db.cleanup());
   t.equal(db.engine, process.env['DATABASE_URL'] ? 'postgres' : 'pglite');
   await db.ping(5000);
@@ -55,6 +57,9 @@ t.test('opens the engine the run is for, migrated, and pings', async (t) => {
 t.test('PGlite keeps its data across close and reopen, and in another process', async (t) => {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'folio-pglite-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  // Starts from a copy of the migrated test template: migrating an empty PGlite is the test above
+  // and the migrate CLI test below; this one is about what survives a close.
+  await copyPgliteTemplate(dataDir, log);
 
   const first = await openDatabase({ schema: DATABASE_SCHEMA, dataDir, log });
   t.equal(first.engine, 'pglite');
