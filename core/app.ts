@@ -159,11 +159,14 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
 
   // Now and then: each domain's upkeep (the notes trash sweep, ...), then keep the embedded
   // engine's planner statistics fresh (it has no autovacuum).
+  let closing: Promise<void> | undefined;
+  // Runs in flight are awaited on close, so none outlives the database it works on.
+  const running = new Set<Promise<void>>();
   const timers = domains.flatMap(({ domain, service }) => {
     const upkeep = domain.upkeep;
     if (!upkeep) return [];
     const l = log.child({ domain: domain.name });
-    const run = () =>
+    const once = () =>
       upkeep
         .run(service, l)
         .catch((err: unknown) => l.error({ err }, 'upkeep failed'))
@@ -172,13 +175,19 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
           (analyzed) => analyzed && log.info('refreshed the embedded database planner statistics'),
           (err: unknown) => log.error({ err }, 'analyze failed'),
         );
-    void run();
-    const timer = setInterval(() => void run(), upkeep.everyMinutes(settingsOf(domain.name)) * 60_000);
+    const run = () => {
+      if (closing) return;
+      const p = once().then(() => {
+        running.delete(p);
+      });
+      running.add(p);
+    };
+    run();
+    const timer = setInterval(run, upkeep.everyMinutes(settingsOf(domain.name)) * 60_000);
     timer.unref();
     return [timer];
   });
 
-  let closing: Promise<void> | undefined;
   return {
     config,
     url,
@@ -193,6 +202,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     close() {
       closing ??= (async () => {
         for (const timer of timers) clearInterval(timer);
+        await Promise.all(running);
         await registry.close();
         await mcp.close();
         await new Promise<void>((resolve) => {
