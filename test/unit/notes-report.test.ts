@@ -148,6 +148,22 @@ t.test('save_as_note: the Markdown is saved as an agent note tagged report', asy
   await readAll(plain.stream);
 });
 
+t.test('save_as_note: a report larger than a note can hold is refused, never saved cut short', async (t) => {
+  // Each note lists its open action items in the report: 200 items of ~500 characters is ~100 KB
+  // per note, so a dozen of them make a report of more than 1 MiB.
+  const big = await fx.newPrincipal('big-reporter');
+  const items = Array.from({ length: 200 }, (_, i) => `- [ ] item ${i} ${'x'.repeat(480)}`).join('\n');
+  for (let i = 0; i < 12; i++) await notes.create(big, buildNote({ title: `Big ${i}`, body: items, tags: ['big'] }));
+  const before = await notes.list(big, { tags: ['report'] });
+  const r = await notes.report(big, { group_by: 'day', format: 'markdown', save_as_note: true });
+  await t.rejects(readAll(r.stream), BadArguments, 'the report stream stops with the reason');
+  await t.rejects(r.saved_note_id!, /more than a note can hold/, 'and says why nothing was saved');
+  t.same((await notes.list(big, { tags: ['report'] })).items, before.items, 'no report note was saved');
+  // Without save_as_note the same report is whole.
+  const whole = await notes.report(big, { group_by: 'day', format: 'markdown' });
+  t.ok((await readAll(whole.stream)).length > 1024 * 1024, 'the report itself is over 1 MiB');
+});
+
 t.test('streaming: batches are fetched as the stream is read, not up front', async (t) => {
   const small = new NotesServiceImpl(fx.db, { reportBatchSize: 2 });
   const u = await fx.newPrincipal('streamer');

@@ -11,6 +11,7 @@ import { MarkdownRenderer, rendererFor, type ReportGroupHead, type ReportNote } 
 import { ms, rows } from './rows.ts';
 import type { Note, ReportFormat, ReportGroup, ReportOptions } from './types.ts';
 import * as v from './validate.ts';
+import { BadArguments } from '../../contract/errors.ts';
 
 export interface ReportDeps {
   em: () => EntityManager;
@@ -220,30 +221,33 @@ async function* noteBatches(deps: ReportDeps, sel: Selection, group: ReportGroup
   }
 }
 
-/** The Markdown copy of a report kept for save_as_note, cut off at what a note can hold. */
+/**
+ * The Markdown copy of a report kept for save_as_note. A note holds at most 1 MiB: a report that
+ * grows past it is refused as soon as it does (never saved cut short), while the caller can still
+ * be told why: on the curl surface and MCP the answer is that error; the REST API holds the first
+ * MiB of a saving report back, so there it is a problem answer too when the report's own format is
+ * no larger than its Markdown.
+ */
 class SavedMarkdown {
   readonly md = new MarkdownRenderer();
   #parts: string[] = [];
   #bytes = 0;
-  #truncated = false;
   static readonly LIMIT = v.BODY_MAX_BYTES - 256;
 
   collect(): void {
     const text = this.md.takeText();
-    if (this.#truncated || !text) return;
-    const size = Buffer.byteLength(text);
-    if (this.#bytes + size > SavedMarkdown.LIMIT) {
-      this.#truncated = true;
-      return;
-    }
+    if (!text) return;
+    this.#bytes += Buffer.byteLength(text);
+    if (this.#bytes > SavedMarkdown.LIMIT)
+      throw new BadArguments(
+        `this report is over ${SavedMarkdown.LIMIT} bytes as Markdown, more than a note can hold (1 MiB), so it cannot be saved as a note; nothing was saved. Narrow it (from, to, tags or q), or generate it without save_as_note.`,
+        [{ path: 'save_as_note', message: 'the report is too large to save as a note; narrow it or drop save_as_note' }],
+      );
     this.#parts.push(text);
-    this.#bytes += size;
   }
 
   body(): string {
     this.collect();
-    return (
-      this.#parts.join('') + (this.#truncated ? '\n\n_The report was longer than a note can hold (1 MiB); the rest was cut off._\n' : '')
-    );
+    return this.#parts.join('');
   }
 }

@@ -68,7 +68,7 @@ export const generate_report = defineFunction({
     'A report over your notes (all of them, or those matching q, tags and a date range), grouped by day, week or tag. ' +
     `markdown and html come back as text (up to ${TEXT_MAX_BYTES / 1024} KiB), pdf as a file (up to ${REPORT_MAX_BYTES / 1024 / 1024} MiB). ` +
     "save_as_note: true also saves it as a note: text answers then start with a line naming the note id, a pdf's file name ends with -note-<id>.pdf. " +
-    'A text report too big for one answer is refused (400) unless saved: then the answer gives the note id, and you read it in parts with notetaker.get. Otherwise narrow it (from/to, tags, q).',
+    'A text report too big for one answer is refused (400) unless saved: then the answer gives the note id, and you read it in parts with notetaker.get. Otherwise narrow it (from/to, tags, q). A note holds 1 MiB: a report larger than that as Markdown cannot be saved (400, nothing saved); narrow it.',
   args: ReportArgs,
   returns: Type.Union(
     [
