@@ -160,7 +160,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   // Now and then: each domain's upkeep (the notes trash sweep, ...), then keep the embedded
   // engine's planner statistics fresh (it has no autovacuum).
   let closing: Promise<void> | undefined;
-  // Runs in flight are awaited on close, so none outlives the database it works on.
+  // Runs in flight are awaited on close (for a while), so none outlives the database it works on.
   const running = new Set<Promise<void>>();
   const timers = domains.flatMap(({ domain, service }) => {
     const upkeep = domain.upkeep;
@@ -202,7 +202,8 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     close() {
       closing ??= (async () => {
         for (const timer of timers) clearInterval(timer);
-        await Promise.all(running);
+        // A run stuck on a hung database must not hold the close up: wait a little, then go on.
+        await Promise.race([Promise.all(running), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
         await registry.close();
         await mcp.close();
         await new Promise<void>((resolve) => {
