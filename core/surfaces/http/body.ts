@@ -5,6 +5,7 @@ import getRawBody from 'raw-body';
 import type { Context } from 'koa';
 import { BadArguments, PayloadTooLarge } from '../../contract/errors.ts';
 import { jsonDepth } from '../../kernel/limits.ts';
+import { malformation, onMalformed } from './client-errors.ts';
 
 export interface BodyLimits {
   requestBytes: number;
@@ -19,13 +20,28 @@ export async function readJsonBody(ctx: Context, limits: BodyLimits): Promise<un
   const declared = ctx.get('content-length');
   if (declared && Number(declared) > limits.requestBytes) throw tooBig(Number(declared), limits.requestBytes);
   let text: string;
+  // The HTTP parser may give up inside the body (a bad chunk size, a body shorter than its
+  // Content-Length): before the read, or during it (client-errors.ts tells), that is a bad request.
+  const refused = (why: string) => new BadArguments(`could not read the body: ${why}`);
+  const already = malformation(ctx.req);
+  if (already) throw refused(already.reason);
+  let stop = () => {};
+  const cut = new Promise<never>((_, reject) => {
+    stop = onMalformed(ctx.req, (why) => reject(refused(why)));
+  });
+  const reading = getRawBody(ctx.req, { limit: limits.requestBytes, encoding: 'utf8', ...(declared ? { length: declared } : {}) });
   try {
-    text = await getRawBody(ctx.req, { limit: limits.requestBytes, encoding: 'utf8', ...(declared ? { length: declared } : {}) });
+    text = await Promise.race([reading, cut]);
   } catch (err) {
+    if (err instanceof BadArguments) throw err;
     const e = err as { type?: string; length?: number; received?: number };
     if (e.type === 'entity.too.large') throw tooBig(e.length ?? e.received ?? limits.requestBytes + 1, limits.requestBytes);
     if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') throw new BadArguments('the body must be UTF-8 JSON');
     throw new BadArguments(`could not read the body: ${(err as Error).message}`);
+  } finally {
+    stop();
+    // Refused mid-read, the read fails when the connection closes after the answer: nobody waits for it.
+    reading.catch(() => {});
   }
   if (text.trim() === '') return undefined;
   let value: unknown;
