@@ -22,11 +22,16 @@ import { ScopeCatalogue } from './kernel/scopes.ts';
 import { servicesFor } from './kernel/services.ts';
 import { curlRouter } from './surfaces/curl/routes.ts';
 import { restSurface } from './surfaces/rest/routes.ts';
+import { REST_PREFIX } from './surfaces/rest/router.ts';
+import { toProblem } from './surfaces/rest/problems.ts';
 import { mcpSurface, type McpSurface } from './surfaces/mcp/routes.ts';
 import { sendText } from './surfaces/curl/respond.ts';
 import { mountDocAssets } from './surfaces/pages/docs.ts';
 import { healthRoute } from './surfaces/health.ts';
-import { requestLog, type RequestLogState } from './surfaces/http/request-log.ts';
+import { requestError, requestLog, type RequestLogState } from './surfaces/http/request-log.ts';
+import { handleClientErrors, type RawAnswer } from './surfaces/http/client-errors.ts';
+import { errorAnswer } from './surfaces/http/error-text.ts';
+import { BadArguments } from './contract/errors.ts';
 import { bootstrapAdmin } from './domain/identity/bootstrap.ts';
 
 export interface Folio {
@@ -46,6 +51,24 @@ export interface Folio {
 
 export function createLogger(config: Config): Logger {
   return pino({ level: config.logLevel, base: { service: 'folio', version: PACKAGE.version } });
+}
+
+/** The 400 for a request the HTTP parser refused before any route saw it, as its path's surface words one. */
+function parserRefusal(path: string | undefined, message: string, publicUrl: string | null, log: Logger): RawAnswer {
+  const err = new BadArguments(message);
+  if (path === REST_PREFIX || path?.startsWith(`${REST_PREFIX}/`)) {
+    // No trustworthy Host to build the problem type's URL from: the public URL's, else a relative one.
+    const problem = toProblem(err, { base: (publicUrl ?? '').replace(/\/+$/, ''), log });
+    return { status: problem.status, type: 'application/problem+json', body: JSON.stringify(problem.body) };
+  }
+  if (path === '/mcp')
+    return {
+      status: 400,
+      type: 'application/json',
+      body: JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: `Bad Request: ${message}` }, id: null }),
+    };
+  const text = errorAnswer(err, log);
+  return { status: text.status, type: 'text/plain; charset=utf-8', body: `${text.text}\n` };
 }
 
 export async function startFolio(config: Config, log: Logger = createLogger(config)): Promise<Folio> {
@@ -90,6 +113,8 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
 
   const app = new Koa();
   app.proxy = false;
+  // In place of Koa's default, which prints the stack to stderr: the request's own log line.
+  app.on('error', (err: unknown, ctx?: ParameterizedContext) => requestError(log, err, ctx));
   app.use(requestLog(log));
   app.use(async (ctx: ParameterizedContext<RequestLogState>, next: Next) => {
     try {
@@ -148,6 +173,9 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     handle(req, res).catch((err: unknown) => log.error({ err }, 'request handling failed'));
   });
   server.requestTimeout = 0; // handlers have their own timeout; long downloads must not be cut
+  // What the HTTP parser refuses never reaches Koa: answered here, in the format of the surface the
+  // path names (the request in flight, if any, is answered by its route: core/surfaces/http/body.ts).
+  handleClientErrors(server, { log, answer: (path, message) => parserRefusal(path, message, config.publicUrl, log) });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

@@ -13,6 +13,14 @@ try {
   throw err;
 }
 const log = createLogger(config);
+// Logs are JSON lines: what Node would print to stderr by itself (warnings, a crash) goes through
+// the logger instead.
+process.removeAllListeners('warning');
+process.on('warning', (warning) => log.warn({ warning: { name: warning.name, message: warning.message } }, 'process warning'));
+process.on('uncaughtException', (err) => {
+  log.fatal({ err }, 'uncaught exception');
+  process.exit(1);
+});
 const folio = await startFolio(config, log).catch((err: unknown) => {
   log.fatal({ err }, 'folio failed to start');
   process.exit(1);

@@ -60,6 +60,12 @@ export const ERROR_CODES = {
     title: 'Answer too large',
     about: 'The answer is larger than the byte ceiling in force for the call. Ask for less: a smaller page or a part.',
   },
+  unsupported_media_type: {
+    status: 415,
+    title: 'Unsupported media type',
+    about:
+      'The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding.',
+  },
   precondition_required: {
     status: 428,
     title: 'Precondition required',
@@ -83,10 +89,13 @@ export const REASON: Readonly<Record<number, string>> = {
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  408: 'Request Timeout',
   409: 'Conflict',
   412: 'Precondition Failed',
   413: 'Content Too Large',
+  415: 'Unsupported Media Type',
   428: 'Precondition Required',
+  431: 'Request Header Fields Too Large',
   499: 'Client Closed Request',
   500: 'Internal Server Error',
 };
@@ -242,6 +251,11 @@ export class TooLarge extends FolioError {
 /** The request body itself is over the accepted size. */
 export class PayloadTooLarge extends FolioError {
   readonly code = 'payload_too_large';
+}
+
+/** A request body in a media type, charset or content coding the operation does not take. */
+export class UnsupportedMediaType extends FolioError {
+  readonly code = 'unsupported_media_type';
 }
 
 /** The caller went away before the answer. */

@@ -90,6 +90,7 @@ export function problemCodesOf(r: Route): ProblemCode[] {
   if (r.body) {
     codes.add('bad_request');
     codes.add('payload_too_large');
+    codes.add('unsupported_media_type');
   }
   for (const c of r.problems ?? []) codes.add(c);
   codes.add('internal');

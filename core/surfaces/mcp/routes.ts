@@ -84,10 +84,14 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     maxPerUser: deps.maxSessionsPerUser ?? 32,
   });
   const unsubscribe = stateful ? deps.dispatcher.registry.onChange(() => store.registryChanged()) : () => {};
-  const base = (ctx: Context) => deps.publicUrl ?? `${ctx.protocol}://${ctx.host}`;
+  const base = (ctx: Context) => (deps.publicUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
   const router = new Router();
 
   const metadata = (ctx: Context) => {
+    // Without a public URL the resource is made from Host: only a Host /mcp answers may name it.
+    const host = ctx.get('host') || undefined;
+    if (!deps.publicUrl && !hostAllowed(host, policy))
+      return jsonRpcError(ctx, 403, -32000, `Forbidden: this server does not answer to Host '${host ?? ''}' (see mcp.allowedHosts)`);
     ctx.set('Access-Control-Allow-Origin', '*');
     ctx.set('Cache-Control', 'public, max-age=3600');
     ctx.body = protectedResourceMetadata(base(ctx), deps.version);

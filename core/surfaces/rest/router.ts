@@ -1,8 +1,9 @@
 // The REST surface's machinery: turns the domains' route tables into Koa routes. For each request:
 // authenticate (401) -> the policy: is the group's namespace visible to this caller (404, the same
-// answer as an unknown route), is the caller entitled (403) -> path (404) -> query, body (400) ->
-// handler, under the policy's deadline and the caller-gone signal -> JSON or a stream. Every
-// failure goes through problems.ts; nothing else writes an error.
+// answer as an unknown route), is the caller entitled (403) -> path (404) -> query (400) -> body:
+// its media type (415), then its JSON (400) -> handler, under the policy's deadline and the
+// caller-gone signal -> JSON or a stream. Every failure goes through problems.ts; nothing else
+// writes an error.
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import type { Context } from 'koa';
@@ -10,7 +11,7 @@ import type { Logger } from 'pino';
 import type { TSchema } from 'typebox';
 import type { Authenticator } from '../../kernel/auth.ts';
 import type { Policy } from '../../kernel/policy.ts';
-import { BadArguments, MethodNotAllowed, NotFound, UnknownName, type ArgProblem } from '../../contract/errors.ts';
+import { BadArguments, MethodNotAllowed, NotFound, UnknownName, UnsupportedMediaType, type ArgProblem } from '../../contract/errors.ts';
 import { koaPath, type Reply, type Route } from '../../contract/rest.ts';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
 import type { RequestLogState } from '../http/request-log.ts';
@@ -74,8 +75,42 @@ function unknownRoute(path: string): UnknownName {
   );
 }
 
+/** application/json, and other types with the +json suffix (RFC 6839) but for the two patch formats. */
+const JSON_MEDIA = /^application\/(?:json|[a-z0-9!#$&^_.+-]+\+json)$/;
+// A JSON Merge Patch (RFC 7396) or JSON Patch (RFC 6902) document means what those formats say;
+// Folio's PATCH takes its own edits (append, replace_section, ...), so taking either would misread it.
+const PATCH_FORMATS = new Set(['application/merge-patch+json', 'application/json-patch+json']);
+
+/**
+ * A body must be what the OpenAPI document declares: JSON, in UTF-8, not compressed. (The curl
+ * surface reads any body as JSON, because `curl -d` labels it a form; REST holds to its contract.)
+ */
+function requireJson(ctx: Context): void {
+  const hasBody = ctx.req.headers['transfer-encoding'] !== undefined || Number(ctx.get('content-length') || 0) > 0;
+  if (!hasBody) return;
+  const given = ctx.get('content-type');
+  const [media = '', ...params] = given.split(';').map((p) => p.trim());
+  const type = media.toLowerCase();
+  const charset = params
+    .map((p) => /^charset\s*=\s*"?([^"]*)"?$/i.exec(p)?.[1])
+    .find((c) => c !== undefined)
+    ?.toLowerCase();
+  const coding = ctx.get('content-encoding').trim().toLowerCase();
+  const send = 'send it as Content-Type: application/json (UTF-8, no Content-Encoding)';
+  if (!given) throw new UnsupportedMediaType(`the body has no Content-Type; ${send}.`);
+  if (PATCH_FORMATS.has(type))
+    throw new UnsupportedMediaType(
+      `${type} is not a format this API implements (its operations take the JSON bodies described in the OpenAPI document); ${send}.`,
+    );
+  if (!JSON_MEDIA.test(type)) throw new UnsupportedMediaType(`a ${media} body is not taken here; ${send}.`);
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
+    throw new UnsupportedMediaType(`a body in charset ${charset} is not taken here; ${send}.`);
+  if (coding && coding !== 'identity') throw new UnsupportedMediaType(`a ${coding}-encoded body is not taken here; ${send}.`);
+}
+
 /** Reads the JSON body; anything wrong with it as JSON is the request's fault: bad_request. */
 async function readBody(ctx: Context, limits: BodyLimits): Promise<unknown> {
+  requireJson(ctx);
   try {
     return await readJsonBody(ctx, limits);
   } catch (err) {
