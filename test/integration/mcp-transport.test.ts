@@ -497,3 +497,41 @@ t.test('a response stream ends at its deadline, with an error for each request s
     }
   }
 });
+
+t.test('bad params are -32602 Invalid params naming the parameter, not -32603 with a validation dump', async (t) => {
+  const cases: Array<[string, object, string]> = [
+    [
+      'logging/setLevel',
+      { level: 'loud' },
+      'Invalid params: params.level must be one of "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency" (got "loud")',
+    ],
+    ['resources/read', { uri: 42 }, 'Invalid params: params.uri must be a string (got a number)'],
+    ['tools/call', { name: 'acme__echo', arguments: ['hi'] }, 'Invalid params: params.arguments must be an object (got an array)'],
+    ['tools/call', { arguments: {} }, 'Invalid params: params.name is required'],
+    ['resources/read', {}, 'Invalid params: params.uri is required'],
+  ];
+  for (const [mode, server, token, session] of [
+    ['stateful', s, alice.token, await openSession(alice.token)],
+    ['stateless', sl, slUser.token, undefined],
+  ] as const) {
+    for (const [method, params, message] of cases) {
+      const r = await raw(server, 'POST', { token, ...(session ? { session } : {}), body: { jsonrpc: '2.0', id: 11, method, params } });
+      t.equal(r.status, 200, `${mode} ${method}`);
+      t.same(r.messages, [{ jsonrpc: '2.0', id: 11, error: { code: -32602, message } }], `${mode} ${method} ${JSON.stringify(params)}`);
+    }
+    const ok = await raw(server, 'POST', {
+      token,
+      ...(session ? { session } : {}),
+      body: { jsonrpc: '2.0', id: 12, method: 'logging/setLevel', params: { level: 'error' } },
+    });
+    t.same(ok.messages, [{ jsonrpc: '2.0', id: 12, result: {} }], `${mode}: good params are served as before`);
+    const unknown = await raw(server, 'POST', { token, ...(session ? { session } : {}), body: callTool(13, 'acme__nope', {}) });
+    t.same(answers(unknown)[0]?.error, { code: -32602, message: 'Unknown tool: acme__nope' }, `${mode}: other errors are unchanged`);
+    const prompts = await raw(server, 'POST', {
+      token,
+      ...(session ? { session } : {}),
+      body: { jsonrpc: '2.0', id: 14, method: 'prompts/get', params: {} },
+    });
+    t.equal(answers(prompts)[0]?.error?.code, -32601, `${mode}: a method Folio does not serve is still "Method not found"`);
+  }
+});

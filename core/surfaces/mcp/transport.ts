@@ -17,7 +17,9 @@
 //   handler's signal fires, a late answer is dropped) and answered with -32603, which ends the
 //   stream;
 // - a request the client cancels gets no answer (the spec's rule), so its stream is ended here
-//   once the other requests on it, if any, are answered: the SDK would keep it open.
+//   once the other requests on it, if any, are answered: the SDK would keep it open;
+// - params that fail the SDK's schema are answered -32602 with a short message, not -32603
+//   with a validation dump (invalid-params.ts).
 import {
   WebStandardStreamableHTTPServerTransport,
   type HandleRequestOptions,
@@ -25,6 +27,7 @@ import {
 } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
+import { invalidParams } from './invalid-params.ts';
 
 export interface FolioTransportOptions extends WebStandardStreamableHTTPServerTransportOptions {
   /** How long the requests of one POST may go unanswered before they are abandoned. */
@@ -70,6 +73,10 @@ function cancelledId(m: unknown): RequestId | undefined {
 /** The id of the request a message answers, if it is an answer (a result or an error). */
 function answered(m: JSONRPCMessage): RequestId | undefined {
   return 'result' in m || 'error' in m ? (m as { id?: RequestId }).id : undefined;
+}
+
+function isInternalError(m: JSONRPCMessage): boolean {
+  return 'error' in m && m.error.code === (ErrorCode.InternalError as number);
 }
 
 export class FolioTransport extends WebStandardStreamableHTTPServerTransport {
@@ -121,11 +128,14 @@ export class FolioTransport extends WebStandardStreamableHTTPServerTransport {
     const id = answered(message);
     const entry = id === undefined ? undefined : this.#inFlight.get(id);
     if (id === undefined || !entry) return super.send(message, options);
-    const { post } = entry;
+    const { post, request } = entry;
     this.#inFlight.delete(id);
     post.pending.delete(id);
+    // The SDK answers params that fail its schema as an internal error (see invalid-params.ts).
+    const why = isInternalError(message) ? invalidParams(request) : undefined;
+    const answer: JSONRPCMessage = why ? { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: why } } : message;
     try {
-      await super.send(message, options);
+      await super.send(answer, options);
     } finally {
       if (post.pending.size === 0) {
         clearTimeout(post.timer);
