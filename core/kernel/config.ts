@@ -49,6 +49,8 @@ export const ConfigSchema = Type.Object(
         allowedOrigins: Type.Array(Type.String({ pattern: '^https?://[^/]+$' })),
         /** Host header values (host or host:port) accepted besides localhost, 127.0.0.1 and [::1]. */
         allowedHosts: Type.Array(Type.String({ minLength: 1 })),
+        /** How long a POST's requests may go unanswered before they are abandoned; null: the handler timeout + 5 s. */
+        streamDeadlineMs: Type.Union([Int(1), Type.Null()]),
       },
       { additionalProperties: false },
     ),

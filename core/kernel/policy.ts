@@ -47,6 +47,11 @@ export class Policy {
     return this.#deps.scopes;
   }
 
+  /** How long a handler may run before its signal fires and the call fails. */
+  get handlerTimeoutMs(): number {
+    return this.#deps.limits.handlerTimeoutMs;
+  }
+
   /** Everything visibility rules need to know about this caller, read once per request. */
   async viewer(principal: Principal, log: Logger): Promise<Viewer> {
     const [overrides, notes] = await Promise.all([this.#deps.overrides(principal.user.id), this.#deps.notesSummary(principal.user.id)]);

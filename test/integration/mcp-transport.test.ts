@@ -35,11 +35,11 @@ interface Raw {
   messages: Array<Record<string, any>>;
 }
 
-/** A raw HTTP request with node:http, so Host can be anything. */
+/** A raw HTTP request with node:http, so Host can be anything. Fails if the answer has not ended within `timeoutMs`. */
 function raw(
   server: TestServer,
   method: string,
-  opts: { token?: string; session?: string; body?: unknown; headers?: Record<string, string> } = {},
+  opts: { token?: string; session?: string; body?: unknown; headers?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<Raw> {
   const url = new URL(`${server.url}/mcp`);
   const headers: Record<string, string> = { accept: 'application/json, text/event-stream', ...opts.headers };
@@ -65,6 +65,9 @@ function raw(
         resolve({ status: res.statusCode ?? 0, headers: res.headers, body, messages });
       });
     });
+    const ms = opts.timeoutMs ?? 15000;
+    const timer = setTimeout(() => r.destroy(new Error(`${method} /mcp: the answer did not end within ${ms} ms`)), ms);
+    r.on('close', () => clearTimeout(timer));
     r.on('error', reject);
     if (payload !== undefined) r.write(payload);
     r.end();
@@ -324,4 +327,211 @@ t.test('stateless mode: tools/list and tools/call without a session, on any node
     after = JSON.parse((await call(sl, carol.token, 'acme', 'aborted_count')).text).aborted as number;
   }
   t.equal(after, before + 1, "the handler's signal fired when the request closed");
+});
+
+// Defects from the "Hardening" review: a request that could hang forever, and bad params
+// answered as an internal error. Stateless mode gets its own server.
+const sl = await startTestServer({
+  plugins: [path.join(FIXTURES, 'basic')],
+  overrides: { mcp: { mode: 'stateless', allowedOrigins: [], allowedHosts: [] } },
+});
+t.teardown(() => sl.close());
+const slUser = await createUser(sl, 'sol@example.com');
+
+const callTool = (id: number | string, name: string, args: unknown) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});
+const abortedCount = async (server: TestServer, token: string) =>
+  JSON.parse((await call(server, token, 'acme', 'aborted_count')).text).aborted as number;
+/** The answers (results and errors) among a response's messages. */
+const answers = (r: Raw) => r.messages.filter((m) => 'result' in m || 'error' in m);
+/** The answers of a batch (one JSON array). */
+const batchAnswers = (r: Raw) => (r.messages[0] ?? []) as unknown as Array<Record<string, any>>;
+const OLD = { 'mcp-protocol-version': '2025-03-26' }; // batches are a 2025-03-26 feature
+
+t.test('an id already in flight on the session is refused at once; the first request is still answered', async (t) => {
+  const id = await openSession(alice.token);
+  const started = Date.now();
+  const first = raw(s, 'POST', { token: alice.token, session: id, body: callTool(7, 'acme__slow', { ms: 1500 }), timeoutMs: 8000 });
+  await new Promise((r) => setTimeout(r, 300));
+  const second = await raw(s, 'POST', {
+    token: alice.token,
+    session: id,
+    body: callTool(7, 'acme__echo', { text: 'again' }),
+    timeoutMs: 8000,
+  });
+  t.ok(Date.now() - started < 1400, 'the duplicate is answered before the first request finishes');
+  t.equal(second.status, 200);
+  t.same(second.messages, [
+    {
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: -32600, message: 'Invalid Request: id 7 is already in flight on this session; wait for its answer or use another id' },
+    },
+  ]);
+  const firstDone = await first;
+  t.same(
+    answers(firstDone).map((m) => [m.id, m.result?.content?.[0]?.text]),
+    [[7, 'done']],
+    'the first request gets its own answer, and its stream ends',
+  );
+  const reused = await raw(s, 'POST', { token: alice.token, session: id, body: callTool(7, 'acme__echo', { text: 'free' }) });
+  t.equal(answers(reused)[0]?.result?.content?.[0]?.text, 'free', 'once answered, the id may be used again');
+  const numeric = raw(s, 'POST', { token: alice.token, session: id, body: callTool(8, 'acme__slow', { ms: 300 }) });
+  const text = await raw(s, 'POST', { token: alice.token, session: id, body: callTool('8', 'acme__echo', { text: 'str' }) });
+  t.equal(answers(text)[0]?.result?.content?.[0]?.text, 'str', 'the string "8" is another id than the number 8');
+  t.equal(answers(await numeric)[0]?.result?.content?.[0]?.text, 'done');
+});
+
+t.test('a batch that repeats an id is refused whole: an error for each request, nothing run', async (t) => {
+  for (const [mode, server, token, session] of [
+    ['stateful', s, alice.token, await openSession(alice.token)],
+    ['stateless', sl, slUser.token, undefined],
+  ] as const) {
+    const r = await raw(server, 'POST', {
+      token,
+      ...(session ? { session } : {}),
+      body: [callTool(1, 'acme__slow', { ms: 200 }), callTool(2, 'acme__echo', { text: 'b' }), callTool(1, 'acme__echo', { text: 'c' })],
+      headers: OLD,
+      timeoutMs: 5000,
+    });
+    t.equal(r.status, 200, mode);
+    const reply = batchAnswers(r);
+    t.same(
+      reply.map((m) => [m.id, m.error?.code, m.result]),
+      [
+        [1, -32600, undefined],
+        [2, -32600, undefined],
+        [1, -32600, undefined],
+      ],
+      `${mode}: an error for each request, and nothing run`,
+    );
+    t.equal(reply[0]?.error?.message, 'Invalid Request: id 1 appears more than once in this batch', mode);
+    t.equal(
+      reply[1]?.error?.message,
+      'Invalid Request: the batch was refused whole (id 1 appears more than once in this batch); nothing in it was run',
+      mode,
+    );
+  }
+});
+
+t.test('a batch reusing an id in flight on the session is refused whole; the request in flight is untouched', async (t) => {
+  const id = await openSession(alice.token);
+  const slow = raw(s, 'POST', { token: alice.token, session: id, body: callTool(5, 'acme__slow', { ms: 600 }) });
+  await new Promise((r) => setTimeout(r, 150));
+  const reuse = await raw(s, 'POST', {
+    token: alice.token,
+    session: id,
+    body: [callTool(4, 'acme__echo', { text: 'x' }), callTool(5, 'acme__echo', { text: 'y' })],
+    headers: OLD,
+    timeoutMs: 5000,
+  });
+  const refused = batchAnswers(reuse);
+  t.same(
+    refused.map((m) => [m.id, m.error?.code]),
+    [
+      [4, -32600],
+      [5, -32600],
+    ],
+  );
+  t.match(refused[1]?.error?.message, /id 5 is already in flight on this session/);
+  t.same(
+    answers(await slow).map((m) => m.result?.content?.[0]?.text),
+    ['done'],
+    'the request in flight gets its answer',
+  );
+});
+
+t.test('a cancelled request that is not a tool call ends its response stream too', async (t) => {
+  const id = await openSession(alice.token);
+  const r = await raw(s, 'POST', {
+    token: alice.token,
+    session: id,
+    body: [LIST, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: LIST.id, reason: 'no longer needed' } }],
+    headers: OLD,
+    timeoutMs: 5000,
+  });
+  t.equal(r.status, 200);
+  t.same(answers(r), [], 'no answer for the cancelled request, and the stream ended');
+  const again = await raw(s, 'POST', { token: alice.token, session: id, body: LIST });
+  t.ok(answers(again)[0]?.result?.tools?.length > 0, 'the id is free again');
+});
+
+t.test('a response stream ends at its deadline, with an error for each request still unanswered', async (t) => {
+  for (const mode of ['stateful', 'stateless'] as const) {
+    const d = await startTestServer({
+      plugins: [path.join(FIXTURES, 'basic')],
+      overrides: { mcp: { mode, allowedOrigins: [], allowedHosts: [], streamDeadlineMs: 800 } },
+    });
+    t.teardown(() => d.close());
+    const eve = await createUser(d, 'eve@example.com');
+    const session =
+      mode === 'stateful' ? ((await raw(d, 'POST', { token: eve.token, body: INIT })).headers['mcp-session-id'] as string) : undefined;
+    const before = await abortedCount(d, eve.token);
+    const started = Date.now();
+    const r = await raw(d, 'POST', {
+      token: eve.token,
+      ...(session ? { session } : {}),
+      body: callTool(3, 'acme__slow', { ms: 10000 }),
+      timeoutMs: 6000,
+    });
+    const took = Date.now() - started;
+    t.ok(took >= 700 && took < 3000, `${mode}: the stream ended at the deadline (after ${took} ms)`);
+    t.same(
+      answers(r),
+      [{ jsonrpc: '2.0', id: 3, error: { code: -32603, message: 'Internal error: no answer within 800 ms; the request was abandoned' } }],
+      `${mode}: an error for the unanswered request`,
+    );
+    let after = before;
+    for (let i = 0; i < 80 && after === before; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      after = await abortedCount(d, eve.token);
+    }
+    t.equal(after, before + 1, `${mode}: the abandoned handler's signal fired`);
+    if (session) {
+      const again = await raw(d, 'POST', { token: eve.token, session, body: callTool(3, 'acme__echo', { text: 'next' }) });
+      t.equal(answers(again)[0]?.result?.content?.[0]?.text, 'next', 'the session carries on, and the id is free');
+    }
+  }
+});
+
+t.test('bad params are -32602 Invalid params naming the parameter, not -32603 with a validation dump', async (t) => {
+  const cases: Array<[string, object, string]> = [
+    [
+      'logging/setLevel',
+      { level: 'loud' },
+      'Invalid params: params.level must be one of "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency" (got "loud")',
+    ],
+    ['resources/read', { uri: 42 }, 'Invalid params: params.uri must be a string (got a number)'],
+    ['tools/call', { name: 'acme__echo', arguments: ['hi'] }, 'Invalid params: params.arguments must be an object (got an array)'],
+    ['tools/call', { arguments: {} }, 'Invalid params: params.name is required'],
+    ['resources/read', {}, 'Invalid params: params.uri is required'],
+  ];
+  for (const [mode, server, token, session] of [
+    ['stateful', s, alice.token, await openSession(alice.token)],
+    ['stateless', sl, slUser.token, undefined],
+  ] as const) {
+    for (const [method, params, message] of cases) {
+      const r = await raw(server, 'POST', { token, ...(session ? { session } : {}), body: { jsonrpc: '2.0', id: 11, method, params } });
+      t.equal(r.status, 200, `${mode} ${method}`);
+      t.same(r.messages, [{ jsonrpc: '2.0', id: 11, error: { code: -32602, message } }], `${mode} ${method} ${JSON.stringify(params)}`);
+    }
+    const ok = await raw(server, 'POST', {
+      token,
+      ...(session ? { session } : {}),
+      body: { jsonrpc: '2.0', id: 12, method: 'logging/setLevel', params: { level: 'error' } },
+    });
+    t.same(ok.messages, [{ jsonrpc: '2.0', id: 12, result: {} }], `${mode}: good params are served as before`);
+    const unknown = await raw(server, 'POST', { token, ...(session ? { session } : {}), body: callTool(13, 'acme__nope', {}) });
+    t.same(answers(unknown)[0]?.error, { code: -32602, message: 'Unknown tool: acme__nope' }, `${mode}: other errors are unchanged`);
+    const prompts = await raw(server, 'POST', {
+      token,
+      ...(session ? { session } : {}),
+      body: { jsonrpc: '2.0', id: 14, method: 'prompts/get', params: {} },
+    });
+    t.equal(answers(prompts)[0]?.error?.code, -32601, `${mode}: a method Folio does not serve is still "Method not found"`);
+  }
 });

@@ -5,7 +5,6 @@ import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../domain/identity/types.ts';
@@ -16,6 +15,7 @@ import { readJsonBody, type BodyLimits } from '../http/body.ts';
 import { webRequest, writeResponse } from './http-adapter.ts';
 import { authInfoFor, buildServer, type ServerDeps } from './server.ts';
 import { SessionStore, type Session } from './sessions.ts';
+import { FolioTransport } from './transport.ts';
 import {
   corsHeaders,
   hostAllowed,
@@ -43,6 +43,11 @@ export interface McpDeps {
   sessionIdleMs?: number;
   /** Sessions one user may hold; the oldest idle one goes first; default 32. */
   maxSessionsPerUser?: number;
+  /**
+   * How long the requests of one POST may go unanswered before they are abandoned (and their
+   * response stream ends); null: the handler timeout plus DEADLINE_MARGIN_MS.
+   */
+  streamDeadlineMs?: number | null;
 }
 
 export interface McpSurface {
@@ -58,6 +63,10 @@ export interface McpSurface {
 
 // The JSON-RPC envelope ({ params: { arguments: ... } }) sits on top of the arguments.
 const ENVELOPE_DEPTH = 3;
+
+// A call's handler is stopped at the handler timeout; this covers what comes before and after it
+// (visibility rules, encoding). A request still unanswered after both is abandoned.
+const DEADLINE_MARGIN_MS = 5000;
 
 function jsonRpcError(ctx: Context, status: number, code: number, message: string): void {
   ctx.status = status;
@@ -76,6 +85,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
   const policy: OriginPolicy = { allowedHosts: deps.allowedHosts, allowedOrigins: deps.allowedOrigins, publicUrl: deps.publicUrl };
   const serverDeps: ServerDeps = { dispatcher: deps.dispatcher, version: deps.version, stateful };
   const bodyLimits: BodyLimits = { requestBytes: deps.limits.requestBytes, jsonDepth: deps.limits.jsonDepth + ENVELOPE_DEPTH };
+  const deadlineMs = deps.streamDeadlineMs ?? deps.dispatcher.policy.handlerTimeoutMs + DEADLINE_MARGIN_MS;
   const store = new SessionStore({
     dispatcher: deps.dispatcher,
     log,
@@ -186,13 +196,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     return openSession(ctx, body, authInfo, principal, reqLog);
   });
 
-  async function handOver(
-    ctx: Context,
-    transport: WebStandardStreamableHTTPServerTransport,
-    body: unknown,
-    authInfo: AuthInfo,
-    reqLog: () => Logger,
-  ) {
+  async function handOver(ctx: Context, transport: FolioTransport, body: unknown, authInfo: AuthInfo, reqLog: () => Logger) {
     ctx.respond = false;
     try {
       const response = await transport.handleRequest(webRequest(ctx.req, `${ctx.protocol}://${ctx.host}${ctx.url}`), {
@@ -215,7 +219,9 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     session.seenResources = undefined;
     session.missedTools = false;
     session.missedResources = false;
-    session.transport = new WebStandardStreamableHTTPServerTransport({
+    session.transport = new FolioTransport({
+      deadlineMs,
+      log,
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         session.id = id;
@@ -234,7 +240,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
 
   async function serveStateless(ctx: Context, body: unknown, authInfo: AuthInfo, reqLog: () => Logger) {
     const server = buildServer(serverDeps);
-    const transport = new WebStandardStreamableHTTPServerTransport({}); // no sessionIdGenerator: stateless
+    const transport = new FolioTransport({ deadlineMs, log }); // no sessionIdGenerator: stateless
     // The response is the whole exchange: when it ends (or the client hangs up, which is how a
     // stateless client cancels) the handlers' signals fire and everything is dropped.
     ctx.res.once('close', () => {

@@ -13,7 +13,6 @@ import {
   ReadResourceRequestSchema,
   type CallToolResult,
   type ProgressToken,
-  type RequestId,
   type Resource,
   type ServerNotification,
   type Tool,
@@ -73,8 +72,6 @@ export async function listResources(dispatcher: Dispatcher, caller: RequestCalle
 export interface SessionHooks {
   toolsListed(listing: ToolListing): void;
   resourcesListed(fingerprint: string): void;
-  /** Ends the response stream of a request whose result will never be sent (it was cancelled). */
-  closeRequestStream(requestId: RequestId): void;
 }
 
 export interface ServerDeps {
@@ -193,8 +190,6 @@ export function buildServer(deps: ServerDeps, hooks?: SessionHooks): Server {
       return errorResult(errorAnswer(err, caller.log).text);
     } finally {
       progress?.end();
-      // The SDK sends nothing for a cancelled request; without this its stream would stay open.
-      if (extra.signal.aborted) hooks?.closeRequestStream(extra.requestId);
     }
   });
 

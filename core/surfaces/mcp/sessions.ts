@@ -2,12 +2,12 @@
 // tells a session's client when its tool or guide list changed (hot reload, removal, an
 // operator's set_namespace_access), debounced, and only when that client's own list changed.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Logger } from 'pino';
 import type { Principal } from '../../domain/identity/types.ts';
 import type { Dispatcher } from '../../kernel/dispatch.ts';
 import { fingerprintResources } from './resources.ts';
 import { listResources, listTools, type SessionHooks, type ToolListing } from './server.ts';
+import type { FolioTransport } from './transport.ts';
 
 export interface Session {
   id: string;
@@ -15,7 +15,7 @@ export interface Session {
   /** The principal of the latest request: background refreshes list tools as it. */
   principal: Principal;
   server: Server;
-  transport: WebStandardStreamableHTTPServerTransport;
+  transport: FolioTransport;
   lastSeen: number;
   /** GET streams open now (the channel notifications travel on). */
   streams: number;
@@ -89,7 +89,6 @@ export class SessionStore {
         session.seenResources = fingerprint;
         session.missedResources = false;
       },
-      closeRequestStream: (requestId) => session.transport.closeSSEStream(requestId),
     };
   }
 

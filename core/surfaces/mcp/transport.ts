@@ -1,0 +1,228 @@
+// The SDK's Streamable HTTP transport, with what Folio adds at the JSON-RPC level: it keeps track
+// of the requests in flight on it (one session's, or in stateless mode one POST's), so that none
+// of their HTTP responses can stay open forever.
+//
+// The SDK maps each request id to the response stream it came on, keyed by the id alone
+// (`_requestToStreamMapping` in webStandardStreamableHttp.js), and ends a stream once every
+// request mapped to it has its answer. A second request with an id still in flight overwrites the
+// first one's entry: the first answer then goes out on the second request's stream and ends it,
+// the second answer finds no stream, and the first request's stream waits forever (the SSE
+// keep-alive comments even stop a client's own timeout from firing). So, here:
+//
+// - a request whose id is in flight on this transport, or repeated within its own batch, is
+//   refused before the SDK sees it: -32600 for it on its own HTTP response (a batch is refused
+//   whole). An id is in flight from the POST that brings it until its answer goes out, or it is
+//   cancelled, or its deadline passes;
+// - every POST's requests have a deadline: what is still unanswered then is cancelled (the
+//   handler's signal fires, a late answer is dropped) and answered with -32603, which ends the
+//   stream;
+// - a request the client cancels gets no answer (the spec's rule), so its stream is ended here
+//   once the other requests on it, if any, are answered: the SDK would keep it open;
+// - params that fail the SDK's schema are answered -32602 with a short message, not -32603
+//   with a validation dump (invalid-params.ts).
+import {
+  WebStandardStreamableHTTPServerTransport,
+  type HandleRequestOptions,
+  type WebStandardStreamableHTTPServerTransportOptions,
+} from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import { invalidParams } from './invalid-params.ts';
+
+export interface FolioTransportOptions extends WebStandardStreamableHTTPServerTransportOptions {
+  /** How long the requests of one POST may go unanswered before they are abandoned. */
+  deadlineMs: number;
+  log: Logger;
+}
+
+/** A JSON-RPC request as it came in: enough to know it by. */
+interface IncomingRequest {
+  id: RequestId;
+  method: string;
+  params?: unknown;
+}
+
+/** The requests of one POST, which share its response stream. */
+interface Post {
+  pending: Set<RequestId>;
+  /** One of them was cancelled: it will never be answered, so the stream is ended by hand. */
+  cancelled: boolean;
+  timer: NodeJS.Timeout | undefined;
+}
+
+interface InFlight {
+  request: IncomingRequest;
+  post: Post;
+}
+
+type SendOptions = Parameters<WebStandardStreamableHTTPServerTransport['send']>[1];
+
+function isRequest(m: unknown): m is IncomingRequest {
+  if (typeof m !== 'object' || m === null) return false;
+  const { method, id } = m as { method?: unknown; id?: unknown };
+  return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number');
+}
+
+/** The request id a notifications/cancelled names, if the message is one. */
+function cancelledId(m: unknown): RequestId | undefined {
+  if (typeof m !== 'object' || m === null || (m as { method?: unknown }).method !== 'notifications/cancelled') return undefined;
+  const id = (m as { params?: { requestId?: unknown } }).params?.requestId;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
+/** The id of the request a message answers, if it is an answer (a result or an error). */
+function answered(m: JSONRPCMessage): RequestId | undefined {
+  return 'result' in m || 'error' in m ? (m as { id?: RequestId }).id : undefined;
+}
+
+function isInternalError(m: JSONRPCMessage): boolean {
+  return 'error' in m && m.error.code === (ErrorCode.InternalError as number);
+}
+
+export class FolioTransport extends WebStandardStreamableHTTPServerTransport {
+  readonly #inFlight = new Map<RequestId, InFlight>();
+  readonly #deadlineMs: number;
+  readonly #log: Logger;
+
+  constructor(options: FolioTransportOptions) {
+    const { deadlineMs, log, ...sdk } = options;
+    super(sdk);
+    this.#deadlineMs = deadlineMs;
+    this.#log = log;
+  }
+
+  override async handleRequest(req: Request, options?: HandleRequestOptions): Promise<Response> {
+    const body = options?.parsedBody;
+    if (req.method !== 'POST' || body === undefined) return super.handleRequest(req, options);
+    const messages: unknown[] = Array.isArray(body) ? body : [body];
+    const requests = messages.filter(isRequest);
+    const refusal = this.#refusal(requests, Array.isArray(body));
+    if (refusal) {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
+      return new Response(JSON.stringify(refusal), { status: 200, headers });
+    }
+    const post = this.#admit(requests);
+    let response: Response;
+    try {
+      response = await super.handleRequest(req, options);
+    } catch (err) {
+      this.#forget(post);
+      throw err;
+    }
+    // Refused by the SDK (Accept, content type, session, malformed JSON-RPC...): nothing started.
+    if (response.status !== 200 && response.status !== 202) {
+      this.#forget(post);
+      return response;
+    }
+    // The server has aborted those handlers by now (it saw the notification first) and will
+    // send nothing for them.
+    for (const m of messages) {
+      const id = cancelledId(m);
+      if (id !== undefined) this.#cancelled(id);
+    }
+    return response;
+  }
+
+  override async send(message: JSONRPCMessage, options?: SendOptions): Promise<void> {
+    const id = answered(message);
+    const entry = id === undefined ? undefined : this.#inFlight.get(id);
+    if (id === undefined || !entry) return super.send(message, options);
+    const { post, request } = entry;
+    this.#inFlight.delete(id);
+    post.pending.delete(id);
+    // The SDK answers params that fail its schema as an internal error (see invalid-params.ts).
+    const why = isInternalError(message) ? invalidParams(request) : undefined;
+    const answer: JSONRPCMessage = why ? { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: why } } : message;
+    try {
+      await super.send(answer, options);
+    } finally {
+      if (post.pending.size === 0) {
+        clearTimeout(post.timer);
+        // A cancelled request on this stream is never answered: the SDK waits for it still.
+        if (post.cancelled) this.closeSSEStream(id);
+      }
+    }
+  }
+
+  override async close(): Promise<void> {
+    for (const { post } of this.#inFlight.values()) clearTimeout(post.timer);
+    this.#inFlight.clear();
+    await super.close();
+  }
+
+  #refusal(requests: IncomingRequest[], batch: boolean): JSONRPCMessage | JSONRPCMessage[] | undefined {
+    const why = new Map<RequestId, string>();
+    const seen = new Set<RequestId>();
+    for (const { id } of requests) {
+      if (this.#inFlight.has(id))
+        why.set(id, `id ${JSON.stringify(id)} is already in flight on this session; wait for its answer or use another id`);
+      else if (seen.has(id)) why.set(id, `id ${JSON.stringify(id)} appears more than once in this batch`);
+      seen.add(id);
+    }
+    if (why.size === 0) return undefined;
+    const refuse = (id: RequestId, message: string): JSONRPCMessage => ({
+      jsonrpc: '2.0',
+      id,
+      error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${message}` },
+    });
+    if (!batch) return refuse(requests[0]!.id, why.get(requests[0]!.id)!);
+    const first = why.values().next().value!;
+    return requests.map(({ id }) => refuse(id, why.get(id) ?? `the batch was refused whole (${first}); nothing in it was run`));
+  }
+
+  #admit(requests: IncomingRequest[]): Post {
+    const post: Post = { pending: new Set(), cancelled: false, timer: undefined };
+    if (requests.length === 0) return post;
+    for (const request of requests) {
+      post.pending.add(request.id);
+      this.#inFlight.set(request.id, { request, post });
+    }
+    post.timer = setTimeout(() => this.#expire(post), this.#deadlineMs);
+    post.timer.unref();
+    return post;
+  }
+
+  /** The SDK did not take these requests: they were never in flight. */
+  #forget(post: Post): void {
+    clearTimeout(post.timer);
+    for (const id of post.pending) if (this.#inFlight.get(id)?.post === post) this.#inFlight.delete(id);
+    post.pending.clear();
+  }
+
+  #cancelled(id: RequestId): void {
+    const entry = this.#inFlight.get(id);
+    if (!entry) return;
+    const { post } = entry;
+    this.#inFlight.delete(id);
+    post.pending.delete(id);
+    post.cancelled = true;
+    if (post.pending.size === 0) {
+      clearTimeout(post.timer);
+      this.closeSSEStream(id);
+    }
+  }
+
+  /** The deadline passed: cancel what is unanswered (so a late answer is dropped) and answer it. */
+  #expire(post: Post): void {
+    const ms = this.#deadlineMs;
+    for (const id of [...post.pending]) {
+      const entry = this.#inFlight.get(id);
+      if (entry?.post !== post) continue;
+      this.#log.warn({ id, method: entry.request.method, ms }, 'mcp request unanswered at its deadline: abandoned');
+      // Through the server's own cancellation: the handler's signal fires, its answer is never sent.
+      this.onmessage?.({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: id, reason: `no answer within ${ms} ms` },
+      });
+      this.send({
+        jsonrpc: '2.0',
+        id,
+        error: { code: ErrorCode.InternalError, message: `Internal error: no answer within ${ms} ms; the request was abandoned` },
+      }).catch(() => {
+        // The client hung up already: nothing to end.
+      });
+    }
+  }
+}
