@@ -40,6 +40,9 @@ export interface OpenDatabaseOptions {
   migrate?: boolean;
 }
 
+/** How long close() waits for the pool to end before it gives up on connections stuck in a query. */
+const CLOSE_TIMEOUT_MS = 5_000;
+
 /** How long a pooled query may wait for a connection (pool slot or TCP connect) before failing. */
 const CONNECT_TIMEOUT_MS = 15_000;
 
@@ -105,7 +108,12 @@ async function openPostgres(databaseUrl: string, schema: DatabaseSchema, ormLog:
     // A fresh client per ping: a hung server cannot wedge the pool, and a hung ping is destroyed
     // when its timer fires, so the next ping starts clean.
     ping: (timeoutMs) => pingWithDedicatedClient(databaseUrl, timeoutMs),
-    close: () => (closed ??= orm.close(true)),
+    // The pool's end waits for every checked-out connection; one whose query the server never
+    // answers (a hung server, a dropped packet) would hold the close forever. Bounded instead.
+    close: () =>
+      (closed ??= withTimeout(orm.close(true), CLOSE_TIMEOUT_MS, 'closing the database pool').catch((err: unknown) =>
+        ormLog.warn({ err }, 'database pool did not close cleanly; leaving its connections behind'),
+      )),
   };
 }
 

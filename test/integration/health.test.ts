@@ -4,7 +4,7 @@
 // the embedded engine.
 import t from 'tap';
 import net from 'node:net';
-import { startTestServer, req } from '../helpers/server.ts';
+import { startTestServer, req, createUser } from '../helpers/server.ts';
 
 /** Answers within 2 s or fails: a health check that hangs is the bug this guards against. */
 async function health(url: string): Promise<{ status: number; body: any }> {
@@ -84,6 +84,29 @@ if (serverUrl) {
     proxy.freeze(false);
     t.equal(await recovers(s.url), 200, 'back to 200 without a restart');
     t.equal((await req(s, 'GET', '/curl/whoami', { token: s.adminToken })).status, 200, 'and requests work again');
+  });
+
+  t.test('PostgreSQL server: a query lost while it hung does not hold up the close', async (t) => {
+    const proxy = freezableProxy(new URL(serverUrl));
+    const port = await proxy.listen();
+    const viaProxy = new URL(serverUrl);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String(port);
+    const s = await startTestServer({ databaseUrl: viaProxy.toString() });
+    t.teardown(() => proxy.close());
+    const user = await createUser(s, 'lost-query@example.com');
+    // A token never seen is looked up in the database: with the proxy frozen, that query's bytes
+    // are dropped, so its pooled connection waits for an answer that never comes.
+    proxy.freeze(true);
+    await fetch(`${s.url}/curl/whoami`, { headers: { authorization: `Bearer ${user.token}` }, signal: AbortSignal.timeout(500) }).catch(
+      () => 'aborted',
+    );
+    proxy.freeze(false);
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise((r) => (timer = setTimeout(() => r('still closing'), 30_000)));
+    const closed = await Promise.race([s.close().then(() => 'closed'), stuck]);
+    clearTimeout(timer);
+    t.equal(closed, 'closed', 'the server closes although one connection is stuck');
   });
 } else {
   t.test('embedded PGlite: 503 while its connection hangs, 200 when it returns', async (t) => {
