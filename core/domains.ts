@@ -5,8 +5,9 @@ import type { MigrationObject } from '@mikro-orm/core';
 import type { Domain } from './contract/domain.ts';
 import { identityDomain } from './domain/identity/index.ts';
 import { notesDomain } from './domain/notes/index.ts';
+import { storageDomain } from './domain/storage/index.ts';
 
-export const DOMAINS = [identityDomain, notesDomain] as const satisfies readonly Domain<any, any>[];
+export const DOMAINS = [identityDomain, storageDomain, notesDomain] as const satisfies readonly Domain<any, any>[];
 
 /** Every entity and every migration (in name order), for the database layer. */
 export const DATABASE_SCHEMA: { entities: readonly unknown[]; migrations: MigrationObject[] } = {

@@ -9,12 +9,23 @@ import type { ChangeFeed } from '../db/change-feed.ts';
 import type { Principal } from '../domain/identity/types.ts';
 import type { Route } from './rest.ts';
 
-/** What a domain's service factory gets. `settings` is the domain's own section of the config. */
+/** The config's `storage` section: one per-user quota over every kind of stored bytes. */
+export interface StorageSettings {
+  /** Bytes one user may store in all (note revisions, files, ...); null: no limit. */
+  quotaBytesPerUser: number | null;
+}
+
+/**
+ * What a domain's service factory gets. `settings` is the domain's own section of the config;
+ * `storage` the shared quota, which a domain that stores a user's bytes charges through
+ * core/domain/storage/usage.ts.
+ */
 export interface DomainEnv<Settings = unknown> {
   db: Database;
   feed: ChangeFeed;
   log: Logger;
   settings: Settings;
+  storage: StorageSettings;
 }
 
 /** A token scope a domain defines. A scope may imply others: holding it grants them too. */

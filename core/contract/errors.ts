@@ -72,6 +72,12 @@ export const ERROR_CODES = {
     about:
       'A replacing edit (title, body, tags, replace_section, PUT) must say which version it was based on: send If-Match: "<version>" (the ETag you read) or expected_version in the body.',
   },
+  quota_exceeded: {
+    status: 507,
+    title: 'Storage quota exceeded',
+    about:
+      'The write would take your stored bytes (note revisions, files) over your quota; nothing was stored. `quota` has `used`, `quota` and `needed` in bytes. Delete or purge something, or ask an operator for more space.',
+  },
   aborted: { status: 499, title: 'Client closed request', about: 'The caller went away before the answer; nothing is sent.' },
   internal: {
     status: 500,
@@ -98,6 +104,7 @@ export const REASON: Readonly<Record<number, string>> = {
   431: 'Request Header Fields Too Large',
   499: 'Client Closed Request',
   500: 'Internal Server Error',
+  507: 'Insufficient Storage',
 };
 
 export abstract class FolioError extends Error {
@@ -256,6 +263,16 @@ export class PayloadTooLarge extends FolioError {
 /** A request body in a media type, charset or content coding the operation does not take. */
 export class UnsupportedMediaType extends FolioError {
   readonly code = 'unsupported_media_type';
+}
+
+/** A write that would take the user's stored bytes over their quota. Nothing was stored. */
+export class QuotaExceeded extends FolioError {
+  readonly code = 'quota_exceeded';
+  readonly quota: { used: number; quota: number; needed: number };
+  constructor(message: string, quota: { used: number; quota: number; needed: number }) {
+    super(message);
+    this.quota = quota;
+  }
 }
 
 /** The caller went away before the answer. */

@@ -41,6 +41,13 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    storage: Type.Object(
+      {
+        /** Bytes one user may store in all (note revisions, files); null: no limit. */
+        quotaBytesPerUser: Type.Union([Int(0), Type.Null()]),
+      },
+      { additionalProperties: false },
+    ),
     mcp: Type.Object(
       {
         /** stateful: sessions with live list_changed; stateless: any node answers any request. */
@@ -79,6 +86,7 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   RELOAD_WATCH: { at: ['reload', 'watch'], parse: bool },
   RELOAD_DEBOUNCE_MS: { at: ['reload', 'debounceMs'], parse: num },
   MCP_MODE: { at: ['mcp', 'mode'], parse: str },
+  STORAGE_QUOTA_BYTES: { at: ['storage', 'quotaBytesPerUser'], parse: (v) => (v === '' ? null : num(v)) },
   NOTES_TRASH_RETENTION_DAYS: { at: ['notes', 'trashRetentionDays'], parse: num },
 };
 

@@ -11,6 +11,7 @@ import {
   FunctionFailed,
   MissingScope,
   PreconditionFailed,
+  QuotaExceeded,
   type ErrorCode,
 } from '../../contract/errors.ts';
 
@@ -39,6 +40,7 @@ export interface Problem {
   errors?: FieldProblem[];
   current?: unknown;
   missing_scopes?: string[];
+  quota?: { used: number; quota: number; needed: number };
   error_id?: string;
 }
 
@@ -89,6 +91,7 @@ export function toProblem(err: unknown, pc: ProblemContext): ProblemAnswer {
   }
   if ((err instanceof Conflict || err instanceof PreconditionFailed) && err.current !== undefined) extra.current = err.current;
   if (err instanceof MissingScope) extra.missing_scopes = err.missingScopes;
+  if (err instanceof QuotaExceeded) extra.quota = err.quota;
   if (err instanceof FunctionFailed) Object.assign(extra, { error_id: err.errorId, instance: `urn:uuid:${err.errorId}` });
   const detail = code === 'not_found' ? (pc.notFound ?? err.message) : err.message;
   return make(code, detail, extra, err.headers);
