@@ -18,8 +18,8 @@ export interface StorageUsage {
 
 /**
  * Adds `delta` bytes (negative to free them) to the user's `kind`. A positive delta that would take
- * the user's total over the quota throws QuotaExceeded and changes nothing. Locks the user's usage
- * rows until the transaction ends, so two concurrent writes cannot both squeeze under the quota.
+ * the user's total over the quota throws QuotaExceeded and changes nothing. Holds a per-user lock
+ * until the transaction ends, so two concurrent writes cannot both squeeze under the quota.
  */
 export async function chargeStorage(
   em: EntityManager,
@@ -30,11 +30,14 @@ export async function chargeStorage(
 ): Promise<void> {
   if (!Number.isSafeInteger(delta)) throw new TypeError(`storage delta must be an integer, got ${delta}`);
   if (delta === 0) return;
+  // One writer per user at a time until this transaction ends: the user's row, locked FOR NO KEY
+  // UPDATE, which waits for another charge of the same user but not for the foreign-key checks
+  // of the user's ordinary inserts (they take FOR KEY SHARE). Locking only the usage rows would
+  // not do: a row another transaction is inserting is invisible here, and both would fit.
+  const [user] = await em.execute<{ id: string }[]>(`select id from users where id = ? for no key update`, [ownerId]);
+  if (!user) throw new TypeError(`no user ${ownerId} to charge storage to`);
   await em.execute(`insert into storage_usage (owner_id, kind, bytes) values (?, ?, 0) on conflict do nothing`, [ownerId, kind]);
-  const held = await em.execute<{ kind: string; bytes: string }[]>(
-    `select kind, bytes from storage_usage where owner_id = ? order by kind for update`,
-    [ownerId],
-  );
+  const held = await em.execute<{ bytes: string }[]>(`select bytes from storage_usage where owner_id = ?`, [ownerId]);
   const total = held.reduce((sum, r) => sum + Number(r.bytes), 0);
   const quota = settings.quotaBytesPerUser;
   if (delta > 0 && quota !== null && total + delta > quota) {
