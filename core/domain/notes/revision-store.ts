@@ -25,7 +25,7 @@ export interface ChainState {
 
 /** What a new revision stores. */
 export interface StoredRevision {
-  /** The full body when this revision is a snapshot; null for a delta. */
+  /** True: the revision stores the full body. False: `delta`, against the previous version's body. */
   snapshot: boolean;
   delta: string | null;
   base_version: number;
@@ -63,10 +63,14 @@ export function planRevision(
   return { snapshot: true, delta: null, base_version: version, chain_bytes: 0, stored_bytes: meta + bodyBytes };
 }
 
-/** The SQL selecting the chain state of a note's current revision, for `planRevision`. */
-export const CHAIN_STATE_SQL = (noteId: string, version: string) =>
-  `(select jsonb_build_object('base_version', r.base_version, 'chain_bytes', r.chain_bytes)
-      from note_revisions r where r.note_id = ${noteId} and r.version = ${version})`;
+/** Where the chain of a note's revision `version` stands, for `planRevision`; null if there is none. */
+export async function chainState(em: EntityManager, noteId: string, version: number): Promise<ChainState | null> {
+  const [r] = await rows<ChainState>(em, `select base_version, chain_bytes from note_revisions where note_id = ? and version = ?`, [
+    noteId,
+    version,
+  ]);
+  return r ?? null;
+}
 
 /**
  * The body of one revision: its chain read in one query, from the snapshot it starts from to the

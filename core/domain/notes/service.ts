@@ -12,7 +12,7 @@ import { chargeStorage, storageUsage, type StorageSettings } from '../storage/us
 import { applyStatsDelta, applyWordDelta, derive, tagDelta, VECTOR_WORDS_SQL, wordDelta, wordsOf, type Content } from './derived.ts';
 import { appendToBody, appendUnderHeading, prependToBody, prependUnderHeading, replaceUnderHeading } from './markdown.ts';
 import { buildReport } from './report.ts';
-import { CHAIN_STATE_SQL, metaBytes, planRevision, revisionBody, type ChainState } from './revision-store.ts';
+import { chainState, metaBytes, planRevision, revisionBody } from './revision-store.ts';
 import {
   NOTE_COLUMNS,
   NOW_MS,
@@ -280,16 +280,15 @@ export class NotesServiceImpl implements NotesService {
     if (!v.isUuid(id)) throw notFound();
     const owner = p.user.id;
     return this.#em().transactional(async (em) => {
-      const [cur] = await rows<NoteRow & { old_words: string[]; chain: ChainState | null }>(
+      const [cur] = await rows<NoteRow & { old_words: string[] }>(
         em,
-        `select ${NOTE_COLUMNS}${spec.mutate ? `, ${VECTOR_WORDS_SQL('search_vector')} as old_words` : ''},
-                ${CHAIN_STATE_SQL('notes.id', 'notes.version')} as chain
+        `select ${NOTE_COLUMNS}${spec.mutate ? `, ${VECTOR_WORDS_SQL('search_vector')} as old_words` : ''}
            from notes where id = ? and owner_id = ? for update`,
         [id, owner],
       );
       if (!cur) throw notFound();
       const trashed = cur.deleted_ms !== null;
-      const { old_words: oldWords, chain, ...current } = cur;
+      const { old_words: oldWords, ...current } = cur;
       if (spec.change === 'untrash' ? !trashed : trashed) {
         throw new Conflict(trashed ? 'the note is in the trash; untrash it first' : 'the note is not in the trash', toNote(current));
       }
@@ -312,6 +311,9 @@ export class NotesServiceImpl implements NotesService {
       } else {
         set = spec.change === 'trash' ? `deleted_at = c.ts` : `deleted_at = null`;
       }
+      // Read once the row is locked, in a statement of its own: a statement that waited for the lock
+      // sees the note as its writer left it, but not that writer's revision.
+      const chain = await chainState(em, id, cur.version);
       const rev = planRevision(cur.version + 1, chain, cur.body, next);
       const [r] = await rows<{ version: number; ts_ms: number }>(
         em,
