@@ -97,7 +97,13 @@ async function child(opts: { code: string; engine: 'pglite' | 'postgres'; databa
     const sql = async <T>(q: string) => (await db.orm.em.fork().execute(q)) as T[];
     const identity = new IdentityService(db);
     const user = await identity.createUser({ email: 'bench@example.com', name: 'bench', roles: [] });
-    const p = { user: { id: user.id, email: user.email, name: 'bench', roles: [] }, scopes: ['*'], tokenKind: 'api', tokenId: user.id, tokenExpiresAt: null };
+    const p = {
+      user: { id: user.id, email: user.email, name: 'bench', roles: [] },
+      scopes: ['*'],
+      tokenKind: 'api',
+      tokenId: user.id,
+      tokenExpiresAt: null,
+    };
     const notes = new NotesServiceImpl(db);
     const body = bigBody();
     const note = await notes.create(p, { title: 'Big', body });
@@ -224,7 +230,11 @@ export async function runRevisions(opts: {
         const args = [import.meta.filename, '--child', `--code=${dir}`, `--engine=${engine}`, `--appends=${appends}`];
         if (database) args.push(`--database-url=${database.url}`);
         const { stdout } = await run(NODE, args, { maxBuffer: 16 * 1024 * 1024, env: { ...process.env, DATABASE_URL: '' } });
-        runs.push({ code, commit: commit.slice(0, 12), ...(JSON.parse(stdout.trim().split('\n').pop()!) as Omit<RunResult, 'code' | 'commit'>) });
+        runs.push({
+          code,
+          commit: commit.slice(0, 12),
+          ...(JSON.parse(stdout.trim().split('\n').pop()!) as Omit<RunResult, 'code' | 'commit'>),
+        });
       } finally {
         await database?.drop();
       }
@@ -237,7 +247,19 @@ const kb = (n: number | null) => (n === null ? '-' : n >= 10_240 ? `${round(n / 
 
 export function formatRevisions(r: RevisionsResult): string {
   const out = ['revisions: bytes stored per one-character append to a 1 MiB note, and reading revisions', ''];
-  const head = ['engine', 'code', 'database', 'note_revisions', 'notes', 'WAL', 'data dir', 'live (VACUUM FULL)', 'append p50', 'read v1', 'read newest'];
+  const head = [
+    'engine',
+    'code',
+    'database',
+    'note_revisions',
+    'notes',
+    'WAL',
+    'data dir',
+    'live (VACUUM FULL)',
+    'append p50',
+    'read v1',
+    'read newest',
+  ];
   const rows = r.runs.map((x) => [
     x.engine,
     `${x.code} ${x.commit}`,
@@ -252,7 +274,11 @@ export function formatRevisions(r: RevisionsResult): string {
     `${x.readNewestMs} ms`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (row: string[]) => row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (row: string[]) =>
+    row
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   out.push(line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), '');
   for (const engine of new Set(r.runs.map((x) => x.engine))) {
     const b = r.runs.find((x) => x.engine === engine && x.code === 'before');
@@ -267,7 +293,7 @@ export function formatRevisions(r: RevisionsResult): string {
   out.push(
     '',
     'Per append: growth from the note at version 1 to after the appends, divided by the appends; "data dir" is PGlite\'s files (WAL',
-    'segments included). Dead rows (each append rewrites the note\'s row: body and search vector) count until a VACUUM makes their',
+    "segments included). Dead rows (each append rewrites the note's row: body and search vector) count until a VACUUM makes their",
     'space reusable; "live (VACUUM FULL)" is the growth of the live data alone. Reads: median of 7.',
   );
   return out.join('\n');
