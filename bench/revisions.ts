@@ -14,6 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { pino } from 'pino';
+import type { Principal } from '../core/domain/identity/types.ts';
 import { NODE, assertNode24, mean, percentile, progress, removeDir, round, tempDir } from './util.ts';
 
 const run = promisify(execFile);
@@ -80,24 +81,25 @@ function bigBody(): string {
 }
 
 async function child(opts: { code: string; engine: 'pglite' | 'postgres'; databaseUrl?: string; appends: number }): Promise<void> {
-  const load = (f: string) => import(pathToFileURL(path.join(opts.code, f)).href);
-  const { openDatabase } = await load('core/db/database.ts');
-  const { DATABASE_SCHEMA } = await load('core/domains.ts');
-  const { IdentityService } = await load('core/domain/identity/service.ts');
-  const { NotesServiceImpl } = await load('core/domain/notes/service.ts');
+  // The modules of that code tree; their types are the current ones (the calls made here exist in both).
+  const load = async <M>(f: string) => (await import(pathToFileURL(path.join(opts.code, f)).href)) as M;
+  const { openDatabase } = await load<typeof import('../core/db/database.ts')>('core/db/database.ts');
+  const { DATABASE_SCHEMA } = await load<typeof import('../core/domains.ts')>('core/domains.ts');
+  const { IdentityService } = await load<typeof import('../core/domain/identity/service.ts')>('core/domain/identity/service.ts');
+  const { NotesServiceImpl } = await load<typeof import('../core/domain/notes/service.ts')>('core/domain/notes/service.ts');
   const dataDir = await tempDir('revisions');
   const db = await openDatabase({
     schema: DATABASE_SCHEMA,
     dataDir,
-    databaseUrl: opts.databaseUrl,
+    ...(opts.databaseUrl ? { databaseUrl: opts.databaseUrl } : {}),
     log: pino({ level: 'silent' }),
     migrate: true,
   });
   try {
-    const sql = async <T>(q: string) => (await db.orm.em.fork().execute(q)) as T[];
+    const sql = async <T>(q: string): Promise<T[]> => db.orm.em.fork().execute<T[]>(q);
     const identity = new IdentityService(db);
     const user = await identity.createUser({ email: 'bench@example.com', name: 'bench', roles: [] });
-    const p = {
+    const p: Principal = {
       user: { id: user.id, email: user.email, name: 'bench', roles: [] },
       scopes: ['*'],
       tokenKind: 'api',
