@@ -1,4 +1,4 @@
-// What a small edit costs on disk: one-character appends to a 1 MiB note, measured with the code
+// What a small edit costs on disk: one-character appends to a 1 MB note, measured with the code
 // before revisions were stored as deltas (every revision a full copy) and with the current code,
 // on PGlite and, with DATABASE_URL, on PostgreSQL. Also the time to read the oldest and the newest
 // revision.
@@ -61,13 +61,13 @@ async function dirBytes(dir: string): Promise<number> {
   return total;
 }
 
-/** About 1 MiB of text made of words, deterministic, ending in a newline. */
+/** About 1 MB (10^6 bytes) of words, deterministic, ending in a newline: room for appends under the 1 MiB limit. */
 function bigBody(): string {
   let s = 1;
   const words = ['note', 'meeting', 'decision', 'plan', 'review', 'release', 'customer', 'budget', 'the', 'and', 'of', 'for'];
   const lines: string[] = [];
   let size = 0;
-  while (size < 1024 * 1024 - 200) {
+  while (size < 1_000_000 - 100) {
     const line: string[] = [];
     for (let k = 0; k < 12; k++) {
       s = (s * 1664525 + 1013904223) >>> 0;
@@ -226,7 +226,7 @@ export async function runRevisions(opts: {
       ['before', before.dir, before.commit],
       ['after', ROOT, head],
     ] as const) {
-      progress(`revisions: ${code} (${commit.slice(0, 12)}) on ${engine}, ${appends} appends to a 1 MiB note`);
+      progress(`revisions: ${code} (${commit.slice(0, 12)}) on ${engine}, ${appends} appends to a 1 MB note`);
       const database = engine === 'postgres' ? await freshDb(serverUrl!) : undefined;
       try {
         const args = [import.meta.filename, '--child', `--code=${dir}`, `--engine=${engine}`, `--appends=${appends}`];
@@ -248,7 +248,7 @@ export async function runRevisions(opts: {
 const kb = (n: number | null) => (n === null ? '-' : n >= 10_240 ? `${round(n / 1024 / 1024, 2)} MiB` : `${n} B`);
 
 export function formatRevisions(r: RevisionsResult): string {
-  const out = ['revisions: bytes stored per one-character append to a 1 MiB note, and reading revisions', ''];
+  const out = ['revisions: bytes stored per one-character append to a 1 MB note, and reading revisions', ''];
   const head = [
     'engine',
     'code',

@@ -7,7 +7,7 @@
 //   DATABASE_URL=postgres://... npm run bench   the call benchmark also runs against PostgreSQL
 //   npm run bench -- --only=notes         list/get/search latency on 100k notes (not in the default set:
 //                                         ~15-30 min; see bench/notes.ts)
-//   npm run bench -- --only=revisions     bytes stored per small edit of a 1 MiB note, before and after delta
+//   npm run bench -- --only=revisions     bytes stored per small edit of a 1 MB note, before and after delta
 //                                         revisions (~10 min; see bench/revisions.ts)
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
