@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { components } from '../generated/openapi.d.ts';
 import { failure, ok, type Target } from '../lib/client.ts';
 import { CliError, EXIT, type Problem } from '../lib/errors.ts';
@@ -134,7 +134,9 @@ export const notes: CommandGroup = {
       .requiredOption('-t, --title <title>', 'the title (one line)')
       .option('-f, --file <path>', 'read the body from this file (- for stdin); by default stdin when it is not a terminal')
       .option('--tag <tag>', 'a tag (repeat for several)', collect, [])
-      .option('--source <source>', 'manual, agent, transcript or import', 'manual')
+      .addOption(
+        new Option('--source <source>', 'where the note comes from').choices(['manual', 'agent', 'transcript', 'import']).default('manual'),
+      )
       .action(async (o: OutputOptions & { title: string; file?: string; tag: string[]; source: string }) => {
         const { api, target } = cli.client();
         const body = await bodyFrom(o.file);
@@ -336,8 +338,8 @@ export const notes: CommandGroup = {
       .option('--tag <tag>', 'only notes with this tag (repeat for several)', collect, [])
       .option('--from <date>', 'updated on or after (ISO date)')
       .option('--to <date>', 'updated on or before (ISO date)')
-      .option('--group-by <by>', 'day, week or tag', 'day')
-      .option('--format <format>', 'markdown, html or pdf', 'markdown')
+      .addOption(new Option('--group-by <by>', 'how to group the notes').choices(['day', 'week', 'tag']).default('day'))
+      .addOption(new Option('--format <format>', 'the document to make').choices(['markdown', 'html', 'pdf']).default('markdown'))
       .option('--title <title>', "the report's title")
       .option('-o, --output <file>', 'write it to this file (default: stdout)')
       .option('--save', 'also keep the report as a note and print its id on stderr')

@@ -86,8 +86,14 @@ export function table<T>(rows: T[], columns: Column<T>[], empty = 'nothing to sh
   const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => r[i]!.length)));
   const total = () => widths.reduce((a, b) => a + b, 0) + 2 * (widths.length - 1);
   const room = process.stdout.columns || 100;
-  for (let i = columns.length - 1; i >= 0 && total() > room; i--) {
-    if (columns[i]!.flexible) widths[i] = Math.max(columns[i]!.header.length, widths[i]! - (total() - room));
+  // Too wide: cut the widest flexible column, one character at a time, down to its header.
+  while (total() > room) {
+    let widest = -1;
+    columns.forEach((c, i) => {
+      if (c.flexible && widths[i]! > c.header.length && (widest < 0 || widths[i]! > widths[widest]!)) widest = i;
+    });
+    if (widest < 0) break;
+    widths[widest]!--;
   }
   const fit = (s: string, w: number) => (s.length > w ? s.slice(0, Math.max(0, w - 1)) + '…' : s.padEnd(w));
   const line = (r: string[]) =>
