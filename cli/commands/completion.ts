@@ -5,7 +5,7 @@ import { examples, type CommandGroup } from '../lib/group.ts';
 
 interface Node {
   path: string[];
-  commands: Array<{ name: string; description: string }>;
+  commands: Array<{ name: string; aliases: string[]; description: string }>;
   options: Array<{ flag: string; description: string }>;
 }
 
@@ -13,7 +13,7 @@ function walk(cmd: Command, path: string[], out: Node[]): Node[] {
   const visible = cmd.commands.filter((c) => !(c as Command & { _hidden?: boolean })._hidden);
   out.push({
     path,
-    commands: visible.map((c) => ({ name: c.name(), description: c.description() })),
+    commands: visible.map((c) => ({ name: c.name(), aliases: c.aliases(), description: c.description() })),
     options: [
       ...cmd.options.filter((o) => o.long && !o.hidden).map((o) => ({ flag: o.long!, description: o.description })),
       { flag: '--help', description: 'show help' },
@@ -26,7 +26,10 @@ function walk(cmd: Command, path: string[], out: Node[]): Node[] {
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 function bash(nodes: Node[]): string {
-  const transitions = nodes.flatMap((n) => n.commands.map((c) => ['folio', ...n.path, c.name].join(' ')));
+  // "folio notes ls" leads where "folio notes list" does.
+  const transitions = nodes.flatMap((n) =>
+    n.commands.flatMap((c) => [c.name, ...c.aliases].map((word) => ({ seen: ['folio', ...n.path, word].join(' '), name: c.name }))),
+  );
   const cases = nodes
     .map(
       (n) =>
@@ -39,7 +42,7 @@ _folio() {
   for ((i = 1; i < COMP_CWORD; i++)); do
     w="\${COMP_WORDS[i]}"
     case "$key $w" in
-${transitions.map((t) => `      ${q(t)}) key="$key $w" ;;`).join('\n')}
+${transitions.map((t) => `      ${q(t.seen)}) key="$key ${t.name}" ;;`).join('\n')}
     esac
   done
   case "$key" in

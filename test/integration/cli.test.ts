@@ -229,5 +229,5 @@ t.test('completion: the bash script completes commands and flags', async (t) => 
     });
   t.equal(await complete('folio no'), 'notes');
   t.equal(await complete('folio notes hi'), 'history');
-  t.equal(await complete('folio notes list --t'), '--template --tag --trash');
+  t.equal(await complete('folio notes ls --t'), '--template --tag --trash', 'after an alias too');
 });
