@@ -1,11 +1,13 @@
 // What the CLI promises without a server: its generated REST types match the server's OpenAPI
 // document (a REST change without `npm run cli:generate` fails here, so CI catches the drift), and
-// every command's --help ends with examples.
+// every command's --help ends with examples, and the package's bin is the CLI.
 import t from 'tap';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
 import type { Command } from 'commander';
 import { GENERATED, generatedTypes } from '../../cli/codegen.ts';
 import { buildProgram } from '../../cli/main.ts';
+import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
 
 t.test('cli/generated/openapi.d.ts is what the current REST API generates', async (t) => {
   const checkedIn = await readFile(GENERATED, 'utf8');
@@ -28,4 +30,12 @@ t.test('every command has a --help with an example', async (t) => {
     cmd.outputHelp();
     t.match(help, /\nExamples:\n {2}\$ .*\bfolio /, `folio ... ${cmd.name()} --help has examples`);
   }
+});
+
+t.test('the package bin `folio` is cli/folio.ts, executable, run by the node on PATH (the pinned one under npm/npx)', async (t) => {
+  const pkg = JSON.parse(await readFile(path.join(PACKAGE_ROOT, 'package.json'), 'utf8'));
+  t.same(pkg.bin, { folio: 'cli/folio.ts' });
+  const bin = path.join(PACKAGE_ROOT, pkg.bin.folio);
+  t.ok((await stat(bin)).mode & 0o111, 'executable');
+  t.match(await readFile(bin, 'utf8'), /^#!\/usr\/bin\/env node\n/);
 });
