@@ -46,8 +46,8 @@ export async function run(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT.ok;
-      // `folio` or `folio notes` alone prints the help, as a usage error.
-      return err.code === 'commander.help' ? EXIT.usage : EXIT.usage;
+      // Anything else (including `folio` or `folio notes` alone, which prints the help) is a usage error.
+      return EXIT.usage;
     }
     if (err instanceof CliError) {
       process.stderr.write(`folio: ${err.message}\n`);

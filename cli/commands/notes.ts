@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { components } from '../generated/openapi.d.ts';
-import { failure, ok, type Target } from '../lib/client.ts';
+import { failure, ok } from '../lib/client.ts';
 import { CliError, EXIT, type Problem } from '../lib/errors.ts';
 import { examples, type Cli, type CommandGroup } from '../lib/group.ts';
 import { emit, isTerminal, readStdin, table, when, withOutput, type OutputOptions } from '../lib/output.ts';
@@ -65,7 +65,7 @@ function openInEditor(text: string, name: string): string {
   return file;
 }
 
-function conflictLine(t: Target, id: string, from: number, problem: Problem | undefined, kept: string): CliError {
+function conflictLine(id: string, from: number, problem: Problem | undefined, kept: string): CliError {
   const now = (problem?.current as Note | undefined)?.version;
   const state = now ? `you started from version ${from}; it is now version ${now}` : `you started from version ${from}`;
   return new CliError(
@@ -167,16 +167,18 @@ export const notes: CommandGroup = {
           info(`no changes to ${id}`);
           return;
         }
-        const r = await api.PATCH('/notetaker/notes/{id}', {
-          params: { path: { id }, header: { 'If-Match': etag(note.version) } },
-          body: { body: edited, ...(o.title !== undefined ? { title: o.title } : {}) },
-        });
-        if (r.response.status === 412) throw conflictLine(target, id, note.version, r.error, file);
+        // Whatever goes wrong from here (unreachable, refused, changed meanwhile), the edit stays in its file.
         let saved: Note;
         try {
+          const r = await api.PATCH('/notetaker/notes/{id}', {
+            params: { path: { id }, header: { 'If-Match': etag(note.version) } },
+            body: { body: edited, ...(o.title !== undefined ? { title: o.title } : {}) },
+          });
+          if (r.response.status === 412) throw conflictLine(id, note.version, r.error, file);
           saved = await ok(target, r);
         } catch (err) {
-          throw new CliError(`${(err as Error).message}; your text is kept in ${file}`, (err as CliError).exitCode ?? EXIT.failed);
+          if (!(err instanceof CliError) || err.message.includes(file)) throw err;
+          throw new CliError(`${err.message}; your text is kept in ${file}`, err.exitCode);
         }
         done();
         info(`saved ${id} as version ${saved.version}`);

@@ -43,10 +43,7 @@ export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }
 
-/**
- * Prints data the way the options ask; otherwise calls `human`, which prints for a terminal or a
- * pipe. Returns true when the options took care of it.
- */
+/** Prints data the way the options ask (--json, --template); without either, `human` prints it. */
 export function emit(value: unknown, opts: OutputOptions, human: () => void): void {
   if (opts.json !== undefined && opts.json !== false) {
     const fields =
