@@ -264,6 +264,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/notetaker/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Storage use
+         * @description The bytes you store against your storage quota: note revisions as stored (a snapshot or a delta each, with its title and tags) and files. A write that would take used over quota is refused with 507 quota_exceeded and stores nothing; purging notes from the trash frees their bytes.
+         */
+        get: operations["getStorageUse"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -483,6 +503,17 @@ export interface components {
             /** @description Markdown to add. */
             text: string;
         };
+        /** @description What you store against your storage quota. */
+        StorageUse: {
+            /** @description `used` per kind: `notes` (every revision as stored), `files`, ... */
+            by_kind: {
+                [key: string]: number;
+            };
+            /** @description Your quota in bytes; null: no limit. */
+            quota: number | null;
+            /** @description Bytes you store, every kind together. */
+            used: number;
+        };
         TagCount: {
             count: number;
             tag: string;
@@ -646,6 +677,15 @@ export interface operations {
             };
             /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `quota_exceeded`: The write would take your stored bytes (note revisions, files) over your quota; nothing was stored. `quota` has `used`, `quota` and `needed` in bytes. Delete or purge something, or ask an operator for more space. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -867,6 +907,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `quota_exceeded`: The write would take your stored bytes (note revisions, files) over your quota; nothing was stored. `quota` has `used`, `quota` and `needed` in bytes. Delete or purge something, or ask an operator for more space. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     trashNote: {
@@ -959,6 +1008,15 @@ export interface operations {
             };
             /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `quota_exceeded`: The write would take your stored bytes (note revisions, files) over your quota; nothing was stored. `quota` has `used`, `quota` and `needed` in bytes. Delete or purge something, or ask an operator for more space. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1096,6 +1154,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `quota_exceeded`: The write would take your stored bytes (note revisions, files) over your quota; nothing was stored. `quota` has `used`, `quota` and `needed` in bytes. Delete or purge something, or ask an operator for more space. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     restoreNote: {
@@ -1170,6 +1237,15 @@ export interface operations {
             };
             /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `quota_exceeded`: The write would take your stored bytes (note revisions, files) over your quota; nothing was stored. `quota` has `used`, `quota` and `needed` in bytes. Delete or purge something, or ask an operator for more space. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1492,6 +1568,15 @@ export interface operations {
             };
             /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `quota_exceeded`: The write would take your stored bytes (note revisions, files) over your quota; nothing was stored. `quota` has `used`, `quota` and `needed` in bytes. Delete or purge something, or ask an operator for more space. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1846,6 +1931,64 @@ export interface operations {
             };
             /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getStorageUse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your storage use. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorageUse"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
