@@ -148,8 +148,9 @@ export class JobQueue {
       db: executor,
       backend: this.#db.engine === 'pglite' ? 'pglite' : 'postgres',
       schema: SCHEMA,
-      // The maintenance timers run where workers run: a sending-only process needs none.
-      supervise: work,
+      // The maintenance timers run where workers run (a sending-only process, or one with no kinds
+      // of job, needs none: on PGlite they would only compete for its one connection).
+      supervise: work && this.#defs.size > 0,
       schedule: false,
       registerInstance: false,
       openTelemetry: { enabled: false },

@@ -58,8 +58,8 @@ export async function extractText(bytes: Uint8Array, contentType: string, opts: 
 async function extractPdf(bytes: Uint8Array, max: number): Promise<ExtractedText> {
   let pages: string[];
   try {
-    // PDF.js may detach the buffer it is given: hand it a copy.
-    const pdf = await getDocumentProxy(new Uint8Array(bytes));
+    // PDF.js may detach the buffer it is given: hand it a copy. verbosity 0: no warnings on stderr.
+    const pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
     try {
       pages = (await pdfText(pdf, { mergePages: false })).text;
     } finally {
