@@ -12,6 +12,7 @@ import type { Domain } from './contract/domain.ts';
 import type { IdentityService } from './domain/identity/service.ts';
 import type { CachedNotes } from './domain/notes/summary-cache.ts';
 import { ChangeFeed } from './db/change-feed.ts';
+import { JobQueue } from './db/jobs.ts';
 import { refreshPlannerStats } from './db/maintenance.ts';
 import { Authenticator } from './kernel/auth.ts';
 import { PACKAGE, type Config } from './kernel/config.ts';
@@ -40,6 +41,7 @@ export interface Folio {
   server: http.Server;
   db: Database;
   registry: Registry;
+  jobs: JobQueue;
   identity: IdentityService;
   policy: Policy;
   dispatcher: Dispatcher;
@@ -71,22 +73,34 @@ function parserRefusal(path: string | undefined, message: string, publicUrl: str
   return { status: text.status, type: 'text/plain; charset=utf-8', body: `${text.text}\n` };
 }
 
+const settingsOf = (config: Config, name: string) => (config as unknown as Record<string, unknown>)[name];
+
+/**
+ * Each domain's service, made from its registration with its own section of the config (the
+ * domains define their kinds of job on `jobs` here). Shared by the server and `npm run worker`.
+ */
+export function createDomains(config: Config, env: { db: Database; feed: ChangeFeed; jobs: JobQueue; log: Logger }) {
+  return DOMAINS.map((domain: Domain<any, any>) => ({
+    domain,
+    service: domain.create({
+      db: env.db,
+      feed: env.feed,
+      jobs: env.jobs,
+      log: env.log.child({ domain: domain.name }),
+      settings: settingsOf(config, domain.name),
+      storage: config.storage,
+    }) as unknown,
+  }));
+}
+
 export async function startFolio(config: Config, log: Logger = createLogger(config)): Promise<Folio> {
   const db = await openDatabase({ schema: DATABASE_SCHEMA, databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, log });
   const feed = new ChangeFeed({ db, databaseUrl: config.databaseUrl ?? undefined, log: log.child({ component: 'changes' }) });
   await feed.start();
-  // Each domain's service, made from its registration with its own section of the config.
-  const settingsOf = (name: string) => (config as unknown as Record<string, unknown>)[name];
-  const domains = DOMAINS.map((domain: Domain<any, any>) => ({
-    domain,
-    service: domain.create({
-      db,
-      feed,
-      log: log.child({ domain: domain.name }),
-      settings: settingsOf(domain.name),
-      storage: config.storage,
-    }) as unknown,
-  }));
+  const jobs = new JobQueue({ db, log: log.child({ component: 'jobs' }), settings: config.jobs });
+  const domains = createDomains(config, { db, feed, jobs, log });
+  // Workers run here unless `npm run worker` processes do the work (jobs.inProcess false).
+  await jobs.start({ work: config.jobs.inProcess });
   const serviceOf = (name: string): unknown => domains.find((d) => d.domain.name === name)?.service;
   // The kernel itself needs two of them: identity (who is calling, their switches) and notes (the
   // caller's notes in brief, which visibility rules read).
@@ -113,7 +127,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const dispatcher = new Dispatcher({
     policy,
     limits: config.limits,
-    services: (principal, l) => servicesFor({ identity, domains, registry, policy, tokens: config.tokens }, principal, l),
+    services: (principal, l) => servicesFor({ identity, domains, registry, policy, jobs, tokens: config.tokens }, principal, l),
   });
   const auth = new Authenticator(identity, config.bootstrapAdminToken);
 
@@ -217,7 +231,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       running.add(p);
     };
     run();
-    const timer = setInterval(run, upkeep.everyMinutes(settingsOf(domain.name)) * 60_000);
+    const timer = setInterval(run, upkeep.everyMinutes(settingsOf(config, domain.name)) * 60_000);
     timer.unref();
     return [timer];
   });
@@ -228,6 +242,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     server,
     db,
     registry,
+    jobs,
     identity,
     policy,
     dispatcher,
@@ -245,6 +260,8 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
           server.closeIdleConnections();
           setTimeout(() => server.closeAllConnections(), 2000).unref();
         });
+        // Running jobs get a few seconds to finish; the rest are retried by the next worker.
+        await jobs.stop();
         await feed.close();
         await db.close();
       })();

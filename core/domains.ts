@@ -3,14 +3,15 @@
 // group and the namespace that governs it. Adding a domain is adding it here.
 import type { MigrationObject } from '@mikro-orm/core';
 import type { Domain } from './contract/domain.ts';
+import { JOB_QUEUE_MIGRATION } from './db/job-queue-migration.ts';
 import { identityDomain } from './domain/identity/index.ts';
 import { notesDomain } from './domain/notes/index.ts';
 import { storageDomain } from './domain/storage/index.ts';
 
 export const DOMAINS = [identityDomain, storageDomain, notesDomain] as const satisfies readonly Domain<any, any>[];
 
-/** Every entity and every migration (in name order), for the database layer. */
+/** Every entity and every migration (in name order; with the job queue's tables), for the database layer. */
 export const DATABASE_SCHEMA: { entities: readonly unknown[]; migrations: MigrationObject[] } = {
   entities: DOMAINS.flatMap((d) => d.entities),
-  migrations: DOMAINS.flatMap((d) => d.migrations).sort((a, b) => a.name.localeCompare(b.name)),
+  migrations: [...DOMAINS.flatMap((d) => d.migrations), JOB_QUEUE_MIGRATION].sort((a, b) => a.name.localeCompare(b.name)),
 };

@@ -6,6 +6,7 @@ import type { TSchema } from 'typebox';
 import type { MigrationObject } from '@mikro-orm/core';
 import type { Database } from '../db/database.ts';
 import type { ChangeFeed } from '../db/change-feed.ts';
+import type { JobQueue } from '../db/jobs.ts';
 import type { Principal } from '../domain/identity/types.ts';
 import type { Route } from './rest.ts';
 
@@ -18,11 +19,13 @@ export interface StorageSettings {
 /**
  * What a domain's service factory gets. `settings` is the domain's own section of the config;
  * `storage` the shared quota, which a domain that stores a user's bytes charges through
- * core/domain/storage/usage.ts.
+ * core/domain/storage/usage.ts. `jobs` is the background queue: a domain defines its kinds of job
+ * (`jobs.define`) when its service is made, and enqueues them (`jobs.send`, in its own transaction).
  */
 export interface DomainEnv<Settings = unknown> {
   db: Database;
   feed: ChangeFeed;
+  jobs: JobQueue;
   log: Logger;
   settings: Settings;
   storage: StorageSettings;

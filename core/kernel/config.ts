@@ -48,6 +48,48 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    jobs: Type.Object(
+      {
+        /** Run the background workers inside the server process; false when `npm run worker` processes do it. */
+        inProcess: Type.Boolean(),
+        /** Jobs of one kind run at once, per process. */
+        concurrency: Int(1, 64),
+        /** How often an idle worker looks for jobs, and a running job for its cancellation. */
+        pollSeconds: Type.Number({ minimum: 0.5, maximum: 600 }),
+        /** Attempts after the first before a job is dead-lettered. */
+        retryLimit: Int(0, 100),
+        /** The first retry's delay; each further one doubles, up to an hour. */
+        retryDelaySeconds: Int(1, 3600),
+        /** How long jobs that failed every attempt are kept for admins to see. */
+        deadLetterRetentionDays: Int(1, 3650),
+      },
+      { additionalProperties: false },
+    ),
+    blobStore: Type.Object(
+      {
+        /** Where file bytes live: 'disk' under dataDir, or 's3' (any S3-compatible service). */
+        kind: Type.Union([Type.Literal('disk'), Type.Literal('s3')]),
+        s3: Type.Object(
+          {
+            /** The service's URL (MinIO, R2, B2, ...); null: AWS S3 itself. */
+            endpoint: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
+            region: Type.String({ minLength: 1 }),
+            bucket: Type.Union([Type.String({ minLength: 3, maxLength: 63 }), Type.Null()]),
+            /** Key prefix inside the bucket, e.g. 'folio/'. */
+            prefix: Type.String({ pattern: '^([^/].*/)?$' }),
+            /** null: the SDK's default credential chain (AWS_ACCESS_KEY_ID, instance roles, ...). */
+            accessKeyId: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+            secretAccessKey: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+            /** bucket in the path (http://host/bucket/key), as MinIO and most self-hosted services want. */
+            forcePathStyle: Type.Boolean(),
+            /** WHEN_REQUIRED: no CRC32 checksums unless the operation needs one (MinIO, R2, B2 break on them). */
+            checksums: Type.Union([Type.Literal('WHEN_REQUIRED'), Type.Literal('WHEN_SUPPORTED')]),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false },
+    ),
     mcp: Type.Object(
       {
         /** stateful: sessions with live list_changed; stateless: any node answers any request. */
@@ -88,6 +130,18 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   MCP_MODE: { at: ['mcp', 'mode'], parse: str },
   STORAGE_QUOTA_BYTES: { at: ['storage', 'quotaBytesPerUser'], parse: (v) => (v === '' ? null : num(v)) },
   NOTES_TRASH_RETENTION_DAYS: { at: ['notes', 'trashRetentionDays'], parse: num },
+  JOBS_IN_PROCESS: { at: ['jobs', 'inProcess'], parse: bool },
+  JOBS_CONCURRENCY: { at: ['jobs', 'concurrency'], parse: num },
+  JOBS_POLL_SECONDS: { at: ['jobs', 'pollSeconds'], parse: decimal },
+  BLOB_STORE: { at: ['blobStore', 'kind'], parse: str },
+  S3_ENDPOINT: { at: ['blobStore', 's3', 'endpoint'], parse: str },
+  S3_REGION: { at: ['blobStore', 's3', 'region'], parse: str },
+  S3_BUCKET: { at: ['blobStore', 's3', 'bucket'], parse: str },
+  S3_PREFIX: { at: ['blobStore', 's3', 'prefix'], parse: (v) => v },
+  S3_ACCESS_KEY_ID: { at: ['blobStore', 's3', 'accessKeyId'], parse: str },
+  S3_SECRET_ACCESS_KEY: { at: ['blobStore', 's3', 'secretAccessKey'], parse: str },
+  S3_FORCE_PATH_STYLE: { at: ['blobStore', 's3', 'forcePathStyle'], parse: bool },
+  S3_CHECKSUMS: { at: ['blobStore', 's3', 'checksums'], parse: str },
 };
 
 function str(v: string): unknown {
@@ -95,6 +149,9 @@ function str(v: string): unknown {
 }
 function num(v: string): unknown {
   return /^-?\d+$/.test(v.trim()) ? Number(v) : v; // leave bad text for the validator to name
+}
+function decimal(v: string): unknown {
+  return /^\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : v;
 }
 function list(v: string): unknown {
   return v.split(':').filter((p) => p !== '');
@@ -179,6 +236,12 @@ export function loadConfig(opts: { env?: NodeJS.ProcessEnv; overrides?: Record<s
   }
   if (cfg.tokens.mintDefaultTtlSeconds > cfg.tokens.mintMaxTtlSeconds) {
     throw new ConfigError('invalid configuration:\n  tokens.mintDefaultTtlSeconds: must not exceed tokens.mintMaxTtlSeconds');
+  }
+  if (cfg.blobStore.kind === 's3' && !cfg.blobStore.s3.bucket) {
+    throw new ConfigError('invalid configuration:\n  blobStore.s3.bucket (S3_BUCKET): required when blobStore.kind is s3');
+  }
+  if ((cfg.blobStore.s3.accessKeyId === null) !== (cfg.blobStore.s3.secretAccessKey === null)) {
+    throw new ConfigError('invalid configuration:\n  blobStore.s3: accessKeyId and secretAccessKey go together (set both, or neither)');
   }
   return {
     ...cfg,

@@ -6,6 +6,7 @@ import type { IdentityService } from '../domain/identity/service.ts';
 import type { Services } from '../sdk/index.ts';
 import type { Domain, DomainCaller } from '../contract/domain.ts';
 import type { Registry } from './registry.ts';
+import type { JobQueue } from '../db/jobs.ts';
 import { BadArguments, Forbidden, NotFound } from '../contract/errors.ts';
 import { NAMESPACE_RE } from './manifest.ts';
 import type { Policy } from './policy.ts';
@@ -16,6 +17,7 @@ export interface ServiceDeps {
   domains: ReadonlyArray<{ domain: Domain<any, any>; service: unknown }>;
   registry: Registry;
   policy: Policy;
+  jobs: JobQueue;
   tokens: { mintDefaultTtlSeconds: number; mintMaxTtlSeconds: number };
 }
 
@@ -63,6 +65,26 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logge
         const granted = deps.policy.scopes.expand(scopes ?? principal.scopes);
         const { token, expiresAt } = await deps.identity.mintToken(principal, ttl, granted);
         return { token, expires_at: expiresAt.toISOString(), scopes: granted };
+      },
+    },
+    jobs: {
+      async deadLetters(limit) {
+        requireAdmin(principal, 'listing failed jobs');
+        const letters = await deps.jobs.deadLetters(limit);
+        return letters.map((d) => ({
+          id: d.id,
+          job: d.name,
+          job_id: d.jobId,
+          data: d.data,
+          error: d.error,
+          attempts: d.attempts,
+          failed_at: d.failedAt.toISOString(),
+        }));
+      },
+      async retryDeadLetter(id) {
+        requireAdmin(principal, 'retrying failed jobs');
+        if (!(await deps.jobs.retryDeadLetter(id))) throw new NotFound(`no failed job '${id}'`);
+        return { id, retried: true };
       },
     },
     pluginStatus() {

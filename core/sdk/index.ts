@@ -88,9 +88,32 @@ export type NotesApi = { [K in Exclude<keyof NotesService, 'summary'>]: Bound<No
   summary(): Promise<NotesSummary>;
 };
 
+/** A background job that failed every attempt (admins only). */
+export interface DeadLetter {
+  /** The dead letter's id, for retryDeadLetter. */
+  id: string;
+  /** The kind of job, e.g. 'extract-text', and its id when it ran. */
+  job: string;
+  job_id: string;
+  data: unknown;
+  /** The last attempt's error. */
+  error: unknown;
+  attempts: number;
+  failed_at: string;
+}
+
+/** Admins only: the background jobs that failed every attempt. */
+export interface JobsAdmin {
+  /** Oldest first, at most `limit` (default 100). */
+  deadLetters(limit?: number): Promise<DeadLetter[]>;
+  /** Queues the job again as new; NotFound when there is no such dead letter. */
+  retryDeadLetter(id: string): Promise<{ id: string; retried: true }>;
+}
+
 export interface Services {
   access: AccessControl;
   notes: NotesApi;
+  jobs: JobsAdmin;
   /** Admins only: each plugin, its version, last reload and last error. */
   pluginStatus(): Promise<PluginStatus[]>;
 }

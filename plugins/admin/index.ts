@@ -88,5 +88,33 @@ export default definePlugin({
       requires: { roles: ['admin'] },
       handler: async (_args, ctx) => ctx.services.pluginStatus(),
     },
+    failed_jobs: {
+      description:
+        'Background jobs (text extraction, garbage collection, ...) that failed every retry: what they were given, the last error, how many attempts. Kept for a while (jobs.deadLetterRetentionDays); retry_failed_job runs one again.',
+      args: Type.Object({
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'At most this many, oldest first.' })),
+      }),
+      returns: Type.Array(
+        Type.Object({
+          id: Type.String(),
+          job: Type.String(),
+          job_id: Type.String(),
+          data: Type.Unknown(),
+          error: Type.Unknown(),
+          attempts: Type.Integer(),
+          failed_at: Type.String({ format: 'date-time' }),
+        }),
+      ),
+      requires: { roles: ['admin'] },
+      handler: async ({ limit }, ctx) => ctx.services.jobs.deadLetters(limit),
+    },
+    retry_failed_job: {
+      description: 'Queue a failed job (an id from failed_jobs) again, as a new job with fresh retries.',
+      args: Type.Object({ id: Type.String({ format: 'uuid', description: 'The id failed_jobs listed.' }) }),
+      returns: Type.Object({ id: Type.String(), retried: Type.Boolean() }),
+      examples: [{ args: { id: '00000000-0000-4000-8000-000000000000' } }],
+      requires: { roles: ['admin'] },
+      handler: async ({ id }, ctx) => ctx.services.jobs.retryDeadLetter(id),
+    },
   },
 });

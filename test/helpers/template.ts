@@ -5,7 +5,7 @@
 //   PostgreSQL: a `folio_tpl_<key>` database on the server, each test's database made from it with
 //               `create database ... template folio_tpl_<key>`.
 // <key> hashes everything that decides what a freshly migrated database holds (every file under
-// core/db/, the domains' migrations, and the versions of PGlite and MikroORM), so an edited migration makes a new template
+// core/db/, the domains' migrations, and the versions of PGlite, MikroORM and pg-boss), so an edited migration makes a new template
 // and a stale one is never used. The template is exactly what `openDatabase` leaves behind on an
 // empty database: no rows, no ANALYZE, nothing else.
 //
@@ -34,7 +34,7 @@ export const TEMPLATES_DIR = path.join(tmpdir(), 'folio-test-templates');
 const STALE_MS = 24 * 60 * 60_000;
 
 /** Whatever decides the schema of a freshly migrated database, and how PGlite lays out its files. */
-const KEY_PACKAGES = ['@electric-sql/pglite', '@mikro-orm/core', '@mikro-orm/migrations', '@mikro-orm/postgresql'];
+const KEY_PACKAGES = ['@electric-sql/pglite', '@mikro-orm/core', '@mikro-orm/migrations', '@mikro-orm/postgresql', 'pg-boss'];
 
 let keyPromise: Promise<string> | undefined;
 

@@ -150,3 +150,17 @@ t.test('plugin_status lists plugins with versions for admins', async (t) => {
   t.ok(Date.parse(adminRow.loaded_at) > 0);
   t.ok(rows.some((p) => p.namespace === 'acme'));
 });
+
+t.test('failed_jobs and retry_failed_job are for admins', async (t) => {
+  const r = await call(s, admin, 'admin', 'failed_jobs', { limit: 10 });
+  t.equal(r.status, 200);
+  t.same(r.json(), [], 'no job has failed on a new server');
+  const unknown = await call(s, admin, 'admin', 'retry_failed_job', { id: '00000000-0000-4000-8000-000000000000' });
+  t.equal(unknown.status, 404);
+  t.match(unknown.text, /no failed job/);
+  const bob = await createUser(s, 'jobs-nosy@example.com');
+  for (const fn of ['failed_jobs', 'retry_failed_job']) {
+    const denied = await call(s, bob.token, 'admin', fn, fn === 'failed_jobs' ? {} : { id: '00000000-0000-4000-8000-000000000000' });
+    t.equal(denied.status, 403, `${fn} needs the admin role`);
+  }
+});

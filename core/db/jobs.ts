@@ -1,0 +1,335 @@
+// The background job queue: pg-boss on Folio's own database, behind a small interface.
+//
+// pg-boss gets no connection of its own: it runs its SQL through the ORM's pool (on PGlite that is
+// the one connection to the embedded engine; on PostgreSQL the shared pool), so it works the same
+// on both engines and needs no LISTEN connection (workers poll). A domain defines its job kinds
+// when its service is made (`define`), enqueues with `send` (inside its own transaction when it
+// passes its EntityManager: the job exists only if the transaction commits), and the host starts
+// the workers: in `npm start` by default, or in `npm run worker` processes (PostgreSQL only).
+//
+// Failed runs are retried with exponential backoff; a job that fails every attempt moves to one
+// dead-letter queue, which admins list (`deadLetters`) and send back (`retryDeadLetter`). A job
+// can be cancelled while queued or running (a running handler sees its signal abort) and reports
+// its progress, which `get` returns.
+import { PgBoss, fromKysely, type Db as IDatabase, type Job, type JobWithMetadata, type KyselyTransactionLike } from 'pg-boss';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { Database } from './database.ts';
+
+/** The config's `jobs` section. */
+export interface JobsSettings {
+  /** Run workers inside the server process (`npm start`); off when `npm run worker` processes do the work. */
+  inProcess: boolean;
+  /** Jobs of one kind run at once, per process. */
+  concurrency: number;
+  /** How often an idle worker looks for new jobs, and a running job for its cancellation. */
+  pollSeconds: number;
+  /** Attempts after the first before a job is dead-lettered. */
+  retryLimit: number;
+  /** The first retry's delay; each further one doubles (with jitter), up to an hour. */
+  retryDelaySeconds: number;
+  /** How long dead letters are kept for an admin to look at. */
+  deadLetterRetentionDays: number;
+}
+
+/** What a running handler gets besides the job's data. */
+export interface RunningJob {
+  id: string;
+  /** 0 on the first attempt, then 1, 2, ... */
+  attempt: number;
+  /** Aborts when the job is cancelled, times out or the worker stops: stop then. */
+  signal: AbortSignal;
+  /** Records how far the job is (a fraction 0..1, or any small JSON the caller understands). */
+  progress(value: unknown): Promise<void>;
+}
+
+export interface JobDefinition<Data extends object> {
+  /** The handler's return value (JSON) is kept as the job's output. Throwing fails the attempt. */
+  handler(data: Data, job: RunningJob): Promise<unknown>;
+  /** Overrides the setting's retry limit for this kind. */
+  retryLimit?: number;
+  /** How long one attempt may run before it counts as failed (default 15 minutes). */
+  expireInSeconds?: number;
+}
+
+export type JobState = 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';
+
+export interface JobInfo {
+  id: string;
+  name: string;
+  state: JobState;
+  attempt: number;
+  data: unknown;
+  /** The last progress reported, null before any. */
+  progress: unknown;
+  /** What the handler returned (completed), or the error of the last attempt (retry, failed). */
+  output: unknown;
+  createdAt: Date;
+  completedAt: Date | null;
+}
+
+export interface DeadLetter {
+  /** The dead letter's own id (for retryDeadLetter). */
+  id: string;
+  /** The queue the job failed on, and its id there. */
+  name: string;
+  jobId: string;
+  data: unknown;
+  /** The last attempt's error. */
+  error: unknown;
+  attempts: number;
+  failedAt: Date;
+}
+
+export interface SendOptions {
+  /** Enqueue in this EntityManager's transaction: the job exists only if it commits. */
+  em?: EntityManager;
+  /** Do not start before this many seconds from now. */
+  delaySeconds?: number;
+  /** At most one queued job with this key per kind (a second send returns null). */
+  singletonKey?: string;
+}
+
+const SCHEMA = 'pgboss';
+/** Where jobs that failed every attempt go. */
+export const DEAD_LETTERS = 'dead-letters';
+const NAME_RE = /^[a-z][a-z0-9-]{0,62}$/;
+
+export class JobQueue {
+  readonly #db: Database;
+  readonly #log: Logger;
+  readonly #settings: JobsSettings;
+  readonly #defs = new Map<string, JobDefinition<any>>();
+  #boss: PgBoss | undefined;
+  #starting: Promise<void> | undefined;
+  #stopping: Promise<void> | undefined;
+  /** Progress writes and cancellation checks in flight, awaited on stop. */
+  readonly #pending = new Set<Promise<unknown>>();
+
+  constructor(opts: { db: Database; log: Logger; settings: JobsSettings }) {
+    this.#db = opts.db;
+    this.#log = opts.log;
+    this.#settings = opts.settings;
+  }
+
+  /** Declares a kind of job and its handler. Before `start`. */
+  define<Data extends object>(name: string, def: JobDefinition<Data>): void {
+    if (!NAME_RE.test(name) || name === DEAD_LETTERS) throw new Error(`job name '${name}' is not allowed`);
+    if (this.#defs.has(name)) throw new Error(`job '${name}' is defined twice`);
+    if (this.#starting) throw new Error(`job '${name}' defined after the queue started`);
+    this.#defs.set(name, def);
+  }
+
+  get names(): string[] {
+    return [...this.#defs.keys()];
+  }
+
+  /**
+   * Installs or upgrades pg-boss's tables (schema `pgboss`), creates a queue per defined kind, and
+   * with `work` runs their handlers in this process.
+   */
+  start(opts: { work: boolean }): Promise<void> {
+    this.#starting ??= this.#start(opts.work);
+    return this.#starting;
+  }
+
+  async #start(work: boolean): Promise<void> {
+    const pool = await this.#db.orm.em.getConnection().getNativeClient();
+    const executor: IDatabase = {
+      // Without values pg uses the simple protocol, which takes pg-boss's multi-statement blocks.
+      executeSql: async (text: string, values?: unknown[]) => {
+        const res = (await (values?.length ? pool.query(text, values) : pool.query(text))) as unknown;
+        // A multi-statement text answers one result per statement; pg-boss unwraps those itself.
+        return res as { rows: any[] };
+      },
+    };
+    const s = this.#settings;
+    const boss = new PgBoss({
+      db: executor,
+      backend: this.#db.engine === 'pglite' ? 'pglite' : 'postgres',
+      schema: SCHEMA,
+      // The maintenance timers run where workers run (a sending-only process, or one with no kinds
+      // of job, needs none: on PGlite they would only compete for its one connection).
+      supervise: work && this.#defs.size > 0,
+      schedule: false,
+      registerInstance: false,
+      openTelemetry: { enabled: false },
+    });
+    boss.on('error', (err: unknown) => this.#log.error({ err }, 'job queue error'));
+    boss.on('warning', (warning: unknown) => this.#log.warn({ warning }, 'job queue warning'));
+    this.#boss = boss;
+    await boss.start();
+    const existing = new Map((await boss.getQueues()).map((q) => [q.name, q]));
+    // The dead-letter queue is made by the migration; its retention follows the setting.
+    const retention = { retentionSeconds: s.deadLetterRetentionDays * 86_400, deleteAfterSeconds: s.deadLetterRetentionDays * 86_400 };
+    const dead = existing.get(DEAD_LETTERS);
+    if (!dead) await boss.createQueue(DEAD_LETTERS, retention);
+    else if (dead.retentionSeconds !== retention.retentionSeconds) await boss.updateQueue(DEAD_LETTERS, retention);
+    for (const [name, def] of this.#defs) {
+      const options = {
+        retryLimit: def.retryLimit ?? s.retryLimit,
+        retryDelay: s.retryDelaySeconds,
+        retryBackoff: true,
+        retryDelayMax: 3600,
+        expireInSeconds: def.expireInSeconds ?? 900,
+        deadLetter: DEAD_LETTERS,
+      };
+      const queue = existing.get(name);
+      // Creating a queue costs a few DDL-like statements: only when it is new or its options changed.
+      if (!queue) await boss.createQueue(name, options);
+      else if (Object.entries(options).some(([k, v]) => queue[k as keyof typeof queue] !== v)) await boss.updateQueue(name, options);
+    }
+    if (!work) return;
+    for (const [name, def] of this.#defs) {
+      await boss.work<object>(
+        name,
+        { localConcurrency: s.concurrency, pollingIntervalSeconds: s.pollSeconds, batchSize: 1 },
+        async ([job]) => this.#run(name, def, job!),
+      );
+    }
+    this.#log.info({ kinds: this.names, concurrency: s.concurrency }, 'job workers started');
+  }
+
+  async #run(name: string, def: JobDefinition<any>, job: Job<object>): Promise<unknown> {
+    const boss = this.#boss!;
+    const cancelled = new AbortController();
+    // pg-boss aborts job.signal when the attempt times out or the worker stops; a cancel() from
+    // anywhere is seen by looking at the job's state now and then.
+    const watch = setInterval(() => {
+      void this.#track(
+        boss.getJobById(name, job.id).then(
+          (j) => {
+            if (j?.state === 'cancelled') cancelled.abort(new Error(`job ${job.id} was cancelled`));
+          },
+          () => {},
+        ),
+      );
+    }, this.#settings.pollSeconds * 1000);
+    watch.unref();
+    const running: RunningJob = {
+      id: job.id,
+      attempt: job.retryCount,
+      signal: AbortSignal.any([job.signal, cancelled.signal]),
+      progress: (value) =>
+        this.#track(
+          pool(this.#db).then((p) =>
+            p.query(
+              `update ${SCHEMA}.job set output = jsonb_build_object('progress', $3::jsonb) where name = $1 and id = $2 and state = 'active'`,
+              [name, job.id, JSON.stringify(value ?? null)],
+            ),
+          ),
+        ).then(() => {}),
+    };
+    try {
+      const result = await def.handler(job.data, running);
+      return result ?? null;
+    } catch (err) {
+      this.#log.warn({ err, job: { name, id: job.id, attempt: job.retryCount } }, 'job attempt failed');
+      throw err;
+    } finally {
+      clearInterval(watch);
+    }
+  }
+
+  #track<T>(p: Promise<T>): Promise<T> {
+    this.#pending.add(p);
+    void p.finally(() => this.#pending.delete(p)).catch(() => {});
+    return p;
+  }
+
+  #started(): PgBoss {
+    if (!this.#boss || this.#stopping) throw new Error('the job queue is not running');
+    return this.#boss;
+  }
+
+  /** Enqueues a job; returns its id (null when a job with the same singletonKey is already queued). */
+  async send(name: string, data: object, opts: SendOptions = {}): Promise<string | null> {
+    if (!this.#defs.has(name)) throw new Error(`no job '${name}' is defined`);
+    await this.#starting;
+    // The caller's transaction, as the ORM holds it (a Kysely transaction): pg-boss's insert runs on
+    // that connection, with its own $n parameters (the ORM's execute() would format `?` instead).
+    const tx = opts.em?.getTransactionContext<KyselyTransactionLike>();
+    const db: IDatabase | undefined = tx ? fromKysely(tx) : undefined;
+    return this.#started().send(name, data, {
+      ...(db ? { db } : {}),
+      ...(opts.delaySeconds ? { startAfter: opts.delaySeconds } : {}),
+      ...(opts.singletonKey ? { singletonKey: opts.singletonKey } : {}),
+    });
+  }
+
+  async get(name: string, id: string): Promise<JobInfo | null> {
+    await this.#starting;
+    const job = await this.#started().getJobById(name, id);
+    return job ? info(job as JobWithMetadata<object>) : null;
+  }
+
+  /** Cancels a queued or running job; false when it had already finished (or is unknown). */
+  async cancel(name: string, id: string): Promise<boolean> {
+    await this.#starting;
+    const res = (await this.#started().cancel(name, id)) as { affected?: number };
+    return (res.affected ?? 0) > 0;
+  }
+
+  /** Jobs that failed every attempt, oldest first. */
+  async deadLetters(limit = 100): Promise<DeadLetter[]> {
+    await this.#starting;
+    const jobs = await this.#started().findJobs<object>(DEAD_LETTERS, { limit });
+    return jobs.map((j) => ({
+      id: j.id,
+      name: j.sourceName ?? '',
+      jobId: j.sourceId ?? '',
+      data: j.data,
+      error: unwrap(j.sourceOutput),
+      attempts: (j.sourceRetryCount ?? 0) + 1,
+      failedAt: new Date(j.createdOn),
+    }));
+  }
+
+  /** Sends a dead letter back to its queue as a fresh job; false when there is no such dead letter. */
+  async retryDeadLetter(id: string): Promise<boolean> {
+    await this.#starting;
+    return (await this.#started().redrive(DEAD_LETTERS, { ids: [id] })) > 0;
+  }
+
+  /**
+   * Stops fetching, gives running handlers up to `graceMs` to finish (then aborts their signals),
+   * and ends pg-boss's timers. The database stays open: the host closes it after. Idempotent.
+   */
+  stop(graceMs = 5000): Promise<void> {
+    this.#stopping ??= (async () => {
+      await this.#starting?.catch(() => {});
+      const boss = this.#boss;
+      if (!boss) return;
+      await boss.stop({ graceful: true, timeout: graceMs, close: true });
+      await Promise.allSettled([...this.#pending]);
+    })();
+    return this.#stopping;
+  }
+}
+
+function pool(db: Database) {
+  return db.orm.em.getConnection().getNativeClient();
+}
+
+/** pg-boss keeps a thrown error as { value: ... } or as the serialized error; either way, the useful part. */
+function unwrap(output: unknown): unknown {
+  if (output && typeof output === 'object' && 'value' in output && Object.keys(output).length === 1) return output.value;
+  return output ?? null;
+}
+
+function info(job: JobWithMetadata<object>): JobInfo {
+  const output = job.output as Record<string, unknown> | null;
+  const progress = job.state === 'active' && output && 'progress' in output ? output.progress : null;
+  return {
+    id: job.id,
+    name: job.name,
+    state: job.state,
+    attempt: job.retryCount,
+    data: job.data,
+    progress,
+    output: job.state === 'active' ? null : unwrap(output),
+    // The ORM's pool leaves timestamps as text.
+    createdAt: new Date(job.createdOn),
+    completedAt: job.completedOn ? new Date(job.completedOn) : null,
+  };
+}

@@ -1,0 +1,97 @@
+// The files domain's background jobs, as functions of what they need (the domain's service
+// defines them on the job queue and hands these in):
+//   gc-blobs      remove blobs nothing references, and staging objects of abandoned writes;
+//   extract-text  the text of one stored file, for search.
+import type { Readable } from 'node:stream';
+import type { BlobStore } from './blob-store.ts';
+import { canExtract, extractText, UnreadableDocument, type ExtractedText } from './extract.ts';
+
+export interface GcResult {
+  /** Blobs looked at. */
+  checked: number;
+  /** Blobs removed because nothing referenced them. */
+  removed: number;
+  /** Staging objects of abandoned writes removed. */
+  staging: number;
+}
+
+/**
+ * Removes every blob `isReferenced` says nothing refers to, then staging objects older than
+ * `stagingGraceMs`. `isReferenced` must count every reference a blob can have (a version, a trash
+ * entry, a share link) and a write that has committed its blob but not yet its row: the store
+ * renews a blob's date when identical content is committed again, so a caller can spare recent
+ * blobs there. Stops between blobs when `signal` aborts.
+ */
+export async function gcBlobs(opts: {
+  store: BlobStore;
+  isReferenced(sha256: string): Promise<boolean>;
+  stagingGraceMs: number;
+  signal?: AbortSignal;
+  progress?(done: GcResult): Promise<void>;
+}): Promise<GcResult> {
+  const result: GcResult = { checked: 0, removed: 0, staging: 0 };
+  for await (const sha256 of opts.store.list()) {
+    opts.signal?.throwIfAborted();
+    result.checked++;
+    if (!(await opts.isReferenced(sha256))) {
+      await opts.store.remove(sha256);
+      result.removed++;
+    }
+    if (result.checked % 1000 === 0) await opts.progress?.({ ...result });
+  }
+  opts.signal?.throwIfAborted();
+  result.staging = await opts.store.sweepStaging(opts.stagingGraceMs);
+  return result;
+}
+
+export type ExtractOutcome =
+  | ({ status: 'extracted' } & ExtractedText)
+  /** Nothing to extract: a type without text, a file over `maxBytes`, or a file that is not what its type says. */
+  | { status: 'skipped'; reason: string };
+
+/**
+ * The text of one file. `read` opens its bytes; at most `maxBytes` are read (a text file beyond
+ * that is extracted from its beginning, a PDF or DOCX is skipped: it cannot be read in part). A
+ * document that cannot be read is an outcome, not an error: retrying would not change it.
+ */
+export async function extractTextJob(opts: {
+  read(): Promise<Readable>;
+  contentType: string;
+  maxBytes: number;
+  maxChars?: number;
+  signal?: AbortSignal;
+}): Promise<ExtractOutcome> {
+  if (!canExtract(opts.contentType)) return { status: 'skipped', reason: `no text to extract from ${opts.contentType}` };
+  const source = await opts.read();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let cut = false;
+  try {
+    for await (const chunk of source) {
+      opts.signal?.throwIfAborted();
+      const c = chunk as Buffer;
+      if (size + c.length > opts.maxBytes) {
+        chunks.push(c.subarray(0, opts.maxBytes - size));
+        size = opts.maxBytes;
+        cut = true;
+        break;
+      }
+      chunks.push(c);
+      size += c.length;
+    }
+  } finally {
+    source.destroy();
+  }
+  const bytes = Buffer.concat(chunks, size);
+  const type = opts.contentType.split(';')[0]!.trim().toLowerCase();
+  const whole = type === 'application/pdf' || type.includes('officedocument');
+  if (cut && whole) return { status: 'skipped', reason: `larger than ${opts.maxBytes} bytes` };
+  try {
+    const out = await extractText(bytes, opts.contentType, opts.maxChars === undefined ? {} : { maxChars: opts.maxChars });
+    if (!out) return { status: 'skipped', reason: `no text to extract from ${opts.contentType}` };
+    return { status: 'extracted', ...out, truncated: out.truncated || cut };
+  } catch (err) {
+    if (err instanceof UnreadableDocument) return { status: 'skipped', reason: err.message };
+    throw err;
+  }
+}
