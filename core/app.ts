@@ -77,6 +77,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   await feed.start();
   // Each domain's service, made from its registration with its own section of the config.
   const settingsOf = (name: string) => (config as unknown as Record<string, unknown>)[name];
+  const scopes = new ScopeCatalogue(DOMAINS.flatMap((d: Domain<any, any>) => Object.entries(d.scopes ?? {})));
   const domains = DOMAINS.map((domain: Domain<any, any>) => ({
     domain,
     service: domain.create({
@@ -85,6 +86,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       log: log.child({ domain: domain.name }),
       settings: settingsOf(domain.name),
       storage: config.storage,
+      scopes,
     }) as unknown,
   }));
   const serviceOf = (name: string): unknown => domains.find((d) => d.domain.name === name)?.service;
@@ -105,7 +107,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
 
   const policy = new Policy({
     registry,
-    scopes: new ScopeCatalogue(DOMAINS.flatMap((d: Domain<any, any>) => Object.entries(d.scopes ?? {}))),
+    scopes,
     limits: config.limits,
     overrides: (userId) => identity.namespaceAccess(userId),
     notesSummary: (userId) => notes.summary(userId),

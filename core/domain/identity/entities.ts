@@ -45,6 +45,7 @@ export const ApiToken = defineEntity({
     user: p.manyToOne(User).fieldName('user_id').deleteRule('cascade').index('api_tokens_user_id_index'),
     kind: p.enum(API_TOKEN_KINDS).columnType('text'),
     name: p.text().nullable(),
+    description: p.text().nullable(),
     /** Lowercase hex sha-256 of the raw token; the raw token is never stored. */
     tokenHash: p.text().unique('api_tokens_token_hash_unique'),
     scopes: p.array().columnType('text[]').default([]),

@@ -9,6 +9,17 @@ import { BadArguments, Conflict, Forbidden, NotFound } from '../../contract/erro
 import { ApiToken, NamespaceAccess, User, type NamespaceAccessValue } from './entities.ts';
 import { generateToken, hashToken, parseToken, tokenPrefixKind } from './tokens.ts';
 import type { NamespaceAccessSetting, Principal } from './types.ts';
+import type { ScopeRules } from '../../contract/domain.ts';
+import { PersonalTokens, type TokenSettings } from './personal-tokens.ts';
+import { UserDirectory } from './users.ts';
+
+/** Without a catalogue (a service made on its own, in tests): only '*' is a scope. */
+const ONLY_STAR: ScopeRules = {
+  list: () => [],
+  known: (s) => s === '*',
+  allows: (granted) => granted.includes('*'),
+  expand: (scopes) => [...new Set(scopes)],
+};
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Shortest raw token we store or look up (our own format is 48; a bootstrap token is 32+). */
@@ -85,10 +96,17 @@ export class IdentityService {
   readonly #principals = new LruMap<string, CachedPrincipal>(CACHE_ENTRIES);
   readonly #access = new LruMap<string, Map<string, NamespaceAccessValue>>(CACHE_ENTRIES);
   #generation = 0;
+  /** Personal API tokens: list, create, rotate, revoke (the REST group tokens). */
+  readonly tokens: PersonalTokens;
+  /** User provisioning (the REST group users). */
+  readonly users: UserDirectory;
 
-  constructor(db: Database | { orm: MikroORM }, opts: { feed?: ChangeFeed } = {}) {
+  constructor(db: Database | { orm: MikroORM }, opts: { feed?: ChangeFeed; scopes?: ScopeRules; settings?: TokenSettings } = {}) {
     this.#orm = db.orm;
     this.#feed = opts.feed;
+    const changed = (userId: string) => this.#changed(userId);
+    this.tokens = new PersonalTokens(this.#orm, opts.scopes ?? ONLY_STAR, opts.settings ?? { tokenMaxLifetimeDays: 365 }, changed);
+    this.users = new UserDirectory(this.#orm, changed);
     this.#feed?.subscribe((change) => {
       if (change === 'all') this.#forget(undefined);
       else if (change.kind === 'identity') this.#forget(change.userId);
