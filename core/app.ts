@@ -33,6 +33,9 @@ import { handleClientErrors, type RawAnswer } from './surfaces/http/client-error
 import { errorAnswer } from './surfaces/http/error-text.ts';
 import { BadArguments } from './contract/errors.ts';
 import { bootstrapAdmin } from './domain/identity/bootstrap.ts';
+import type Provider from 'oidc-provider';
+import { createProvider, mountProvider, OAUTH_PREFIX, passTo } from './surfaces/oauth/provider.ts';
+import { interactionRouter } from './surfaces/oauth/pages.ts';
 
 export interface Folio {
   config: Config;
@@ -135,8 +138,27 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     }
   });
 
+  // The OAuth authorization server: made once the server knows its address (its issuer).
+  let provider: Provider | null = null;
+  let issuer: string | null = null;
+  let publicBase = '';
+  app.use(mountProvider(() => provider));
+  const oauthPages = interactionRouter({ provider: () => provider, identity, scopes, defaultResource: () => `${publicBase}/mcp` });
+  app.use(oauthPages.routes());
+
   const root = new Router();
   root.get('/health', healthRoute(db, PACKAGE.version));
+  // RFC 8414: the metadata of the issuer <base>/oauth, at the well-known location derived from it
+  // (and at the root form, which some clients try first).
+  for (const wellKnown of ['/.well-known/oauth-authorization-server/oauth', '/.well-known/oauth-authorization-server']) {
+    root.get(wellKnown, async (ctx, next) => {
+      if (!provider) {
+        await next();
+        return;
+      }
+      await passTo(provider, ctx, '/.well-known/openid-configuration');
+    });
+  }
   mountDocAssets(root);
   app.use(root.routes());
   const curl = curlRouter({
@@ -164,6 +186,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     ...config.mcp,
     limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
     log,
+    oauth: () => (issuer ? { issuer, scopes: scopes.list().map((x) => x.scope) } : null),
   });
   app.use(mcp.router.routes());
   // A user's tool list depends on their namespace access and on their notes (caller.notes feeds
@@ -191,6 +214,9 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `http://${host}:${addr.port}`;
+  publicBase = (config.publicUrl ?? url).replace(/\/+$/, '');
+  issuer = `${publicBase}${OAUTH_PREFIX}`;
+  provider = await createProvider(issuer, publicBase, { identity, scopes, log: log.child({ component: 'oauth' }) });
   log.info({ url, engine: db.engine, namespaces: [...registry.snapshot.namespaces.keys()] }, 'folio listening');
 
   // Now and then: each domain's upkeep (the notes trash sweep, ...), then keep the embedded

@@ -5,6 +5,7 @@ import { defineDomain } from '../../contract/domain.ts';
 import { identityEntities } from './entities.ts';
 import { Migration20261121000000_identity } from './migrations/Migration20261121000000_identity.ts';
 import { Migration20261123100000_personal_tokens } from './migrations/Migration20261123100000_personal_tokens.ts';
+import { Migration20261123110000_oauth } from './migrations/Migration20261123110000_oauth.ts';
 import type { TokenSettings } from './personal-tokens.ts';
 import { bindIdentity } from './plugin-api.ts';
 import { tokenRoutes, userRoutes } from './rest/routes.ts';
@@ -17,6 +18,7 @@ export const identityDomain = defineDomain<IdentityService, TokenSettings>({
   migrations: [
     { name: 'Migration20261121000000_identity', class: Migration20261121000000_identity },
     { name: 'Migration20261123100000_personal_tokens', class: Migration20261123100000_personal_tokens },
+    { name: 'Migration20261123110000_oauth', class: Migration20261123110000_oauth },
   ],
   scopes: {
     tokens: {

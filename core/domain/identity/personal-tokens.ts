@@ -123,6 +123,8 @@ export class PersonalTokens {
 
   /** The token the caller is using right now (any kind). */
   async self(p: Principal): Promise<TokenInfo> {
+    if (p.tokenKind === 'oauth')
+      throw new NotFound('an OAuth access token is not a personal token; GET /api/v1/users/me shows your account');
     const row = await this.#orm.em.fork().findOne(ApiToken, { id: p.tokenId, user: p.user.id });
     if (!row) throw new NotFound(TOKEN_404);
     return tokenInfo(row);

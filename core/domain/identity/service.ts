@@ -7,7 +7,8 @@ import type { ChangeFeed } from '../../db/change-feed.ts';
 import { LruMap } from '../lru.ts';
 import { BadArguments, Conflict, Forbidden, NotFound } from '../../contract/errors.ts';
 import { ApiToken, NamespaceAccess, User, type NamespaceAccessValue } from './entities.ts';
-import { generateToken, hashToken, parseToken, tokenPrefixKind } from './tokens.ts';
+import { generateToken, hashToken, looksLikeOAuthToken, parseToken, tokenPrefixKind } from './tokens.ts';
+import { OAuthStore } from './oauth-store.ts';
 import type { NamespaceAccessSetting, Principal } from './types.ts';
 import type { ScopeRules } from '../../contract/domain.ts';
 import { PersonalTokens, type TokenSettings } from './personal-tokens.ts';
@@ -100,6 +101,8 @@ export class IdentityService {
   readonly tokens: PersonalTokens;
   /** User provisioning (the REST group users). */
   readonly users: UserDirectory;
+  /** The OAuth authorization server's storage. */
+  readonly oauth: OAuthStore;
 
   constructor(db: Database | { orm: MikroORM }, opts: { feed?: ChangeFeed; scopes?: ScopeRules; settings?: TokenSettings } = {}) {
     this.#orm = db.orm;
@@ -107,6 +110,7 @@ export class IdentityService {
     const changed = (userId: string) => this.#changed(userId);
     this.tokens = new PersonalTokens(this.#orm, opts.scopes ?? ONLY_STAR, opts.settings ?? { tokenMaxLifetimeDays: 365 }, changed);
     this.users = new UserDirectory(this.#orm, changed);
+    this.oauth = new OAuthStore(this.#orm, changed);
     this.#feed?.subscribe((change) => {
       if (change === 'all') this.#forget(undefined);
       else if (change.kind === 'identity') this.#forget(change.userId);
@@ -272,6 +276,13 @@ export class IdentityService {
     }
     if (hit) this.#principals.delete(hash);
     const generation = this.#generation;
+    // An OAuth access token; if not one, it may still be a configured bootstrap token of that shape.
+    const oauth = looksLikeOAuthToken(raw) ? await this.#oauthPrincipal(raw) : null;
+    if (oauth) {
+      if (generation === this.#generation)
+        this.#principals.set(hash, { principal: oauth.principal, expiresMs: oauth.expiresMs, lastUsedMs: now });
+      return oauth.principal;
+    }
     const em = this.#em();
     const rows = await em.execute<AuthRow[]>(AUTH_SQL, [hash]);
     const row = rows[0];
@@ -290,6 +301,21 @@ export class IdentityService {
     });
     if (generation === this.#generation) this.#principals.set(hash, { principal, expiresMs: row.expires_ms, lastUsedMs });
     return principal;
+  }
+
+  async #oauthPrincipal(raw: string): Promise<{ principal: Principal; expiresMs: number } | null> {
+    const access = await this.oauth.access(raw);
+    if (!access) return null;
+    const user = await this.#em().findOne(User, { id: access.userId, disabled: false });
+    if (!user) return null;
+    const principal: Principal = Object.freeze({
+      user: Object.freeze({ id: user.id, email: user.email, name: user.name ?? null, roles: Object.freeze([...user.roles]) as string[] }),
+      scopes: Object.freeze([...access.scopes]) as string[],
+      tokenKind: 'oauth',
+      tokenId: access.tokenId,
+      tokenExpiresAt: new Date(access.expiresMs),
+    });
+    return { principal, expiresMs: access.expiresMs };
   }
 
   /** Revokes one of the user's tokens (minted children die with it). Idempotent. */
