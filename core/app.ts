@@ -216,7 +216,12 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const url = `http://${host}:${addr.port}`;
   publicBase = (config.publicUrl ?? url).replace(/\/+$/, '');
   issuer = `${publicBase}${OAUTH_PREFIX}`;
-  provider = await createProvider(issuer, publicBase, { identity, scopes, log: log.child({ component: 'oauth' }) });
+  provider = await createProvider(issuer, publicBase, {
+    identity,
+    scopes,
+    log: log.child({ component: 'oauth' }),
+    behindProxy: config.publicUrl !== null,
+  });
   log.info({ url, engine: db.engine, namespaces: [...registry.snapshot.namespaces.keys()] }, 'folio listening');
 
   // Now and then: each domain's upkeep (the notes trash sweep, ...), then keep the embedded

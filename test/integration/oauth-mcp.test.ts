@@ -155,6 +155,15 @@ t.test('the MCP SDK client connects with OAuth', async (t) => {
   const me = await req(s, 'GET', '/api/v1/users/me', { token: access });
   t.equal(me.json().email, 'oauth-user@example.com');
   t.equal((await req(s, 'GET', '/curl/whoami', { token: access })).status, 200);
+
+  // The user sees the client they authorised; an admin sees it registered.
+  const grants = (await req(s, 'GET', '/api/v1/oauth/grants', { token: user.token })).json().items;
+  t.equal(grants.length, 1);
+  t.equal(grants[0].client_name, 'Test Agent');
+  t.same(grants[0].scopes, ['notes:read', 'notes:write', 'tokens'], 'what the signing-in token allows; admin and users are not granted');
+  const clients = (await req(s, 'GET', '/api/v1/oauth/clients', { token: s.adminToken })).json().items;
+  t.ok(clients.some((c: { client_id: string }) => c.client_id === provider.info!.client_id));
+  t.equal((await req(s, 'GET', '/api/v1/oauth/clients', { token: user.token })).status, 403, 'clients are for admins');
 });
 
 t.test('refresh rotates; a reused refresh token revokes the grant; revocation is at once', async (t) => {
@@ -214,6 +223,27 @@ t.test('the grant is at most the signing-in token; revocation (RFC 7009) stops i
   });
   t.equal(revoked.status, 200);
   t.equal((await req(s, 'GET', '/api/v1/users/me', { token: access })).status, 401, 'refused on the next call');
+});
+
+t.test("revoking a grant stops its tokens; another user's grant is a 404", async (t) => {
+  const auth = new MemoryProvider();
+  auth.info = provider.info;
+  const transport = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { authProvider: auth });
+  await t.rejects(new Client({ name: 'grant', version: '1.0.0' }).connect(transport), /Unauthorized/);
+  const { landed } = await signIn(auth.authorizationUrl!, { email: 'oauth-user@example.com', password: user.token, decision: 'allow' });
+  await transport.finishAuth(new URL(landed).searchParams.get('code')!);
+  const access = auth.saved!.access_token;
+  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: access })).status, 200);
+  const grant = (await req(s, 'GET', '/api/v1/oauth/grants', { token: user.token })).json().items[0];
+  const other = await createUser(s, 'oauth-other@example.com');
+  const theirs = await req(s, 'DELETE', `/api/v1/oauth/grants/${grant.id}`, { token: other.token });
+  const none = await req(s, 'DELETE', '/api/v1/oauth/grants/no-such-grant', { token: other.token });
+  t.equal(theirs.status, 404, "another user's grant");
+  t.equal(theirs.text, none.text, 'the same answer as one that does not exist');
+  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: access })).status, 200, 'still works');
+  t.equal((await req(s, 'DELETE', `/api/v1/oauth/grants/${grant.id}`, { token: user.token })).status, 204);
+  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: access })).status, 401, 'revoked at once');
+  t.equal((await req(s, 'DELETE', `/api/v1/oauth/grants/${grant.id}`, { token: user.token })).status, 404, 'gone');
 });
 
 t.test('deny, a reused code, a wrong PKCE verifier, and bad registrations are refused', async (t) => {

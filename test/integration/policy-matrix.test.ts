@@ -112,6 +112,27 @@ const ROWS: Row[] = [
       write: { method: 'PATCH', path: (u) => `/api/v1/users/${u.id}`, body: () => ({ name: 'matrix' }) },
     },
   },
+  {
+    namespace: 'oauth',
+    readScope: 'notes:read',
+    writeScope: 'tokens',
+    // A grant per write probe: revoking one is not idempotent (a second time is 404).
+    setup: async (s, u) => {
+      const store = s.folio.identity.oauth.adapter('Grant');
+      u.data.grants = [];
+      for (let i = 0; i < 12; i++) {
+        const id = `matrix-grant-${u.id}-${i}`;
+        await store.upsert(id, { kind: 'Grant', jti: id, accountId: u.id, clientId: 'matrix', iat: 1, resources: {} }, 3600);
+        u.data.grants.push(id);
+      }
+    },
+    read: { fn: 'grants', args: () => ({}) },
+    write: { fn: 'revoke_grant', args: (u) => ({ id: u.data.grants.pop() }) },
+    rest: {
+      read: { method: 'GET', path: () => '/api/v1/oauth/grants' },
+      write: { method: 'DELETE', path: (u) => `/api/v1/oauth/grants/${u.data.grants.pop()}` },
+    },
+  },
 ];
 
 const STATES = ['default', 'disabled', 'hidden by rule', 'enabled over rule'] as const;
@@ -138,7 +159,7 @@ function decided(status: number): Decision {
 // ---- the server, with rule-wrapped copies of the first-party plugins
 
 const pluginsDir = await mkdtemp(path.join(tmpdir(), 'folio-matrix-'));
-for (const name of ['admin', 'notetaker', 'meetings', 'tokens', 'users']) {
+for (const name of ['admin', 'notetaker', 'meetings', 'tokens', 'users', 'oauth']) {
   const dir = path.join(pluginsDir, name);
   await cp(path.join(FIRST_PARTY, name), dir, { recursive: true });
   if (name === 'admin') continue;
@@ -277,6 +298,7 @@ t.test('the rule-wrapped plugins are the ones loaded', async (t) => {
     ['admin', 'loaded'],
     ['meetings', 'loaded'],
     ['notetaker', 'loaded'],
+    ['oauth', 'loaded'],
     ['tokens', 'loaded'],
     ['users', 'loaded'],
   ]);

@@ -1,6 +1,6 @@
 // The identity domain as one registration: users, tokens and per-user namespace switches, with the
-// scopes that govern them and two REST groups: `tokens` (your personal API tokens) and `users`
-// (provisioning), each governed by the namespace of the same name.
+// scopes that govern them and three REST groups: `tokens` (your personal API tokens), `users`
+// (provisioning) and `oauth` (the clients you authorised), each governed by the namespace of the same name.
 import { defineDomain } from '../../contract/domain.ts';
 import { identityEntities } from './entities.ts';
 import { Migration20261121000000_identity } from './migrations/Migration20261121000000_identity.ts';
@@ -8,8 +8,8 @@ import { Migration20261123100000_personal_tokens } from './migrations/Migration2
 import { Migration20261123110000_oauth } from './migrations/Migration20261123110000_oauth.ts';
 import type { TokenSettings } from './personal-tokens.ts';
 import { bindIdentity } from './plugin-api.ts';
-import { tokenRoutes, userRoutes } from './rest/routes.ts';
-import { TOKEN_COMPONENTS, USER_COMPONENTS } from './rest/schemas.ts';
+import { oauthRoutes, tokenRoutes, userRoutes } from './rest/routes.ts';
+import { OAUTH_COMPONENTS, TOKEN_COMPONENTS, USER_COMPONENTS } from './rest/schemas.ts';
 import { IdentityService } from './service.ts';
 
 export const identityDomain = defineDomain<IdentityService, TokenSettings>({
@@ -46,6 +46,14 @@ export const identityDomain = defineDomain<IdentityService, TokenSettings>({
       namespace: 'users',
       routes: userRoutes,
       components: USER_COMPONENTS,
+    },
+    {
+      tag: 'oauth',
+      description:
+        'The OAuth clients you authorised, and revoking them; for admins, the registered clients. The authorization server itself is at /oauth.',
+      namespace: 'oauth',
+      routes: oauthRoutes,
+      components: OAUTH_COMPONENTS,
     },
   ],
   bind: bindIdentity,

@@ -5,6 +5,7 @@
 // cached of that user. Also the lookup of an OAuth access token for authentication.
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { NotFound } from '../../contract/errors.ts';
 
 const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
@@ -82,6 +83,59 @@ export class OAuthStore {
     return row.consumed_ms === null ? row.payload : { ...row.payload, consumed: Math.floor(row.consumed_ms) };
   }
 
+  /** The clients a user has authorised: one grant each, newest first. */
+  async grants(userId: string): Promise<OAuthGrant[]> {
+    const rows = await this.#em().execute<Array<{ g: Record<string, unknown>; c: Record<string, unknown> | null }>>(
+      `select g.payload as g, c.payload as c from oauth_records g
+         left join oauth_records c on c.model = 'Client' and c.id = encode(sha256(convert_to(g.payload->>'clientId', 'UTF8')), 'hex')
+        where g.model = 'Grant' and g.payload->>'accountId' = ? and (g.expires_at is null or g.expires_at > now())
+        order by (g.payload->>'iat')::bigint desc`,
+      [userId],
+    );
+    return rows.map(({ g, c }) => grantOf(g, c));
+  }
+
+  /** Revokes one of the user's grants: every token of it stops at once. Another user's is NotFound. */
+  async revokeGrant(userId: string, grantId: string): Promise<void> {
+    const rows = await this.#em().execute<Array<{ id: string }>>(
+      `delete from oauth_records where model = 'Grant' and id = ? and payload->>'accountId' = ? returning id`,
+      [sha(grantId), userId],
+    );
+    if (rows.length === 0) throw new NotFound('no such grant');
+    await this.adapter('Grant').revokeByGrantId(grantId);
+    this.#changed(userId);
+  }
+
+  /** Every registered client (for admins). */
+  async clients(): Promise<OAuthClient[]> {
+    const rows = await this.#em().execute<Array<{ payload: Record<string, unknown> }>>(
+      `select payload from oauth_records where model = 'Client' order by (payload->>'client_id_issued_at')::bigint desc nulls last`,
+    );
+    return rows.map(({ payload: p }) => ({
+      client_id: str(p['client_id']) ?? '',
+      client_name: str(p['client_name']),
+      redirect_uris: Array.isArray(p['redirect_uris']) ? (p['redirect_uris'] as string[]) : [],
+      registered_at: typeof p['client_id_issued_at'] === 'number' ? new Date(p['client_id_issued_at'] * 1000).toISOString() : null,
+    }));
+  }
+
+  /** Deletes a registered client and every grant made to it. */
+  async deleteClient(clientId: string): Promise<void> {
+    const em = this.#em();
+    const rows = await em.execute<Array<{ id: string }>>(`delete from oauth_records where model = 'Client' and id = ? returning id`, [
+      sha(clientId),
+    ]);
+    if (rows.length === 0) throw new NotFound('no such client');
+    const grants = await em.execute<Array<{ jti: string }>>(
+      `select payload->>'jti' as jti from oauth_records where model = 'Grant' and payload->>'clientId' = ?`,
+      [clientId],
+    );
+    for (const { jti } of grants) {
+      await this.adapter('Grant').destroy(jti);
+      await this.adapter('Grant').revokeByGrantId(jti);
+    }
+  }
+
   /** The signing key and cookie keys: made on the first start, then kept in the database. */
   async keys(): Promise<{ jwks: { keys: object[] }; cookieKeys: string[] }> {
     const em = this.#em();
@@ -125,6 +179,36 @@ export class OAuthStore {
       audience: str(p['aud']),
     };
   }
+}
+
+/** A client the user authorised, as they see it. */
+export interface OAuthGrant {
+  id: string;
+  client_id: string;
+  client_name: string | null;
+  redirect_uris: string[];
+  scopes: string[];
+  created_at: string | null;
+}
+
+export interface OAuthClient {
+  client_id: string;
+  client_name: string | null;
+  redirect_uris: string[];
+  registered_at: string | null;
+}
+
+function grantOf(g: Record<string, unknown>, c: Record<string, unknown> | null): OAuthGrant {
+  const resources = (g['resources'] ?? {}) as Record<string, string>;
+  const scopes = [...new Set(Object.values(resources).flatMap((s) => s.split(' ').filter(Boolean)))].sort();
+  return {
+    id: str(g['jti']) ?? '',
+    client_id: str(g['clientId']) ?? '',
+    client_name: c ? str(c['client_name']) : null,
+    redirect_uris: c && Array.isArray(c['redirect_uris']) ? (c['redirect_uris'] as string[]) : [],
+    scopes,
+    created_at: typeof g['iat'] === 'number' ? new Date(g['iat'] * 1000).toISOString() : null,
+  };
 }
 
 function str(v: unknown): string | null {

@@ -2,14 +2,19 @@
 // method asking the policy for its scope first (as the REST routes do), then the service, which
 // keeps the rules.
 import type { DomainCaller } from '../../contract/domain.ts';
+import { Forbidden } from '../../contract/errors.ts';
 import type { IdentityService } from './service.ts';
 import type { CreateToken, RotateToken } from './personal-tokens.ts';
 import type { ListUsers, UpdateUser } from './users.ts';
 
 export function bindIdentity(identity: IdentityService, caller: DomainCaller) {
   const { principal: p } = caller;
-  const { tokens, users } = identity;
+  const { tokens, users, oauth } = identity;
   const need = (scopes: string[], what: string) => caller.entitle(scopes, what);
+  const admin = (what: string) => {
+    if (!p.user.roles.includes('admin')) throw new Forbidden(`${what} needs role admin, which your user does not have.`);
+    need(['admin'], what);
+  };
   return {
     tokens: {
       scopes: () => Promise.resolve(tokens.catalogue()),
@@ -19,6 +24,12 @@ export function bindIdentity(identity: IdentityService, caller: DomainCaller) {
       create: (input: CreateToken) => (need(['tokens'], 'tokens.create'), tokens.create(p, input)),
       rotate: (id: string, input?: RotateToken) => (need(['tokens'], 'tokens.rotate'), tokens.rotate(p, id, input)),
       revoke: (id: string) => (need(['tokens'], 'tokens.revoke'), tokens.revoke(p, id)),
+    },
+    oauth: {
+      grants: () => oauth.grants(p.user.id),
+      revokeGrant: (id: string) => (need(['tokens'], 'oauth.revoke_grant'), oauth.revokeGrant(p.user.id, id)),
+      clients: () => (admin('oauth.clients'), oauth.clients()),
+      deleteClient: (id: string) => (admin('oauth.delete_client'), oauth.deleteClient(id)),
     },
     users: {
       me: () => users.me(p),

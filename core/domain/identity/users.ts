@@ -152,7 +152,11 @@ export class UserDirectory {
       throw new BadArguments("deleting a user removes all their data: confirm with the user's email address as confirm", [
         { path: '/confirm', message: "must be the user's email address" },
       ]);
-    await em.nativeDelete(User, { id: u.id });
+    await em.transactional(async (tx) => {
+      // The OAuth server's records of theirs (grants, tokens, sessions) are not tied by a key.
+      await tx.execute(`delete from oauth_records where payload->>'accountId' = ?`, [u.id]);
+      await tx.nativeDelete(User, { id: u.id });
+    });
     this.#changed(u.id);
   }
 

@@ -25,6 +25,8 @@ export interface OAuthServerDeps {
   identity: IdentityService;
   scopes: ScopeRules;
   log: Logger;
+  /** Trust X-Forwarded-Proto/Host (when Folio is reached through its public URL). */
+  behindProxy: boolean;
 }
 
 /** The resources Folio protects, as resource indicators. */
@@ -97,6 +99,8 @@ export async function createProvider(issuer: string, base: string, deps: OAuthSe
     },
   };
   const provider = new Provider(issuer, configuration);
+  // Behind a TLS proxy (a public URL is set) the endpoints it announces must be https ones.
+  provider.proxy = deps.behindProxy;
   provider.on('server_error', (_ctx, err) => deps.log.error({ err }, 'oauth server error'));
   return provider;
 }

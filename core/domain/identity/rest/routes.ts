@@ -231,3 +231,66 @@ export function userRoutes(identity: IdentityService): Route[] {
     }),
   ];
 }
+
+export function oauthRoutes(identity: IdentityService): Route[] {
+  const oauth = identity.oauth;
+  const tags = ['oauth'];
+  const ADMIN = { scopes: ['admin'], roles: ['admin'] };
+  return [
+    route({
+      id: 'listOAuthGrants',
+      method: 'GET',
+      path: '/oauth/grants',
+      summary: 'The clients you authorised',
+      description:
+        'Each OAuth client you allowed to act as you, with the scopes it holds. Any token may see them (no scope needed); revoking needs tokens. Clients register and get tokens at /oauth (see the README).',
+      tags,
+      scopes: [],
+      responses: { 200: { description: 'Your grants, newest first.', schema: S.OAuthGrantList } },
+      handler: async ({ principal }) => ({ status: 200, body: { items: await oauth.grants(principal.user.id) } }),
+    }),
+    route({
+      id: 'revokeOAuthGrant',
+      method: 'DELETE',
+      path: '/oauth/grants/{id}',
+      summary: 'Revoke a client you authorised',
+      description: 'Every access and refresh token of the grant stops at once, on every node.',
+      tags,
+      scopes: ['tokens'],
+      params: S.OAuthIdParams,
+      notFound: 'no such grant. It may never have existed, be revoked already, or belong to another account.',
+      responses: { 204: { description: 'Revoked.' } },
+      handler: async ({ principal, params }) => {
+        await oauth.revokeGrant(principal.user.id, params.id);
+        return { status: 204 };
+      },
+    }),
+    route({
+      id: 'listOAuthClients',
+      method: 'GET',
+      path: '/oauth/clients',
+      summary: 'Registered OAuth clients',
+      description: 'Every client registered with the authorization server. Admins only.',
+      tags,
+      ...ADMIN,
+      responses: { 200: { description: 'The clients, newest first.', schema: S.OAuthClientList } },
+      handler: async () => ({ status: 200, body: { items: await oauth.clients() } }),
+    }),
+    route({
+      id: 'deleteOAuthClient',
+      method: 'DELETE',
+      path: '/oauth/clients/{id}',
+      summary: 'Delete a registered client',
+      description: 'With every grant made to it: all its tokens stop at once. Admins only.',
+      tags,
+      ...ADMIN,
+      params: S.OAuthIdParams,
+      notFound: 'no such client.',
+      responses: { 204: { description: 'Deleted.' } },
+      handler: async ({ params }) => {
+        await oauth.deleteClient(params.id);
+        return { status: 204 };
+      },
+    }),
+  ];
+}

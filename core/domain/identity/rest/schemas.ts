@@ -170,5 +170,38 @@ export const DeleteUserQuery = Type.Object(
   { additionalProperties: false },
 );
 
+// ---- oauth
+
+export const OAuthIdParams = Type.Object({
+  id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,128}$', description: 'The id (from the list).' }),
+});
+
+export const OAuthGrant = Type.Object(
+  {
+    id: Type.String(),
+    client_id: Type.String(),
+    client_name: Type.Union([Type.String(), Type.Null()]),
+    redirect_uris: Type.Array(Type.String()),
+    scopes: Type.Array(Type.String(), { description: 'What the client may do as you.' }),
+    created_at: Type.Union([DateTime, Type.Null()]),
+  },
+  { description: 'A client you authorised.' },
+);
+
+export const OAuthClient = Type.Object(
+  {
+    client_id: Type.String(),
+    client_name: Type.Union([Type.String(), Type.Null()]),
+    redirect_uris: Type.Array(Type.String()),
+    registered_at: Type.Union([DateTime, Type.Null()]),
+  },
+  { description: 'A registered OAuth client.' },
+);
+
+export const OAuthGrantList = Type.Object({ items: Type.Array(OAuthGrant) });
+export const OAuthClientList = Type.Object({ items: Type.Array(OAuthClient) });
+
+export const OAUTH_COMPONENTS: Record<string, TSchema> = { OAuthGrant, OAuthGrantList, OAuthClient, OAuthClientList };
+
 export const TOKEN_COMPONENTS: Record<string, TSchema> = { Token, NewToken, TokenPage, CreateToken, RotateToken, ScopeInfo, ScopeList };
 export const USER_COMPONENTS: Record<string, TSchema> = { User: UserRecord, UserPage, CreateUser, UpdateUser };
