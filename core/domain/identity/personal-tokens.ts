@@ -2,6 +2,7 @@
 // and a required expiry (at most `maxLifetimeDays` ahead); the secret is shown once, on create and
 // on rotate. Every method acts for a principal and reads only that user's tokens: another user's
 // token id is NotFound, like one that never existed.
+import { LockMode } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ScopeRules } from '../../contract/domain.ts';
 import { BadArguments, Conflict, Forbidden, NotFound, type ArgProblem } from '../../contract/errors.ts';
@@ -173,7 +174,7 @@ export class PersonalTokens {
       const old = await em.findOne(
         ApiToken,
         { id: isUuid(id) ? id : '00000000-0000-0000-0000-000000000000', user: p.user.id, kind: 'api' },
-        { lockMode: 4 /* pessimistic write */ },
+        { lockMode: LockMode.PESSIMISTIC_WRITE },
       );
       if (!old) throw new NotFound(TOKEN_404);
       if (old.revokedAt) throw new Conflict('this token is revoked; a revoked token cannot be rotated. Create a new one.');
