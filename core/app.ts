@@ -34,6 +34,9 @@ import { handleClientErrors, type RawAnswer } from './surfaces/http/client-error
 import { errorAnswer } from './surfaces/http/error-text.ts';
 import { BadArguments } from './contract/errors.ts';
 import { bootstrapAdmin } from './domain/identity/bootstrap.ts';
+import type Provider from 'oidc-provider';
+import { createProvider, mountProvider, OAUTH_PREFIX, passTo } from './surfaces/oauth/provider.ts';
+import { interactionRouter } from './surfaces/oauth/pages.ts';
 
 export interface Folio {
   config: Config;
@@ -79,7 +82,15 @@ const settingsOf = (config: Config, name: string) => (config as unknown as Recor
  * Each domain's service, made from its registration with its own section of the config (the
  * domains define their kinds of job on `jobs` here). Shared by the server and `npm run worker`.
  */
-export function createDomains(config: Config, env: { db: Database; feed: ChangeFeed; jobs: JobQueue; log: Logger }) {
+/** The one scope catalogue, from every domain's registration. */
+export function scopeCatalogue(): ScopeCatalogue {
+  return new ScopeCatalogue(DOMAINS.flatMap((d: Domain<any, any>) => Object.entries(d.scopes ?? {})));
+}
+
+export function createDomains(
+  config: Config,
+  env: { db: Database; feed: ChangeFeed; jobs: JobQueue; log: Logger; scopes: ScopeCatalogue },
+) {
   return DOMAINS.map((domain: Domain<any, any>) => ({
     domain,
     service: domain.create({
@@ -89,6 +100,7 @@ export function createDomains(config: Config, env: { db: Database; feed: ChangeF
       log: env.log.child({ domain: domain.name }),
       settings: settingsOf(config, domain.name),
       storage: config.storage,
+      scopes: env.scopes,
     }) as unknown,
   }));
 }
@@ -97,8 +109,9 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const db = await openDatabase({ schema: DATABASE_SCHEMA, databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, log });
   const feed = new ChangeFeed({ db, databaseUrl: config.databaseUrl ?? undefined, log: log.child({ component: 'changes' }) });
   await feed.start();
+  const scopes = scopeCatalogue();
   const jobs = new JobQueue({ db, log: log.child({ component: 'jobs' }), settings: config.jobs });
-  const domains = createDomains(config, { db, feed, jobs, log });
+  const domains = createDomains(config, { db, feed, jobs, log, scopes });
   // Workers run here unless `npm run worker` processes do the work (jobs.inProcess false).
   await jobs.start({ work: config.jobs.inProcess });
   const serviceOf = (name: string): unknown => domains.find((d) => d.domain.name === name)?.service;
@@ -119,7 +132,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
 
   const policy = new Policy({
     registry,
-    scopes: new ScopeCatalogue(DOMAINS.flatMap((d: Domain<any, any>) => Object.entries(d.scopes ?? {}))),
+    scopes,
     limits: config.limits,
     overrides: (userId) => identity.namespaceAccess(userId),
     notesSummary: (userId) => notes.summary(userId),
@@ -147,8 +160,27 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     }
   });
 
+  // The OAuth authorization server: made once the server knows its address (its issuer).
+  let provider: Provider | null = null;
+  let issuer: string | null = null;
+  let publicBase = '';
+  app.use(mountProvider(() => provider));
+  const oauthPages = interactionRouter({ provider: () => provider, identity, scopes, defaultResource: () => `${publicBase}/mcp` });
+  app.use(oauthPages.routes());
+
   const root = new Router();
   root.get('/health', healthRoute(db, PACKAGE.version));
+  // RFC 8414: the metadata of the issuer <base>/oauth, at the well-known location derived from it
+  // (and at the root form, which some clients try first).
+  for (const wellKnown of ['/.well-known/oauth-authorization-server/oauth', '/.well-known/oauth-authorization-server']) {
+    root.get(wellKnown, async (ctx, next) => {
+      if (!provider) {
+        await next();
+        return;
+      }
+      await passTo(provider, ctx, '/.well-known/openid-configuration');
+    });
+  }
   mountDocAssets(root);
   app.use(root.routes());
   const curl = curlRouter({
@@ -176,6 +208,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     ...config.mcp,
     limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
     log,
+    oauth: () => (issuer ? { issuer, scopes: scopes.list().map((x) => x.scope) } : null),
   });
   app.use(mcp.router.routes());
   // A user's tool list depends on their namespace access and on their notes (caller.notes feeds
@@ -203,6 +236,14 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `http://${host}:${addr.port}`;
+  publicBase = (config.publicUrl ?? url).replace(/\/+$/, '');
+  issuer = `${publicBase}${OAUTH_PREFIX}`;
+  provider = await createProvider(issuer, publicBase, {
+    identity,
+    scopes,
+    log: log.child({ component: 'oauth' }),
+    behindProxy: config.publicUrl !== null,
+  });
   log.info({ url, engine: db.engine, namespaces: [...registry.snapshot.namespaces.keys()] }, 'folio listening');
 
   // Now and then: each domain's upkeep (the notes trash sweep, ...), then keep the embedded

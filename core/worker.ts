@@ -6,7 +6,7 @@ import { openDatabase } from './db/database.ts';
 import { ChangeFeed } from './db/change-feed.ts';
 import { JobQueue } from './db/jobs.ts';
 import { DATABASE_SCHEMA } from './domains.ts';
-import { createDomains, createLogger } from './app.ts';
+import { createDomains, createLogger, scopeCatalogue } from './app.ts';
 
 let config;
 try {
@@ -39,7 +39,7 @@ const db = await openDatabase({ schema: DATABASE_SCHEMA, databaseUrl: config.dat
 const feed = new ChangeFeed({ db, databaseUrl: config.databaseUrl, log: log.child({ component: 'changes' }) });
 await feed.start();
 const jobs = new JobQueue({ db, log: log.child({ component: 'jobs' }), settings: config.jobs });
-createDomains(config, { db, feed, jobs, log });
+createDomains(config, { db, feed, jobs, log, scopes: scopeCatalogue() });
 await jobs.start({ work: true });
 log.info({ kinds: jobs.names }, 'folio worker running');
 

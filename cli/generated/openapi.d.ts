@@ -284,6 +284,260 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/clients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Registered OAuth clients
+         * @description Every client registered with the authorization server. Admins only.
+         */
+        get: operations["listOAuthClients"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/clients/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a registered client
+         * @description With every grant made to it: all its tokens stop at once. Admins only.
+         */
+        delete: operations["deleteOAuthClient"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The clients you authorised
+         * @description Each OAuth client you allowed to act as you, with the scopes it holds. Any token may see them (no scope needed); revoking needs tokens. Clients register and get tokens at /oauth (see the README).
+         */
+        get: operations["listOAuthGrants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/grants/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a client you authorised
+         * @description Every access and refresh token of the grant stops at once, on every node.
+         */
+        delete: operations["revokeOAuthGrant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your personal tokens
+         * @description Newest first, revoked and expired ones included unless `active` says otherwise. Secrets are never listed.
+         */
+        get: operations["listTokens"];
+        put?: never;
+        /**
+         * Create a personal token
+         * @description A new personal API token with a name, scopes (each within the token you call with, and within your roles) and a required expiry. The secret is in `token`, shown this once. A minted token cannot create tokens.
+         */
+        post: operations["createToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one of your tokens */
+        get: operations["getToken"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a token
+         * @description It stops working at once, on every node, with any token minted from it. Revoking a revoked token is not an error.
+         */
+        delete: operations["revokeToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a token
+         * @description Revokes the token and returns a new one with the same name, description and scopes; the new secret is shown this once. Expiry: as given, else the old lifetime again from now. A revoked token cannot be rotated (409).
+         */
+        post: operations["rotateToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens/scopes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The scope catalogue
+         * @description Every scope a token may carry, what it allows, what it implies and the roles it needs. The same catalogue governs REST, curl and MCP.
+         */
+        get: operations["listTokenScopes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens/self": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The token you are calling with
+         * @description Its scopes, expiry and last use. Any token may read itself; no scope needed.
+         */
+        get: operations["getCurrentToken"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List users
+         * @description By email, filtered by email, role or active. Admins only.
+         */
+        get: operations["listUsers"];
+        put?: never;
+        /**
+         * Create a user
+         * @description Admins only. The user has no token yet: make one with admin.create_user, or they sign in with OAuth.
+         */
+        post: operations["createUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a user */
+        get: operations["getUser"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a user and their data
+         * @description Removes the user with everything they own (notes, revisions, tokens), for good. Confirm with ?confirm=<the user's email>; without it: 400 and nothing is deleted. To keep the data, deactivate instead.
+         */
+        delete: operations["deleteUser"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a user
+         * @description Name, roles (the whole new set) and active. active: false deactivates: every token of theirs stops at once on every node; their data is kept. You cannot deactivate yourself or drop your own admin role (409).
+         */
+        patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/users/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your own account
+         * @description For every user and every token; no scope needed.
+         */
+        get: operations["getMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -298,11 +552,52 @@ export interface components {
             /** @description The title: one line, 1 to 500 characters (trimmed). */
             title: string;
         };
+        /** @description A new personal token. An expiry is required: expires_in_days or expires_at. */
+        CreateToken: {
+            description?: string | null;
+            /**
+             * Format: date-time
+             * @description Or: expire at this instant (in the future, within the maximum).
+             */
+            expires_at?: string;
+            /** @description Expire this many days from now (at most the server maximum, 365 by default). */
+            expires_in_days?: number;
+            /** @description What the token is for, e.g. "laptop sync". */
+            name: string;
+            /** @description Scopes from GET /api/v1/tokens/scopes, each within the token you call with; * for all of yours. */
+            scopes: string[];
+        };
+        CreateUser: {
+            email: string;
+            name?: string | null;
+            roles?: string[];
+        };
         Diff: {
             /** @description Unified diff from that revision to the current note. */
             diff: string;
             from_version: number;
             to_version: number;
+        };
+        /** @description A token just made, with its secret. */
+        NewToken: {
+            /** @description Neither revoked nor expired. */
+            active: boolean;
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            expires_at: string | null;
+            /** Format: uuid */
+            id: string;
+            /** @description api: a personal token; minted: a short-lived child of one. */
+            kind: "api" | "minted";
+            /** @description Written at most once a minute per token. */
+            last_used_at: string | null;
+            name: string | null;
+            revoked_at: string | null;
+            /** @description As granted: each scope with the scopes it implies. */
+            scopes: string[];
+            /** @description The secret, shown this once: store it now. Send it as Authorization: Bearer <token>. */
+            token: string;
         };
         /** @description A note. */
         Note: {
@@ -351,6 +646,29 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
             version: number;
+        };
+        /** @description A registered OAuth client. */
+        OAuthClient: {
+            client_id: string;
+            client_name: string | null;
+            redirect_uris: string[];
+            registered_at: string | null;
+        };
+        OAuthClientList: {
+            items: components["schemas"]["OAuthClient"][];
+        };
+        /** @description A client you authorised. */
+        OAuthGrant: {
+            client_id: string;
+            client_name: string | null;
+            created_at: string | null;
+            id: string;
+            redirect_uris: string[];
+            /** @description What the client may do as you. */
+            scopes: string[];
+        };
+        OAuthGrantList: {
+            items: components["schemas"]["OAuthGrant"][];
         };
         /** @description One kind of edit per request: either fields (any of title, body, tags: replacing, so a version is required), or exactly one of append, prepend, replace_section. append and prepend never overwrite and take no version; replace_section needs one. */
         PatchNote: {
@@ -473,6 +791,28 @@ export interface components {
             title: string;
             version: number;
         };
+        /** @description The new token's expiry; by default the old token's lifetime again, from now. */
+        RotateToken: {
+            /**
+             * Format: date-time
+             * @description Or: expire at this instant (in the future, within the maximum).
+             */
+            expires_at?: string;
+            /** @description Expire this many days from now (at most the server maximum, 365 by default). */
+            expires_in_days?: number;
+        };
+        ScopeInfo: {
+            description: string;
+            /** @description Scopes this one grants too. */
+            implies: string[];
+            /** @description Roles the user must have for the scope to work. */
+            roles: string[];
+            scope: string;
+        };
+        ScopeList: {
+            /** @description Every scope, in name order. * grants all of them. */
+            items: components["schemas"]["ScopeInfo"][];
+        };
         SearchHit: {
             /** Format: uuid */
             id: string;
@@ -521,6 +861,62 @@ export interface components {
         TagList: {
             /** @description Every tag of your live notes with how many carry it, most used first. */
             items: components["schemas"]["TagCount"][];
+        };
+        /** @description A token as its owner sees it; the secret is never shown again. */
+        Token: {
+            /** @description Neither revoked nor expired. */
+            active: boolean;
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            expires_at: string | null;
+            /** Format: uuid */
+            id: string;
+            /** @description api: a personal token; minted: a short-lived child of one. */
+            kind: "api" | "minted";
+            /** @description Written at most once a minute per token. */
+            last_used_at: string | null;
+            name: string | null;
+            revoked_at: string | null;
+            /** @description As granted: each scope with the scopes it implies. */
+            scopes: string[];
+        };
+        /** @description A page of your personal tokens, newest first. */
+        TokenPage: {
+            items: components["schemas"]["Token"][];
+            /** @description The limit actually used. */
+            limit: number;
+            /** @description Pass it back as `cursor` for the next page. Null on the last page. */
+            next_cursor: string | null;
+        };
+        UpdateUser: {
+            /** @description false deactivates the user: every token of theirs stops at once; their data is kept. */
+            active?: boolean;
+            name?: string | null;
+            /** @description The whole new set of roles. */
+            roles?: string[];
+        };
+        /** @description A user account. */
+        User: {
+            /** @description false: deactivated; none of their tokens work, their data is kept. */
+            active: boolean;
+            /** Format: date-time */
+            created_at: string;
+            email: string;
+            /** Format: uuid */
+            id: string;
+            name: string | null;
+            roles: string[];
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description A page of users, by email. */
+        UserPage: {
+            items: components["schemas"]["User"][];
+            /** @description The limit actually used. */
+            limit: number;
+            /** @description Pass it back as `cursor` for the next page. Null on the last page. */
+            next_cursor: string | null;
         };
     };
     responses: never;
@@ -1990,6 +2386,1243 @@ export interface operations {
             /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listOAuthClients: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The clients, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthClientList"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it.
+             *
+             *     `forbidden`: Authenticated, but this account may not do that: a role is missing.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteOAuthClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (from the list). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it.
+             *
+             *     `forbidden`: Authenticated, but this account may not do that: a role is missing.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listOAuthGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your grants, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthGrantList"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeOAuthGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (from the list). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTokens: {
+        parameters: {
+            query?: {
+                /** @description true: only usable tokens; false: only revoked or expired ones. */
+                active?: boolean;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+                /** @description How many to return; default 50, at most 100 (a larger value is lowered to it). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tokens. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenPage"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateToken"];
+            };
+        };
+        responses: {
+            /** @description The token, with its secret. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewToken"];
+                };
+            };
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it.
+             *
+             *     `forbidden`: Authenticated, but this account may not do that: a role is missing.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Token"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token, now revoked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Token"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateToken"];
+            };
+        };
+        responses: {
+            /** @description The new token, with its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewToken"];
+                };
+            };
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it.
+             *
+             *     `forbidden`: Authenticated, but this account may not do that: a role is missing.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTokenScopes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScopeList"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCurrentToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calling token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Token"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: {
+                /** @description Only active (true) or deactivated (false) users. */
+                active?: boolean;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+                /** @description Only the user with this email (case-insensitive). */
+                email?: string;
+                /** @description How many to return; default 50, at most 200 (a larger value is lowered to it). */
+                limit?: number;
+                /** @description A role name, e.g. admin or staff. */
+                role?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of users. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserPage"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it.
+             *
+             *     `forbidden`: Authenticated, but this account may not do that: a role is missing.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateUser"];
+            };
+        };
+        responses: {
+            /** @description The user. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it.
+             *
+             *     `forbidden`: Authenticated, but this account may not do that: a role is missing.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it.
+             *
+             *     `forbidden`: Authenticated, but this account may not do that: a role is missing.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteUser: {
+        parameters: {
+            query?: {
+                /** @description The user's email address: deleting removes the user and all their data, for good. */
+                confirm?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it.
+             *
+             *     `forbidden`: Authenticated, but this account may not do that: a role is missing.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateUser"];
+            };
+        };
+        responses: {
+            /** @description The user as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it.
+             *
+             *     `forbidden`: Authenticated, but this account may not do that: a role is missing.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -29,12 +29,31 @@ export interface DomainEnv<Settings = unknown> {
   log: Logger;
   settings: Settings;
   storage: StorageSettings;
+  /** The scope catalogue of every domain, for a domain that hands out tokens. */
+  scopes: ScopeRules;
 }
 
-/** A token scope a domain defines. A scope may imply others: holding it grants them too. */
+/**
+ * A token scope a domain defines. A scope may imply others: holding it grants them too. A scope
+ * with `roles` works only for a user who has every one of them: a token never grants more than its
+ * user has, even when the user loses a role after the token was made.
+ */
 export interface ScopeDefinition {
   description: string;
   implies?: string[];
+  roles?: string[];
+}
+
+/** The scope catalogue as the kernel keeps it (core/kernel/scopes.ts). */
+export interface ScopeRules {
+  /** Every scope with its description, what it implies and the roles it needs, in name order. */
+  list(): Array<{ scope: string; description: string; implies: string[]; roles: string[] }>;
+  /** Is this a scope a token may carry: a catalogued one, '*', or '<prefix>:*' over catalogued ones? */
+  known(scope: string): boolean;
+  /** Does holding `granted`, as a user with `roles`, allow `wanted`? */
+  allows(granted: readonly string[], wanted: string, roles: readonly string[]): boolean;
+  /** The scopes as granted: each with everything it implies. */
+  expand(scopes: readonly string[]): string[];
 }
 
 /** The domain's REST group: its routes under /api/v1 and the namespace whose policy governs them. */
@@ -75,7 +94,8 @@ export interface Domain<Service = unknown, Settings = unknown> {
   migrations: MigrationObject[];
   scopes?: Record<string, ScopeDefinition>;
   create: (env: DomainEnv<Settings>) => Service;
-  rest?: RestGroup<Service>;
+  /** Its REST group, or groups (identity has three: tokens, users, oauth). */
+  rest?: RestGroup<Service> | RestGroup<Service>[];
   /**
    * The domain's API for plugins, `ctx.services.<name>`: its service bound to the caller, each
    * method checking its scopes through `caller.entitle`. Its type is declared in the SDK.

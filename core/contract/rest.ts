@@ -61,6 +61,8 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   tags: string[];
   /** Every one is needed (403 missing_scope names the first one lacking). */
   scopes: string[];
+  /** Roles the user must have (403 forbidden otherwise), checked with the scopes. */
+  roles?: string[];
   params?: P;
   query?: Q;
   body?: B;
@@ -84,6 +86,7 @@ export function route<P extends TSchema = TSchema, Q extends TSchema = TSchema, 
 export function problemCodesOf(r: Route): ProblemCode[] {
   const codes = new Set<ProblemCode>(['unauthenticated']);
   if (r.scopes.length > 0) codes.add('missing_scope');
+  if ((r.roles ?? []).length > 0) codes.add('forbidden');
   if (r.params) codes.add('not_found');
   // Every operation refuses query parameters it does not take.
   codes.add('validation_failed');

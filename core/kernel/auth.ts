@@ -3,7 +3,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IdentityService } from '../domain/identity/service.ts';
 import type { Principal } from '../domain/identity/types.ts';
-import { parseToken } from '../domain/identity/tokens.ts';
+import { looksLikeOAuthToken, parseToken } from '../domain/identity/tokens.ts';
 import { Unauthenticated } from '../contract/errors.ts';
 
 /** Query parameters that would carry a token; a URL ends up in logs and histories. */
@@ -30,7 +30,7 @@ export class Authenticator {
     const m = /^Bearer[ ]+([^\s]+)\s*$/i.exec(authorization);
     if (!m) throw new Unauthenticated('the Authorization header must be "Bearer <token>".', 'invalid_request');
     const raw = m[1]!;
-    if (!parseToken(raw) && !this.#isBootstrap(raw))
+    if (!parseToken(raw) && !looksLikeOAuthToken(raw) && !this.#isBootstrap(raw))
       throw new Unauthenticated('this is not a Folio token (wrong prefix or checksum).', 'invalid_token');
     const principal = await this.#identity.authenticate(raw);
     if (!principal) throw new Unauthenticated('this token is unknown, expired or revoked, or its user is disabled.', 'invalid_token');

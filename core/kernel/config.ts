@@ -41,6 +41,13 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    identity: Type.Object(
+      {
+        /** The latest expiry a personal API token may have, in days from its creation or rotation. */
+        tokenMaxLifetimeDays: Int(1, 3650),
+      },
+      { additionalProperties: false },
+    ),
     storage: Type.Object(
       {
         /** Bytes one user may store in all (note revisions, files); null: no limit. */

@@ -83,15 +83,21 @@ export class Policy {
     return viewer.overrides.get(namespace) !== 'disabled';
   }
 
-  /** Does this token's set of scopes allow `scope`? */
+  /** Does this token's set of scopes allow `scope`, for this user (a scope may need a role)? */
   hasScope(principal: Principal, scope: string): boolean {
-    return this.#deps.scopes.allows(principal.scopes, scope);
+    return this.#deps.scopes.allows(principal.scopes, scope, principal.user.roles);
+  }
+
+  #rolesOf(scope: string): string[] {
+    return this.#deps.scopes.list().find((d) => d.scope === scope)?.roles ?? [];
   }
 
   /** Visible but not entitled: Forbidden (a role) or MissingScope, naming exactly what is missing. */
   entitle(principal: Principal, requires: Requirements, what: string): void {
-    const missingRoles = (requires.roles ?? []).filter((r) => !principal.user.roles.includes(r));
-    const missingScopes = (requires.scopes ?? []).filter((s) => !this.hasScope(principal, s));
+    // A scope the token carries but that needs a role the user lacks is the role's fault.
+    const scopeRoles = (requires.scopes ?? []).flatMap((s) => (this.#deps.scopes.allows(principal.scopes, s) ? this.#rolesOf(s) : []));
+    const missingRoles = [...new Set([...(requires.roles ?? []), ...scopeRoles])].filter((r) => !principal.user.roles.includes(r));
+    const missingScopes = (requires.scopes ?? []).filter((s) => !this.#deps.scopes.allows(principal.scopes, s));
     if (missingRoles.length === 0 && missingScopes.length === 0) return;
     const has = principal.scopes.join(' ') || 'none';
     const missing = [

@@ -26,11 +26,10 @@ function requireAdmin(principal: Principal, what: string): void {
 }
 
 export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logger): Services {
-  const services: Omit<Services, 'notes'> = {
+  const services: Omit<Services, 'notes' | 'identity'> = {
     access: {
       async createUser(input) {
-        requireAdmin(principal, 'creating users');
-        const user = await deps.identity.createUser(input);
+        const user = await deps.identity.users.create(principal, input);
         const { token } = await deps.identity.createApiToken(user.id, { name: 'created by admin', scopes: ['*'] });
         return { id: user.id, email: user.email, roles: user.roles, token };
       },

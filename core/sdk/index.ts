@@ -3,6 +3,11 @@
 // Capabilities reach a handler through `ctx`, never through imports.
 import type { Static, TSchema } from 'typebox';
 import type { NotesService, NotesSummary } from '../domain/notes/types.ts';
+import type { IdentityApi } from '../domain/identity/plugin-api.ts';
+
+export type { IdentityApi } from '../domain/identity/plugin-api.ts';
+export type { TokenInfo, NewToken, TokenPage, CreateToken, RotateToken } from '../domain/identity/personal-tokens.ts';
+export type { UserInfo, UserPage, ListUsers, UpdateUser } from '../domain/identity/users.ts';
 
 export type {
   Note,
@@ -114,6 +119,11 @@ export interface Services {
   access: AccessControl;
   notes: NotesApi;
   jobs: JobsAdmin;
+  /**
+   * The caller's personal tokens (scope tokens; `self` and `scopes` need none) and, for admins,
+   * the users (scope users and role admin; `me` is for everyone).
+   */
+  identity: IdentityApi;
   /** Admins only: each plugin, its version, last reload and last error. */
   pluginStatus(): Promise<PluginStatus[]>;
 }

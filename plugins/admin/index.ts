@@ -17,7 +17,7 @@ export default definePlugin({
       args: Type.Object({
         ttl_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600, default: 900, description: 'Lifetime in seconds.' })),
         scopes: Type.Optional(
-          Type.Array(Type.String({ pattern: '^(\\*|[a-z][a-z0-9_]*:(\\*|[a-z][a-z0-9_]*))$' }), {
+          Type.Array(Type.String({ pattern: '^(\\*|[a-z][a-z0-9_]*(:(\\*|[a-z][a-z0-9_]*))?)$' }), {
             maxItems: 32,
             uniqueItems: true,
             description: "Narrow the token to these scopes (each within yours), e.g. ['notes:read']. Default: all of yours.",
@@ -49,7 +49,7 @@ export default definePlugin({
         token: Type.String(),
       }),
       examples: [{ args: { email: 'ada@example.com', name: 'Ada', roles: ['staff'] } }],
-      requires: { roles: ['admin'] },
+      requires: { roles: ['admin'], scopes: ['admin'] },
       handler: async (args, ctx) => ctx.services.access.createUser(args),
     },
     set_namespace_access: {
@@ -67,7 +67,7 @@ export default definePlugin({
           description: 'hide the meetings namespace from one user',
         },
       ],
-      requires: { roles: ['admin'] },
+      requires: { roles: ['admin'], scopes: ['admin'] },
       handler: async (args, ctx) =>
         ctx.services.access.setNamespaceAccess({ userId: args.user_id, namespace: args.namespace, access: args.access }),
     },
@@ -85,7 +85,7 @@ export default definePlugin({
           last_error: Type.Union([Type.String(), Type.Null()]),
         }),
       ),
-      requires: { roles: ['admin'] },
+      requires: { roles: ['admin'], scopes: ['admin'] },
       handler: async (_args, ctx) => ctx.services.pluginStatus(),
     },
     failed_jobs: {

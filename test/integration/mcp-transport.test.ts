@@ -121,7 +121,8 @@ t.test('GET /.well-known/oauth-protected-resource describes /mcp (RFC 9728)', as
     t.same(await r.json(), {
       resource: `${s.url}/mcp`,
       resource_name: 'Folio 1.2.4',
-      authorization_servers: [],
+      authorization_servers: [`${s.url}/oauth`],
+      scopes_supported: ['admin', 'notes:read', 'notes:write', 'tokens', 'users'],
       bearer_methods_supported: ['header'],
     });
   }

@@ -34,5 +34,20 @@ t.test(
     const off = await call(a, a.adminToken, 'admin', 'set_namespace_access', { user_id: user.id, namespace: 'acme', access: 'disabled' });
     t.equal(off.status, 200);
     t.equal(await eventually(acme, (s) => s === 404, 2000), 404, 'toggled on A: hidden on B');
+
+    // A personal token revoked over REST on A, and a role taken away on A, on B's next call.
+    const made = await req(a, 'POST', '/api/v1/tokens', {
+      token: user.token,
+      body: { name: 'n', scopes: ['notes:read'], expires_in_days: 1 },
+    });
+    const selfOnB = async () => (await req(b, 'GET', '/api/v1/tokens/self', { token: made.json().token })).status;
+    t.equal(await selfOnB(), 200, 'B caches the personal token');
+    t.equal((await req(a, 'DELETE', `/api/v1/tokens/${made.json().id}`, { token: user.token })).status, 200);
+    t.equal(await eventually(selfOnB, (s) => s === 401, 2000), 401, 'revoked on A: refused on B');
+    const boss = await createUser(a, 'boss@example.com', ['admin']);
+    const usersOnB = async () => (await req(b, 'GET', '/api/v1/users', { token: boss.token })).status;
+    t.equal(await usersOnB(), 200);
+    t.equal((await req(a, 'PATCH', `/api/v1/users/${boss.id}`, { token: a.adminToken, body: { roles: [] } })).status, 200);
+    t.equal(await eventually(usersOnB, (s) => s === 403, 2000), 403, 'admin role taken on A: the users scope stops on B');
   },
 );

@@ -41,7 +41,12 @@ interface RestProbe {
 /** A group: its namespace, a read and a write over curl/MCP, and over REST when it has a REST group. */
 interface Row {
   namespace: string;
+  /** The scope a read-only token gets: it allows the read probes and not the write ones. */
   readScope: string;
+  /** The scope the write probes need (default: readScope with :write for :read). */
+  writeScope?: string;
+  /** Roles of the row's users (besides the one that hides the namespace by rule). */
+  roles?: string[];
   /** Makes what the probes need for a user, with the user's own API token, before any switch. */
   setup?: (s: TestServer, u: User) => Promise<void>;
   read: Probe;
@@ -79,6 +84,55 @@ const ROWS: Row[] = [
     // A stale version: admitted, the handler answers 409 and writes nothing.
     write: { fn: 'mark_done', args: (u) => ({ note_id: u.data.meeting.id, line: 1, expected_version: 99 }) },
   },
+  {
+    namespace: 'tokens',
+    readScope: 'notes:read',
+    writeScope: 'tokens',
+    setup: async (s, u) => {
+      const body = { name: 'matrix', scopes: ['notes:read'], expires_in_days: 1 };
+      u.data.victim = (await req(s, 'POST', '/api/v1/tokens', { token: u.token, body })).json();
+    },
+    read: { fn: 'self', args: () => ({}) },
+    // Revoking is idempotent, so every probe can revoke the same token.
+    write: { fn: 'revoke', args: (u) => ({ id: u.data.victim.id }) },
+    rest: {
+      read: { method: 'GET', path: () => '/api/v1/tokens/self' },
+      write: { method: 'DELETE', path: (u) => `/api/v1/tokens/${u.data.victim.id}` },
+    },
+  },
+  {
+    namespace: 'users',
+    readScope: 'notes:read',
+    writeScope: 'users',
+    roles: ['admin'],
+    read: { fn: 'me', args: () => ({}) },
+    write: { fn: 'update', args: (u) => ({ id: u.id, name: 'matrix' }) },
+    rest: {
+      read: { method: 'GET', path: () => '/api/v1/users/me' },
+      write: { method: 'PATCH', path: (u) => `/api/v1/users/${u.id}`, body: () => ({ name: 'matrix' }) },
+    },
+  },
+  {
+    namespace: 'oauth',
+    readScope: 'notes:read',
+    writeScope: 'tokens',
+    // A grant per write probe: revoking one is not idempotent (a second time is 404).
+    setup: async (s, u) => {
+      const store = s.folio.identity.oauth.adapter('Grant');
+      u.data.grants = [];
+      for (let i = 0; i < 12; i++) {
+        const id = `matrix-grant-${u.id}-${i}`;
+        await store.upsert(id, { kind: 'Grant', jti: id, accountId: u.id, clientId: 'matrix', iat: 1, resources: {} }, 3600);
+        u.data.grants.push(id);
+      }
+    },
+    read: { fn: 'grants', args: () => ({}) },
+    write: { fn: 'revoke_grant', args: (u) => ({ id: u.data.grants.pop() }) },
+    rest: {
+      read: { method: 'GET', path: () => '/api/v1/oauth/grants' },
+      write: { method: 'DELETE', path: (u) => `/api/v1/oauth/grants/${u.data.grants.pop()}` },
+    },
+  },
 ];
 
 const STATES = ['default', 'disabled', 'hidden by rule', 'enabled over rule'] as const;
@@ -105,7 +159,7 @@ function decided(status: number): Decision {
 // ---- the server, with rule-wrapped copies of the first-party plugins
 
 const pluginsDir = await mkdtemp(path.join(tmpdir(), 'folio-matrix-'));
-for (const name of ['admin', 'notetaker', 'meetings']) {
+for (const name of ['admin', 'notetaker', 'meetings', 'tokens', 'users', 'oauth']) {
   const dir = path.join(pluginsDir, name);
   await cp(path.join(FIRST_PARTY, name), dir, { recursive: true });
   if (name === 'admin') continue;
@@ -160,12 +214,12 @@ for (const row of ROWS) {
   t.test(`namespace ${row.namespace}`, async (t) => {
     for (const state of STATES) {
       const hideRole = state === 'hidden by rule' || state === 'enabled over rule' ? [`hide-${row.namespace}`] : [];
-      const created = await createUser(s, `matrix-${++n}@example.com`, hideRole);
+      const created = await createUser(s, `matrix-${++n}@example.com`, [...(row.roles ?? []), ...hideRole]);
       const user: User = { ...created, data: {} };
-      // Setup runs with the notetaker namespace visible (it writes notes); switches come after.
-      if (row.namespace === 'notetaker' && hideRole.length) await toggle(user.id, 'notetaker', 'enabled');
+      // Setup runs with the row's namespace visible (it may use its group); switches come after.
+      if (hideRole.length) await toggle(user.id, row.namespace, 'enabled');
       await row.setup?.(s, user);
-      if (row.namespace === 'notetaker' && hideRole.length) await toggle(user.id, 'notetaker', 'default');
+      if (hideRole.length) await toggle(user.id, row.namespace, 'default');
       if (state === 'disabled') await toggle(user.id, row.namespace, 'disabled');
       if (state === 'enabled over rule') await toggle(user.id, row.namespace, 'enabled');
 
@@ -227,7 +281,7 @@ for (const row of ROWS) {
 }
 
 function scopeOf(row: Row, op: 'read' | 'write'): string {
-  return op === 'read' ? row.readScope : row.readScope.replace(':read', ':write');
+  return op === 'read' ? row.readScope : (row.writeScope ?? row.readScope.replace(':read', ':write'));
 }
 
 async function toggle(userId: string, namespace: string, access: 'enabled' | 'disabled' | 'default'): Promise<void> {
@@ -244,6 +298,9 @@ t.test('the rule-wrapped plugins are the ones loaded', async (t) => {
     ['admin', 'loaded'],
     ['meetings', 'loaded'],
     ['notetaker', 'loaded'],
+    ['oauth', 'loaded'],
+    ['tokens', 'loaded'],
+    ['users', 'loaded'],
   ]);
   t.match(await readFile(path.join(pluginsDir, 'notetaker', 'index.ts'), 'utf8'), /hide-notetaker/);
 });

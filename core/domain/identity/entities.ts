@@ -45,6 +45,7 @@ export const ApiToken = defineEntity({
     user: p.manyToOne(User).fieldName('user_id').deleteRule('cascade').index('api_tokens_user_id_index'),
     kind: p.enum(API_TOKEN_KINDS).columnType('text'),
     name: p.text().nullable(),
+    description: p.text().nullable(),
     /** Lowercase hex sha-256 of the raw token; the raw token is never stored. */
     tokenHash: p.text().unique('api_tokens_token_hash_unique'),
     scopes: p.array().columnType('text[]').default([]),
@@ -84,4 +85,23 @@ export const NamespaceAccess = defineEntity({
 });
 export type NamespaceAccess = InferEntity<typeof NamespaceAccess>;
 
-export const identityEntities = [User, ApiToken, NamespaceAccess] as const;
+/** One record of the OAuth authorization server (core/domain/identity/oauth-store.ts). */
+export const OAuthRecord = defineEntity({
+  name: 'OAuthRecord',
+  tableName: 'oauth_records',
+  properties: {
+    model: p.text().primary(),
+    /** sha-256 (hex) of the record's id. */
+    id: p.text().primary(),
+    payload: p.json().columnType('jsonb'),
+    grantId: p.text().nullable().index('oauth_records_grant_id_index'),
+    uid: p.text().nullable().index('oauth_records_uid_index'),
+    userCode: p.text().nullable(),
+    expiresAt: p.datetime().columnType('timestamptz').nullable(),
+    consumedAt: p.datetime().columnType('timestamptz').nullable(),
+  },
+  primaryKeys: ['model', 'id'],
+});
+export type OAuthRecord = InferEntity<typeof OAuthRecord>;
+
+export const identityEntities = [User, ApiToken, NamespaceAccess, OAuthRecord] as const;

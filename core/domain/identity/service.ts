@@ -7,8 +7,20 @@ import type { ChangeFeed } from '../../db/change-feed.ts';
 import { LruMap } from '../lru.ts';
 import { BadArguments, Conflict, Forbidden, NotFound } from '../../contract/errors.ts';
 import { ApiToken, NamespaceAccess, User, type NamespaceAccessValue } from './entities.ts';
-import { generateToken, hashToken, parseToken, tokenPrefixKind } from './tokens.ts';
+import { generateToken, hashToken, looksLikeOAuthToken, parseToken, tokenPrefixKind } from './tokens.ts';
+import { OAuthStore } from './oauth-store.ts';
 import type { NamespaceAccessSetting, Principal } from './types.ts';
+import type { ScopeRules } from '../../contract/domain.ts';
+import { PersonalTokens, type TokenSettings } from './personal-tokens.ts';
+import { UserDirectory } from './users.ts';
+
+/** Without a catalogue (a service made on its own, in tests): only '*' is a scope. */
+const ONLY_STAR: ScopeRules = {
+  list: () => [],
+  known: (s) => s === '*',
+  allows: (granted) => granted.includes('*'),
+  expand: (scopes) => [...new Set(scopes)],
+};
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Shortest raw token we store or look up (our own format is 48; a bootstrap token is 32+). */
@@ -85,10 +97,20 @@ export class IdentityService {
   readonly #principals = new LruMap<string, CachedPrincipal>(CACHE_ENTRIES);
   readonly #access = new LruMap<string, Map<string, NamespaceAccessValue>>(CACHE_ENTRIES);
   #generation = 0;
+  /** Personal API tokens: list, create, rotate, revoke (the REST group tokens). */
+  readonly tokens: PersonalTokens;
+  /** User provisioning (the REST group users). */
+  readonly users: UserDirectory;
+  /** The OAuth authorization server's storage. */
+  readonly oauth: OAuthStore;
 
-  constructor(db: Database | { orm: MikroORM }, opts: { feed?: ChangeFeed } = {}) {
+  constructor(db: Database | { orm: MikroORM }, opts: { feed?: ChangeFeed; scopes?: ScopeRules; settings?: TokenSettings } = {}) {
     this.#orm = db.orm;
     this.#feed = opts.feed;
+    const changed = (userId: string) => this.#changed(userId);
+    this.tokens = new PersonalTokens(this.#orm, opts.scopes ?? ONLY_STAR, opts.settings ?? { tokenMaxLifetimeDays: 365 }, changed);
+    this.users = new UserDirectory(this.#orm, changed);
+    this.oauth = new OAuthStore(this.#orm, changed);
     this.#feed?.subscribe((change) => {
       if (change === 'all') this.#forget(undefined);
       else if (change.kind === 'identity') this.#forget(change.userId);
@@ -254,6 +276,13 @@ export class IdentityService {
     }
     if (hit) this.#principals.delete(hash);
     const generation = this.#generation;
+    // An OAuth access token; if not one, it may still be a configured bootstrap token of that shape.
+    const oauth = looksLikeOAuthToken(raw) ? await this.#oauthPrincipal(raw) : null;
+    if (oauth) {
+      if (generation === this.#generation)
+        this.#principals.set(hash, { principal: oauth.principal, expiresMs: oauth.expiresMs, lastUsedMs: now });
+      return oauth.principal;
+    }
     const em = this.#em();
     const rows = await em.execute<AuthRow[]>(AUTH_SQL, [hash]);
     const row = rows[0];
@@ -272,6 +301,21 @@ export class IdentityService {
     });
     if (generation === this.#generation) this.#principals.set(hash, { principal, expiresMs: row.expires_ms, lastUsedMs });
     return principal;
+  }
+
+  async #oauthPrincipal(raw: string): Promise<{ principal: Principal; expiresMs: number } | null> {
+    const access = await this.oauth.access(raw);
+    if (!access) return null;
+    const user = await this.#em().findOne(User, { id: access.userId, disabled: false });
+    if (!user) return null;
+    const principal: Principal = Object.freeze({
+      user: Object.freeze({ id: user.id, email: user.email, name: user.name ?? null, roles: Object.freeze([...user.roles]) as string[] }),
+      scopes: Object.freeze([...access.scopes]) as string[],
+      tokenKind: 'oauth',
+      tokenId: access.tokenId,
+      tokenExpiresAt: new Date(access.expiresMs),
+    });
+    return { principal, expiresMs: access.expiresMs };
   }
 
   /** Revokes one of the user's tokens (minted children die with it). Idempotent. */

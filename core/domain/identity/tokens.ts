@@ -4,7 +4,8 @@
 //
 //   folio_api_  personal API token (long-lived, created by a user or an admin)
 //   folio_mnt_  minted token (short-lived child of an API token)
-//   folio_oat_  OAuth access token (reserved; not issued yet)
+//   folio_oat_  reserved. OAuth access tokens come from the authorization server (oidc-provider):
+//               43 base64url characters (256 random bits), without a prefix.
 import { createHash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
@@ -78,4 +79,11 @@ export function parseToken(raw: string): { kind: TokenKind } | null {
 /** What is stored: the lowercase hex sha-256 of the raw token. */
 export function hashToken(raw: string): string {
   return createHash('sha256').update(raw, 'utf8').digest('hex');
+}
+
+const OAUTH_RE = /^[A-Za-z0-9_-]{43}$/;
+
+/** Shaped like an OAuth access token of Folio's authorization server (no I/O). */
+export function looksLikeOAuthToken(raw: string): boolean {
+  return typeof raw === 'string' && OAUTH_RE.test(raw);
 }

@@ -37,6 +37,8 @@ export interface McpDeps {
   allowedHosts: string[];
   limits: BodyLimits;
   log: Logger;
+  /** The authorization server that issues tokens for /mcp, once it runs. */
+  oauth?: () => { issuer: string; scopes: string[] } | null;
   /** Quiet time before list_changed goes out; default 100 ms. */
   notifyDebounceMs?: number;
   /** Idle sessions (no request, no open stream) are closed after this; default 30 minutes. */
@@ -104,7 +106,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
       return jsonRpcError(ctx, 403, -32000, `Forbidden: this server does not answer to Host '${host ?? ''}' (see mcp.allowedHosts)`);
     ctx.set('Access-Control-Allow-Origin', '*');
     ctx.set('Cache-Control', 'public, max-age=3600');
-    ctx.body = protectedResourceMetadata(base(ctx), deps.version);
+    ctx.body = protectedResourceMetadata(base(ctx), deps.version, deps.oauth?.() ?? null);
   };
   router.get(METADATA_PATH, metadata);
   // RFC 9728 §3.1: the path of the resource goes after the well-known suffix.

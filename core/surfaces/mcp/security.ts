@@ -102,12 +102,17 @@ export function wwwAuthenticate(base: string, bearerError: string | undefined): 
   return `Bearer resource_metadata="${resourceMetadataUrl(base)}"${bearerError ? `, error="${bearerError}"` : ''}`;
 }
 
-/** RFC 9728 metadata of /mcp. Folio has no OAuth server yet: tokens come from the operator. */
-export function protectedResourceMetadata(base: string, version: string): Record<string, unknown> {
+/** RFC 9728 metadata of /mcp: Folio's own authorization server issues tokens for it. */
+export function protectedResourceMetadata(
+  base: string,
+  version: string,
+  oauth: { issuer: string; scopes: string[] } | null,
+): Record<string, unknown> {
   return {
     resource: `${base}/mcp`,
     resource_name: `Folio ${version}`,
-    authorization_servers: [],
+    authorization_servers: oauth ? [oauth.issuer] : [],
+    ...(oauth ? { scopes_supported: oauth.scopes } : {}),
     bearer_methods_supported: ['header'],
   };
 }

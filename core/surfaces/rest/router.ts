@@ -213,7 +213,7 @@ async function handle(ctx: Context, c: Compiled, opts: RestFrameworkOptions, log
   const viewer = await policy.viewer(principal, log);
   if (!(await policy.groupVisible(viewer, c.namespace))) throw unknownRoute(ctx.path);
   const what = `${route.method} ${REST_PREFIX}${route.path}`;
-  policy.entitle(principal, { scopes: route.scopes }, what);
+  policy.entitle(principal, { scopes: route.scopes, roles: route.roles }, what);
 
   let params: unknown = {};
   if (c.params) {

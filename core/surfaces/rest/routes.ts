@@ -18,17 +18,13 @@ export interface RestDeps {
 export function restSurface(deps: RestDeps): RestSurface {
   return restFramework({
     groups: deps.domains.flatMap(({ domain, service }) =>
-      domain.rest
-        ? [
-            {
-              tag: domain.rest.tag,
-              description: domain.rest.description,
-              namespace: domain.rest.namespace,
-              routes: domain.rest.routes(service),
-              components: domain.rest.components,
-            },
-          ]
-        : [],
+      [domain.rest ?? []].flat().map((group) => ({
+        tag: group.tag,
+        description: group.description,
+        namespace: group.namespace,
+        routes: group.routes(service),
+        components: group.components,
+      })),
     ),
     auth: deps.auth,
     policy: deps.policy,

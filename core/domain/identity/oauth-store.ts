@@ -1,0 +1,216 @@
+// Storage of the OAuth authorization server in Folio's database: the adapter interface of
+// oidc-provider (upsert, find, findByUid, findByUserCode, consume, destroy, revokeByGrantId) over
+// one table, on PostgreSQL and PGlite alike. Ids are stored as their sha-256, so the table holds no
+// usable token. Revoking a grant or a token tells every node (the change feed) to drop what it
+// cached of that user. Also the lookup of an OAuth access token for authentication.
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { NotFound } from '../../contract/errors.ts';
+
+const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+
+/** An OAuth access token as authentication needs it. */
+export interface OAuthAccess {
+  tokenId: string;
+  userId: string;
+  scopes: string[];
+  expiresMs: number;
+  audience: string | null;
+}
+
+interface Row {
+  payload: Record<string, unknown>;
+  consumed_ms: number | null;
+}
+
+export class OAuthStore {
+  readonly #orm: MikroORM;
+  readonly #changed: (userId: string) => void;
+
+  constructor(orm: MikroORM, changed: (userId: string) => void) {
+    this.#orm = orm;
+    this.#changed = changed;
+  }
+
+  #em() {
+    return this.#orm.em.fork();
+  }
+
+  /** The adapter oidc-provider asks for, one per model name. */
+  adapter(model: string) {
+    return {
+      upsert: async (id: string, payload: Record<string, unknown>, expiresIn?: number) => {
+        const expires = typeof expiresIn === 'number' ? new Date(Date.now() + expiresIn * 1000) : null;
+        await this.#em().execute(
+          `insert into oauth_records (model, id, payload, grant_id, uid, user_code, expires_at)
+           values (?, ?, ?::jsonb, ?, ?, ?, ?)
+           on conflict (model, id) do update set payload = excluded.payload, grant_id = excluded.grant_id,
+             uid = excluded.uid, user_code = excluded.user_code, expires_at = excluded.expires_at`,
+          [model, sha(id), JSON.stringify(payload), str(payload['grantId']), str(payload['uid']), str(payload['userCode']), expires],
+        );
+      },
+      find: (id: string) => this.#find('id = ?', [model, sha(id)]),
+      findByUid: (uid: string) => this.#find('uid = ?', [model, uid]),
+      findByUserCode: (code: string) => this.#find('user_code = ?', [model, code]),
+      consume: async (id: string) => {
+        await this.#em().execute(`update oauth_records set consumed_at = now() where model = ? and id = ?`, [model, sha(id)]);
+      },
+      destroy: async (id: string) => {
+        const rows = await this.#em().execute<Array<{ account: string | null }>>(
+          `delete from oauth_records where model = ? and id = ? returning payload->>'accountId' as account`,
+          [model, sha(id)],
+        );
+        for (const r of rows) if (r.account) this.#changed(r.account);
+      },
+      revokeByGrantId: async (grantId: string) => {
+        const rows = await this.#em().execute<Array<{ account: string | null }>>(
+          `delete from oauth_records where grant_id = ? returning payload->>'accountId' as account`,
+          [grantId],
+        );
+        for (const account of new Set(rows.map((r) => r.account))) if (account) this.#changed(account);
+      },
+    };
+  }
+
+  async #find(where: string, params: unknown[]): Promise<Record<string, unknown> | undefined> {
+    const rows = await this.#em().execute<Row[]>(
+      `select payload, (extract(epoch from consumed_at))::float8 as consumed_ms from oauth_records
+        where model = ? and ${where} and (expires_at is null or expires_at > now())`,
+      params,
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return row.consumed_ms === null ? row.payload : { ...row.payload, consumed: Math.floor(row.consumed_ms) };
+  }
+
+  /** The clients a user has authorised: one grant each, newest first. */
+  async grants(userId: string): Promise<OAuthGrant[]> {
+    const rows = await this.#em().execute<Array<{ g: Record<string, unknown>; c: Record<string, unknown> | null }>>(
+      `select g.payload as g, c.payload as c from oauth_records g
+         left join oauth_records c on c.model = 'Client' and c.id = encode(sha256(convert_to(g.payload->>'clientId', 'UTF8')), 'hex')
+        where g.model = 'Grant' and g.payload->>'accountId' = ? and (g.expires_at is null or g.expires_at > now())
+        order by (g.payload->>'iat')::bigint desc`,
+      [userId],
+    );
+    return rows.map(({ g, c }) => grantOf(g, c));
+  }
+
+  /** Revokes one of the user's grants: every token of it stops at once. Another user's is NotFound. */
+  async revokeGrant(userId: string, grantId: string): Promise<void> {
+    const rows = await this.#em().execute<Array<{ id: string }>>(
+      `delete from oauth_records where model = 'Grant' and id = ? and payload->>'accountId' = ? returning id`,
+      [sha(grantId), userId],
+    );
+    if (rows.length === 0) throw new NotFound('no such grant');
+    await this.adapter('Grant').revokeByGrantId(grantId);
+    this.#changed(userId);
+  }
+
+  /** Every registered client (for admins). */
+  async clients(): Promise<OAuthClient[]> {
+    const rows = await this.#em().execute<Array<{ payload: Record<string, unknown> }>>(
+      `select payload from oauth_records where model = 'Client' order by (payload->>'client_id_issued_at')::bigint desc nulls last`,
+    );
+    return rows.map(({ payload: p }) => ({
+      client_id: str(p['client_id']) ?? '',
+      client_name: str(p['client_name']),
+      redirect_uris: Array.isArray(p['redirect_uris']) ? (p['redirect_uris'] as string[]) : [],
+      registered_at: typeof p['client_id_issued_at'] === 'number' ? new Date(p['client_id_issued_at'] * 1000).toISOString() : null,
+    }));
+  }
+
+  /** Deletes a registered client and every grant made to it. */
+  async deleteClient(clientId: string): Promise<void> {
+    const em = this.#em();
+    const rows = await em.execute<Array<{ id: string }>>(`delete from oauth_records where model = 'Client' and id = ? returning id`, [
+      sha(clientId),
+    ]);
+    if (rows.length === 0) throw new NotFound('no such client');
+    const grants = await em.execute<Array<{ jti: string }>>(
+      `select payload->>'jti' as jti from oauth_records where model = 'Grant' and payload->>'clientId' = ?`,
+      [clientId],
+    );
+    for (const { jti } of grants) {
+      await this.adapter('Grant').destroy(jti);
+      await this.adapter('Grant').revokeByGrantId(jti);
+    }
+  }
+
+  /** The signing key and cookie keys: made on the first start, then kept in the database. */
+  async keys(): Promise<{ jwks: { keys: object[] }; cookieKeys: string[] }> {
+    const em = this.#em();
+    const made = {
+      jwks: {
+        keys: [{ ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }), use: 'sig', alg: 'ES256' }],
+      },
+      cookieKeys: [randomBytes(32).toString('base64url')],
+    };
+    // Two nodes starting at once both insert; the first one wins and both read it back.
+    await em.execute(`insert into oauth_records (model, id, payload) values ('FolioKeys', 'keys', ?::jsonb) on conflict do nothing`, [
+      JSON.stringify(made),
+    ]);
+    const rows = await em.execute<Array<{ payload: typeof made }>>(
+      `select payload from oauth_records where model = 'FolioKeys' and id = 'keys'`,
+    );
+    return rows[0]!.payload;
+  }
+
+  /** A live access token, or null: unknown, expired, or its grant revoked. */
+  async access(raw: string): Promise<OAuthAccess | null> {
+    const em = this.#em();
+    const rows = await em.execute<Array<{ payload: Record<string, unknown>; grant_live: boolean }>>(
+      `select t.payload, exists (select 1 from oauth_records g where g.model = 'Grant' and g.id = encode(sha256(convert_to(t.grant_id, 'UTF8')), 'hex')
+                                   and (g.expires_at is null or g.expires_at > now())) as grant_live
+         from oauth_records t
+        where t.model = 'AccessToken' and t.id = ? and t.expires_at > now()`,
+      [sha(raw)],
+    );
+    const row = rows[0];
+    if (!row || !row.grant_live) return null;
+    const p = row.payload;
+    const userId = str(p['accountId']);
+    const exp = typeof p['exp'] === 'number' ? p['exp'] * 1000 : null;
+    if (!userId || exp === null) return null;
+    return {
+      tokenId: str(p['jti']) ?? '',
+      userId,
+      scopes: (str(p['scope']) ?? '').split(' ').filter((s) => s && s !== 'openid' && s !== 'offline_access'),
+      expiresMs: exp,
+      audience: str(p['aud']),
+    };
+  }
+}
+
+/** A client the user authorised, as they see it. */
+export interface OAuthGrant {
+  id: string;
+  client_id: string;
+  client_name: string | null;
+  redirect_uris: string[];
+  scopes: string[];
+  created_at: string | null;
+}
+
+export interface OAuthClient {
+  client_id: string;
+  client_name: string | null;
+  redirect_uris: string[];
+  registered_at: string | null;
+}
+
+function grantOf(g: Record<string, unknown>, c: Record<string, unknown> | null): OAuthGrant {
+  const resources = (g['resources'] ?? {}) as Record<string, string>;
+  const scopes = [...new Set(Object.values(resources).flatMap((s) => s.split(' ').filter(Boolean)))].sort();
+  return {
+    id: str(g['jti']) ?? '',
+    client_id: str(g['clientId']) ?? '',
+    client_name: c ? str(c['client_name']) : null,
+    redirect_uris: c && Array.isArray(c['redirect_uris']) ? (c['redirect_uris'] as string[]) : [],
+    scopes,
+    created_at: typeof g['iat'] === 'number' ? new Date(g['iat'] * 1000).toISOString() : null,
+  };
+}
+
+function str(v: unknown): string | null {
+  return typeof v === 'string' ? v : null;
+}

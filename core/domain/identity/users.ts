@@ -1,0 +1,206 @@
+// User provisioning: admins create, list, update, deactivate and delete users; everyone reads
+// themselves. Deactivating stops every token of the user at once on every node (authentication
+// refuses a disabled user, and the change feed drops what any node cached); their data stays.
+// Deleting removes the user with their data (the tables cascade), after a confirmation.
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { BadArguments, Conflict, Forbidden, NotFound, type ArgProblem } from '../../contract/errors.ts';
+import { User } from './entities.ts';
+import type { Principal } from './types.ts';
+
+export interface UserInfo {
+  id: string;
+  email: string;
+  name: string | null;
+  roles: string[];
+  active: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface UserPage {
+  items: UserInfo[];
+  next_cursor: string | null;
+  limit: number;
+}
+
+export interface ListUsers {
+  limit?: number | undefined;
+  cursor?: string | undefined;
+  email?: string | undefined;
+  role?: string | undefined;
+  active?: boolean | undefined;
+}
+
+export interface UpdateUser {
+  name?: string | null | undefined;
+  roles?: string[] | undefined;
+  active?: boolean | undefined;
+}
+
+export const USER_LIST_LIMIT_DEFAULT = 50;
+export const USER_LIST_LIMIT_MAX = 200;
+export const ROLE_RE = /^[a-z][a-z0-9_-]{0,31}$/;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const USER_404 = 'no such user';
+
+export function userInfo(u: User): UserInfo {
+  return {
+    id: u.id,
+    email: u.email,
+    name: u.name ?? null,
+    roles: [...u.roles],
+    active: !u.disabled,
+    created_at: u.createdAt.toISOString(),
+    updated_at: u.updatedAt.toISOString(),
+  };
+}
+
+function requireAdmin(p: Principal, what: string): void {
+  if (!p.user.roles.includes('admin')) throw new Forbidden(`${what} needs role admin, which your user does not have.`);
+}
+
+export class UserDirectory {
+  readonly #orm: MikroORM;
+  readonly #changed: (userId: string) => void;
+
+  constructor(orm: MikroORM, changed: (userId: string) => void) {
+    this.#orm = orm;
+    this.#changed = changed;
+  }
+
+  /** The caller's own account. */
+  async me(p: Principal): Promise<UserInfo> {
+    const u = await this.#orm.em.fork().findOne(User, { id: p.user.id });
+    if (!u) throw new NotFound(USER_404);
+    return userInfo(u);
+  }
+
+  async list(p: Principal, opts: ListUsers = {}): Promise<UserPage> {
+    requireAdmin(p, 'listing users');
+    const limit = Math.min(opts.limit ?? USER_LIST_LIMIT_DEFAULT, USER_LIST_LIMIT_MAX);
+    const conds: Array<Record<string, unknown>> = [];
+    if (opts.cursor !== undefined) conds.push({ email: { $gt: decodeCursor(opts.cursor) } });
+    if (opts.email !== undefined) conds.push({ email: opts.email.trim().toLowerCase() });
+    if (opts.role !== undefined) conds.push({ roles: { $contains: [opts.role] } });
+    if (opts.active !== undefined) conds.push({ disabled: !opts.active });
+    const where = conds.length > 0 ? { $and: conds } : {};
+    const rows = await this.#orm.em.fork().find(User, where, { orderBy: { email: 'asc' }, limit: limit + 1 });
+    const more = rows.length > limit;
+    const items = rows.slice(0, limit).map(userInfo);
+    const last = items[items.length - 1];
+    return { items, next_cursor: more && last ? Buffer.from(last.email).toString('base64url') : null, limit };
+  }
+
+  async get(p: Principal, id: string): Promise<UserInfo> {
+    requireAdmin(p, 'reading a user');
+    return userInfo(await this.#find(id));
+  }
+
+  async create(p: Principal, input: { email: string; name?: string | null | undefined; roles?: string[] | undefined }): Promise<UserInfo> {
+    requireAdmin(p, 'creating users');
+    const problems: ArgProblem[] = [];
+    const email = normalizeEmail(input.email, problems);
+    const name = checkName(input.name, problems);
+    const roles = checkRoles(input.roles ?? [], problems);
+    if (problems.length > 0) throw invalid(problems);
+    const em = this.#orm.em.fork();
+    const user = em.create(User, { email, name, roles });
+    try {
+      await em.flush();
+    } catch (err) {
+      if (err instanceof UniqueConstraintViolationException) throw new Conflict(`a user with email ${email} already exists`);
+      throw err;
+    }
+    return userInfo(user);
+  }
+
+  /** Name, roles, active. `active: false` deactivates: every token of theirs stops at once. */
+  async update(p: Principal, id: string, input: UpdateUser): Promise<UserInfo> {
+    requireAdmin(p, 'updating users');
+    const problems: ArgProblem[] = [];
+    const name = input.name === undefined ? undefined : checkName(input.name, problems);
+    const roles = input.roles === undefined ? undefined : checkRoles(input.roles, problems);
+    if (input.active !== undefined && typeof input.active !== 'boolean')
+      problems.push({ path: '/active', message: 'must be true or false' });
+    if (problems.length > 0) throw invalid(problems);
+    const em = this.#orm.em.fork();
+    const u = await this.#find(id, em);
+    if (u.id === p.user.id) {
+      // An admin locking themselves out is almost always a mistake another admin must then undo.
+      if (input.active === false) throw new Conflict('you cannot deactivate yourself; another admin can.');
+      if (roles && !roles.includes('admin')) throw new Conflict('you cannot remove your own admin role; another admin can.');
+    }
+    if (name !== undefined) u.name = name;
+    if (roles !== undefined) u.roles = roles;
+    if (input.active !== undefined) u.disabled = !input.active;
+    await em.flush();
+    this.#changed(u.id);
+    return userInfo(u);
+  }
+
+  /**
+   * Deletes the user and everything they own (notes, revisions, tokens, ...). `confirm` must be the
+   * user's email address: a mistyped id cannot delete someone.
+   */
+  async delete(p: Principal, id: string, confirm: string | undefined): Promise<void> {
+    requireAdmin(p, 'deleting users');
+    const em = this.#orm.em.fork();
+    const u = await this.#find(id, em);
+    if (u.id === p.user.id) throw new Conflict('you cannot delete yourself; another admin can.');
+    if (typeof confirm !== 'string' || confirm.trim().toLowerCase() !== u.email)
+      throw new BadArguments("deleting a user removes all their data: confirm with the user's email address as confirm", [
+        { path: '/confirm', message: "must be the user's email address" },
+      ]);
+    await em.transactional(async (tx) => {
+      // The OAuth server's records of theirs (grants, tokens, sessions) are not tied by a key.
+      await tx.execute(`delete from oauth_records where payload->>'accountId' = ?`, [u.id]);
+      await tx.nativeDelete(User, { id: u.id });
+    });
+    this.#changed(u.id);
+  }
+
+  async #find(id: string, em = this.#orm.em.fork()): Promise<User> {
+    if (!UUID_RE.test(id)) throw new NotFound(USER_404);
+    const u = await em.findOne(User, { id });
+    if (!u) throw new NotFound(USER_404);
+    return u;
+  }
+}
+
+function invalid(problems: ArgProblem[]): BadArguments {
+  return new BadArguments(`the user cannot be saved as asked: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, problems);
+}
+
+function normalizeEmail(value: unknown, problems: ArgProblem[]): string {
+  const email = typeof value === 'string' ? value.trim().toLowerCase() : '';
+  const at = email.indexOf('@');
+  const ok = email.length <= 320 && at > 0 && at === email.lastIndexOf('@') && at < email.length - 1 && !/\s/.test(email);
+  if (!ok) problems.push({ path: '/email', message: 'must look like name@domain' });
+  return email;
+}
+
+function checkName(value: unknown, problems: ArgProblem[]): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'string' || value.length > 200)
+    problems.push({ path: '/name', message: 'must be a string of at most 200 characters' });
+  return typeof value === 'string' ? value : null;
+}
+
+function checkRoles(value: unknown, problems: ArgProblem[]): string[] {
+  if (!Array.isArray(value) || value.length > 16) {
+    problems.push({ path: '/roles', message: 'must be a list of at most 16 roles' });
+    return [];
+  }
+  value.forEach((r: unknown, i) => {
+    if (typeof r !== 'string' || !ROLE_RE.test(r)) problems.push({ path: `/roles/${i}`, message: `must match ${ROLE_RE.source}` });
+  });
+  return [...new Set(value as string[])];
+}
+
+function decodeCursor(cursor: string): string {
+  const email = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!email.includes('@'))
+    throw new BadArguments('cursor is not one this API gave out', [{ path: '/cursor', message: 'pass back next_cursor unchanged' }]);
+  return email;
+}

@@ -1,0 +1,131 @@
+// The OAuth 2.1 authorization server at /oauth, so MCP clients (and any OAuth client) can connect
+// without a hand-pasted token: oidc-provider (a certified implementation) does the protocol;
+// Folio gives it storage (core/domain/identity/oauth-store.ts), accounts, the resources it protects
+// (/mcp, /api/v1, /curl) with the scope catalogue, and the sign-in and consent page (./pages.ts).
+//
+// Profile: authorization code with PKCE S256 only (no implicit, no password grant), dynamic client
+// registration (RFC 7591) for public clients, registered as native by default (loopback redirect
+// URIs on any port, RFC 8252), refresh tokens rotated on every use (a reused one revokes the
+// grant), revocation (RFC 7009), resource indicators (RFC 8707). Opaque access tokens, stored
+// hashed, checked by the same authentication and policy as API tokens.
+import type { Context, Next } from 'koa';
+import Provider, { errors, type Configuration } from 'oidc-provider';
+import type { Logger } from 'pino';
+import type { IdentityService } from '../../domain/identity/service.ts';
+import type { ScopeRules } from '../../contract/domain.ts';
+
+export const OAUTH_PREFIX = '/oauth';
+/** Where Folio's pages of the authorization server live (sign-in and consent). */
+export const INTERACTION_PREFIX = `${OAUTH_PREFIX}/interaction/`;
+
+const ACCESS_TOKEN_TTL = 3600;
+const DAY = 86_400;
+
+export interface OAuthServerDeps {
+  identity: IdentityService;
+  scopes: ScopeRules;
+  log: Logger;
+  /** Trust X-Forwarded-Proto/Host (when Folio is reached through its public URL). */
+  behindProxy: boolean;
+}
+
+/** The resources Folio protects, as resource indicators. */
+export function resourcesOf(base: string): string[] {
+  return [`${base}/mcp`, `${base}/api/v1`, `${base}/curl`];
+}
+
+export async function createProvider(issuer: string, base: string, deps: OAuthServerDeps): Promise<Provider> {
+  const { identity, scopes } = deps;
+  const keys = await identity.oauth.keys();
+  const resources = new Set(resourcesOf(base));
+  const scopeNames = scopes.list().map((s) => s.scope);
+  const configuration: Configuration = {
+    adapter: (name: string) => identity.oauth.adapter(name),
+    clients: [],
+    jwks: keys.jwks,
+    cookies: { keys: keys.cookieKeys, long: { httpOnly: true, sameSite: 'lax' }, short: { httpOnly: true, sameSite: 'lax' } },
+    findAccount: async (_ctx, sub) => {
+      const user = await identity.getUser(sub);
+      if (!user || user.disabled) return undefined;
+      return { accountId: user.id, claims: () => ({ sub: user.id, email: user.email, name: user.name ?? undefined }) };
+    },
+    // Listed here too, so a client may register with them (the MCP SDK does): a grant holds them
+    // both as the resources' scopes (what the access token carries) and as its own.
+    scopes: ['openid', 'offline_access', ...scopeNames],
+    claims: { openid: ['sub'], email: ['email'], profile: ['name'] },
+    clientDefaults: {
+      application_type: 'native',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      id_token_signed_response_alg: 'ES256',
+    },
+    enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
+    pkce: { required: () => true },
+    responseTypes: ['code'],
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: true, initialAccessToken: false },
+      registrationManagement: { enabled: true, rotateRegistrationAccessToken: true },
+      // A client revokes only its own tokens.
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
+      userinfo: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: (_ctx, _client, oneOf) => oneOf ?? `${base}/mcp`,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, resource) => {
+          if (!resources.has(resource)) throw new errors.InvalidTarget(`Folio protects ${[...resources].join(', ')}`);
+          return { scope: scopeNames.join(' '), audience: resource, accessTokenFormat: 'opaque', accessTokenTTL: ACCESS_TOKEN_TTL };
+        },
+      },
+    },
+    // Every client may have refresh tokens (public clients are rotated on each use).
+    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    ttl: {
+      AccessToken: ACCESS_TOKEN_TTL,
+      AuthorizationCode: 60,
+      RefreshToken: 30 * DAY,
+      Grant: 365 * DAY,
+      Session: 14 * DAY,
+      Interaction: 3600,
+      IdToken: 3600,
+    },
+    interactions: { url: (_ctx, interaction) => `${INTERACTION_PREFIX}${interaction.uid}` },
+    renderError: (ctx, out) => {
+      ctx.type = 'text/plain; charset=utf-8';
+      ctx.body = `${ctx.status} ${out.error}: ${out.error_description ?? ''}\n`;
+    },
+  };
+  const provider = new Provider(issuer, configuration);
+  // Behind a TLS proxy (a public URL is set) the endpoints it announces must be https ones.
+  provider.proxy = deps.behindProxy;
+  provider.on('server_error', (_ctx, err) => deps.log.error({ err }, 'oauth server error'));
+  return provider;
+}
+
+/**
+ * Hands /oauth/... (but Folio's own pages) to the provider, with the prefix taken off the path as
+ * a mount would. `provider` is null until the server knows its address.
+ */
+export function mountProvider(get: () => Provider | null) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const path = ctx.path;
+    const provider = get();
+    if (!provider || !(path === OAUTH_PREFIX || path.startsWith(`${OAUTH_PREFIX}/`)) || path.startsWith(INTERACTION_PREFIX)) {
+      await next();
+      return;
+    }
+    await passTo(provider, ctx, ctx.req.url!.slice(OAUTH_PREFIX.length) || '/');
+  };
+}
+
+/** Lets the provider answer `url` (a path under /oauth) for this request. */
+export async function passTo(provider: Provider, ctx: Context, url: string): Promise<void> {
+  const req = ctx.req as typeof ctx.req & { originalUrl?: string };
+  req.originalUrl = `${OAUTH_PREFIX}${url}`;
+  req.url = url;
+  ctx.respond = false;
+  await provider.callback()(req, ctx.res);
+}
