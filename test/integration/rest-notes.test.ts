@@ -281,6 +281,15 @@ t.test('revisions: list, one, diff, restore', async (t) => {
   t.equal(unconditional.json().title, 'Final');
 });
 
+t.test('usage: what the caller stores, by kind, and the quota (none here)', async (t) => {
+  const r = await api(s, 'GET', '/notetaker/usage', tok);
+  t.equal(r.status, 200);
+  const u = r.json<{ used: number; quota: number | null; by_kind: Record<string, number> }>();
+  t.equal(u.quota, null);
+  t.ok(u.used > 0, 'the notes written above count');
+  t.equal(u.by_kind['notes'], u.used);
+});
+
 t.test('lists: most recent first, tag filter, opaque cursors, default and clamped limits', async (t) => {
   const bob = await createUser(s, 'lister@example.com');
   const b = { token: bob.token };
