@@ -73,6 +73,8 @@ function parserRefusal(path: string | undefined, message: string, publicUrl: str
 
 export async function startFolio(config: Config, log: Logger = createLogger(config)): Promise<Folio> {
   const db = await openDatabase({ schema: DATABASE_SCHEMA, databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, log });
+  // The address the server listens on, known once it does: the public URL when none is configured.
+  let listening = `http://${config.host}:${config.port}`;
   const feed = new ChangeFeed({ db, databaseUrl: config.databaseUrl ?? undefined, log: log.child({ component: 'changes' }) });
   await feed.start();
   // Each domain's service, made from its registration with its own section of the config.
@@ -85,6 +87,8 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       log: log.child({ domain: domain.name }),
       settings: settingsOf(domain.name),
       storage: config.storage,
+      dataDir: config.dataDir,
+      publicUrl: () => (config.publicUrl ?? listening).replace(/\/+$/, ''),
     }) as unknown,
   }));
   const serviceOf = (name: string): unknown => domains.find((d) => d.domain.name === name)?.service;
@@ -154,6 +158,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     publicUrl: config.publicUrl,
   });
   app.use(rest.router.routes());
+  app.use(rest.publicRouter.routes());
   const mcp: McpSurface = mcpSurface({
     dispatcher,
     auth,
@@ -189,6 +194,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `http://${host}:${addr.port}`;
+  listening = url;
   log.info({ url, engine: db.engine, namespaces: [...registry.snapshot.namespaces.keys()] }, 'folio listening');
 
   // Now and then: each domain's upkeep (the notes trash sweep, ...), then keep the embedded

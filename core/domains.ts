@@ -6,8 +6,9 @@ import type { Domain } from './contract/domain.ts';
 import { identityDomain } from './domain/identity/index.ts';
 import { notesDomain } from './domain/notes/index.ts';
 import { storageDomain } from './domain/storage/index.ts';
+import { filesDomain } from './domain/files/index.ts';
 
-export const DOMAINS = [identityDomain, storageDomain, notesDomain] as const satisfies readonly Domain<any, any>[];
+export const DOMAINS = [identityDomain, storageDomain, notesDomain, filesDomain] as const satisfies readonly Domain<any, any>[];
 
 /** Every entity and every migration (in name order), for the database layer. */
 export const DATABASE_SCHEMA: { entities: readonly unknown[]; migrations: MigrationObject[] } = {

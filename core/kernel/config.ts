@@ -41,6 +41,17 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    files: Type.Object(
+      {
+        /** The largest file (one version) in bytes. */
+        maxFileBytes: Int(0),
+        /** Files in the trash longer than this are purged for good. */
+        trashRetentionDays: Int(1, 3650),
+        /** How often that purge (and the sweep of abandoned uploads) runs. */
+        trashSweepMinutes: Int(1, 10_080),
+      },
+      { additionalProperties: false },
+    ),
     storage: Type.Object(
       {
         /** Bytes one user may store in all (note revisions, files); null: no limit. */
@@ -87,6 +98,7 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   RELOAD_DEBOUNCE_MS: { at: ['reload', 'debounceMs'], parse: num },
   MCP_MODE: { at: ['mcp', 'mode'], parse: str },
   STORAGE_QUOTA_BYTES: { at: ['storage', 'quotaBytesPerUser'], parse: (v) => (v === '' ? null : num(v)) },
+  FILES_MAX_FILE_BYTES: { at: ['files', 'maxFileBytes'], parse: num },
   NOTES_TRASH_RETENTION_DAYS: { at: ['notes', 'trashRetentionDays'], parse: num },
 };
 

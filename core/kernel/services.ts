@@ -24,7 +24,7 @@ function requireAdmin(principal: Principal, what: string): void {
 }
 
 export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logger): Services {
-  const services: Omit<Services, 'notes'> = {
+  const services: Omit<Services, 'notes' | 'files'> = {
     access: {
       async createUser(input) {
         requireAdmin(principal, 'creating users');

@@ -3,6 +3,10 @@
 // Capabilities reach a handler through `ctx`, never through imports.
 import type { Static, TSchema } from 'typebox';
 import type { NotesService, NotesSummary } from '../domain/notes/types.ts';
+import type { FilesApi } from '../domain/files/plugin-api.ts';
+
+export type { FilesApi, TextPart, FileBytes } from '../domain/files/plugin-api.ts';
+export type { FileMeta, FileVersion, ShareLink, CreatedShare, CreateShare, ListFilesOptions } from '../domain/files/types.ts';
 
 export type {
   Note,
@@ -91,6 +95,8 @@ export type NotesApi = { [K in Exclude<keyof NotesService, 'summary'>]: Bound<No
 export interface Services {
   access: AccessControl;
   notes: NotesApi;
+  /** The caller's files: reads need files:read, writes files:write. */
+  files: FilesApi;
   /** Admins only: each plugin, its version, last reload and last error. */
   pluginStatus(): Promise<PluginStatus[]>;
 }

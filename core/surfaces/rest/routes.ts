@@ -26,6 +26,7 @@ export function restSurface(deps: RestDeps): RestSurface {
               namespace: domain.rest.namespace,
               routes: domain.rest.routes(service),
               components: domain.rest.components,
+              publicRoutes: domain.rest.publicRoutes?.(service),
             },
           ]
         : [],
