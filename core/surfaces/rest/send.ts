@@ -7,6 +7,15 @@ import type { Reply } from '../../contract/rest.ts';
 
 export async function send(ctx: Context, reply: Reply, log: Logger): Promise<void> {
   for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
+  if (reply.stream instanceof Readable && !reply.trailers) {
+    // A Node stream (a file's bytes) is piped as it is: no per-chunk hop through an async iterator.
+    // Its errors after the headers cut the connection (Koa's stream error handling).
+    const stream = reply.stream;
+    stream.once('error', (err) => log.error({ err }, 'stream failed after the response started'));
+    ctx.status = reply.status;
+    ctx.body = stream;
+    return;
+  }
   if (reply.stream) {
     // Pull the first chunk before the status goes out: an error raised on it is still a problem answer.
     const it = reply.stream[Symbol.asyncIterator]();
