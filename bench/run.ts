@@ -16,10 +16,11 @@ import { formatCall, runCall, type CallResult } from './call.ts';
 import { formatMemory, runMemory, type MemoryResult } from './memory.ts';
 import { formatNotes, notesSummaryRows, runNotes, type NotesResult } from './notes.ts';
 import { formatReload, runReload, type ReloadResult } from './reload.ts';
+import { formatFiles, runFiles, type FilesResult } from './files.ts';
 import { formatRevisions, revisionsSummaryRows, runRevisions, type RevisionsResult } from './revisions.ts';
 import { assertNode24, progress } from './util.ts';
 
-const NAMES = ['call', 'reload', 'memory', 'notes', 'revisions'] as const;
+const NAMES = ['call', 'reload', 'memory', 'notes', 'revisions', 'files'] as const;
 type Name = (typeof NAMES)[number];
 /** What a bare `npm run bench` runs; notes and revisions only with --only (they take long). */
 const DEFAULT: Name[] = ['call', 'reload', 'memory'];
@@ -44,7 +45,7 @@ function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boo
 
 function usage(problem?: string): never {
   if (problem) process.stderr.write(`bench: ${problem}\n`);
-  process.stderr.write('usage: npm run bench -- [--only=call|reload|memory|notes|revisions[,...]] [--quick] [--profile]\n');
+  process.stderr.write('usage: npm run bench -- [--only=call|reload|memory|notes|revisions|files[,...]] [--quick] [--profile]\n');
   process.exit(problem ? 2 : 0);
 }
 
@@ -56,6 +57,7 @@ interface Summary {
   call?: CallResult;
   reload?: ReloadResult;
   memory?: MemoryResult;
+  files?: FilesResult;
   notes?: NotesResult;
   revisions?: RevisionsResult;
   errors: Record<string, string>;
@@ -87,6 +89,27 @@ function summaryRows(s: Summary): string[][] {
         `p50 ${st.p50Ms}, max ${st.maxMs}, n ${st.iterations}${st.timeouts ? `, ${st.timeouts} timeouts` : ''}`,
         `${st.pass ? 'PASS' : 'FAIL'} (< ${s.reload.targetP95Ms} ms)`,
       ]);
+  }
+  if (s.files) {
+    const f = s.files;
+    for (const [name, x] of [
+      ['upload', f.upload],
+      ['download', f.download],
+    ] as const)
+      rows.push([
+        'files',
+        `${f.sizeMB} MiB ${name} MB/s`,
+        String(x.mbPerSec),
+        `${(x.ratio * 100).toFixed(1)}% of cp (${f.cp.mbPerSec} MB/s), RSS +${x.rssGrowthMB} MB`,
+        `${x.pass ? 'PASS' : 'FAIL'} (>= ${f.targetRatio * 100}%, < ${f.targetRssGrowthMB} MB)`,
+      ]);
+    rows.push([
+      'files',
+      '50 x 10 MB downloads p95 ms',
+      String(f.concurrent.p95Ms),
+      `${f.concurrent.completed}/50 complete, RSS peak ${f.concurrent.rssPeakMB} MB`,
+      f.concurrent.completed === 50 ? 'PASS (all complete)' : 'FAIL',
+    ]);
   }
   if (s.memory) {
     for (const m of s.memory.series) {
@@ -131,6 +154,7 @@ async function main(): Promise<void> {
       if (name === 'call') details.push(formatCall((summary.call = await runCall({ quick, profile }))));
       if (name === 'reload') details.push(formatReload((summary.reload = await runReload({ quick }))));
       if (name === 'memory') details.push(formatMemory((summary.memory = await runMemory({ quick }))));
+      if (name === 'files') details.push(formatFiles((summary.files = await runFiles({ quick }))));
       if (name === 'notes') details.push(formatNotes((summary.notes = await runNotes({ quick }))));
       if (name === 'revisions') details.push(formatRevisions((summary.revisions = await runRevisions({ quick }))));
     } catch (err) {

@@ -89,7 +89,7 @@ export function scopeCatalogue(): ScopeCatalogue {
 
 export function createDomains(
   config: Config,
-  env: { db: Database; feed: ChangeFeed; jobs: JobQueue; log: Logger; scopes: ScopeCatalogue },
+  env: { db: Database; feed: ChangeFeed; jobs: JobQueue; log: Logger; scopes: ScopeCatalogue; publicUrl: () => string },
 ) {
   return DOMAINS.map((domain: Domain<any, any>) => ({
     domain,
@@ -101,17 +101,28 @@ export function createDomains(
       settings: settingsOf(config, domain.name),
       storage: config.storage,
       scopes: env.scopes,
+      dataDir: config.dataDir,
+      publicUrl: env.publicUrl,
     }) as unknown,
   }));
 }
 
 export async function startFolio(config: Config, log: Logger = createLogger(config)): Promise<Folio> {
   const db = await openDatabase({ schema: DATABASE_SCHEMA, databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, log });
+  // The address the server listens on, known once it does: the public URL when none is configured.
+  let listening = `http://${config.host}:${config.port}`;
   const feed = new ChangeFeed({ db, databaseUrl: config.databaseUrl ?? undefined, log: log.child({ component: 'changes' }) });
   await feed.start();
   const scopes = scopeCatalogue();
   const jobs = new JobQueue({ db, log: log.child({ component: 'jobs' }), settings: config.jobs });
-  const domains = createDomains(config, { db, feed, jobs, log, scopes });
+  const domains = createDomains(config, {
+    db,
+    feed,
+    jobs,
+    log,
+    scopes,
+    publicUrl: () => (config.publicUrl ?? listening).replace(/\/+$/, ''),
+  });
   // Workers run here unless `npm run worker` processes do the work (jobs.inProcess false).
   await jobs.start({ work: config.jobs.inProcess });
   const serviceOf = (name: string): unknown => domains.find((d) => d.domain.name === name)?.service;
@@ -200,6 +211,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     publicUrl: config.publicUrl,
   });
   app.use(rest.router.routes());
+  app.use(rest.publicRouter.routes());
   const mcp: McpSurface = mcpSurface({
     dispatcher,
     auth,
@@ -244,6 +256,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     log: log.child({ component: 'oauth' }),
     behindProxy: config.publicUrl !== null,
   });
+  listening = url;
   log.info({ url, engine: db.engine, namespaces: [...registry.snapshot.namespaces.keys()] }, 'folio listening');
 
   // Now and then: each domain's upkeep (the notes trash sweep, ...), then keep the embedded

@@ -7,8 +7,9 @@ import { JOB_QUEUE_MIGRATION } from './db/job-queue-migration.ts';
 import { identityDomain } from './domain/identity/index.ts';
 import { notesDomain } from './domain/notes/index.ts';
 import { storageDomain } from './domain/storage/index.ts';
+import { filesDomain } from './domain/files/index.ts';
 
-export const DOMAINS = [identityDomain, storageDomain, notesDomain] as const satisfies readonly Domain<any, any>[];
+export const DOMAINS = [identityDomain, storageDomain, notesDomain, filesDomain] as const satisfies readonly Domain<any, any>[];
 
 /** Every entity and every migration (in name order; with the job queue's tables), for the database layer. */
 export const DATABASE_SCHEMA: { entities: readonly unknown[]; migrations: MigrationObject[] } = {

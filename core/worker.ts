@@ -39,7 +39,14 @@ const db = await openDatabase({ schema: DATABASE_SCHEMA, databaseUrl: config.dat
 const feed = new ChangeFeed({ db, databaseUrl: config.databaseUrl, log: log.child({ component: 'changes' }) });
 await feed.start();
 const jobs = new JobQueue({ db, log: log.child({ component: 'jobs' }), settings: config.jobs });
-createDomains(config, { db, feed, jobs, log, scopes: scopeCatalogue() });
+createDomains(config, {
+  db,
+  feed,
+  jobs,
+  log,
+  scopes: scopeCatalogue(),
+  publicUrl: () => (config.publicUrl ?? `http://${config.host}:${config.port}`).replace(/\/+$/, ''),
+});
 await jobs.start({ work: true });
 log.info({ kinds: jobs.names }, 'folio worker running');
 

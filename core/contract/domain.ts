@@ -8,7 +8,7 @@ import type { Database } from '../db/database.ts';
 import type { ChangeFeed } from '../db/change-feed.ts';
 import type { JobQueue } from '../db/jobs.ts';
 import type { Principal } from '../domain/identity/types.ts';
-import type { Route } from './rest.ts';
+import type { PublicRoute, Route } from './rest.ts';
 
 /** The config's `storage` section: one per-user quota over every kind of stored bytes. */
 export interface StorageSettings {
@@ -31,6 +31,10 @@ export interface DomainEnv<Settings = unknown> {
   storage: StorageSettings;
   /** The scope catalogue of every domain, for a domain that hands out tokens. */
   scopes: ScopeRules;
+  /** The data directory (DATA_DIR), for what a domain keeps on disk (file blobs). */
+  dataDir: string;
+  /** The server's public base URL (publicUrl, else the address it listens on), once it listens. */
+  publicUrl: () => string;
 }
 
 /**
@@ -69,6 +73,8 @@ export interface RestGroup<Service> {
   routes(service: Service): Route[];
   /** Schemas named in the OpenAPI document's components. */
   components?: Record<string, TSchema>;
+  /** Routes outside /api/v1 that take no token (share links), answered in plain text or HTML. */
+  publicRoutes?(service: Service): PublicRoute[];
 }
 
 /** The caller a domain's plugin API acts for, and the policy's scope check. */

@@ -22,6 +22,11 @@ export const ERROR_CODES = {
     title: 'Unauthenticated',
     about: 'No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL).',
   },
+  password_required: {
+    status: 401,
+    title: 'Password required',
+    about: 'This share link is protected by a password, and none or a wrong one was sent. Programs send it as X-Share-Password.',
+  },
   forbidden: { status: 403, title: 'Forbidden', about: 'Authenticated, but this account may not do that: a role is missing.' },
   missing_scope: {
     status: 403,
@@ -55,6 +60,12 @@ export const ERROR_CODES = {
     title: 'Content too large',
     about: 'The request body is larger than the server accepts. Send less, e.g. create and then append in parts.',
   },
+  file_too_large: {
+    status: 413,
+    title: 'File too large',
+    about:
+      'The file is larger than the per-file limit of this server (the `files.maxFileBytes` setting); nothing was stored. `limit` gives the limit in bytes.',
+  },
   too_large: {
     status: 413,
     title: 'Answer too large',
@@ -65,6 +76,11 @@ export const ERROR_CODES = {
     title: 'Unsupported media type',
     about:
       'The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding.',
+  },
+  range_not_satisfiable: {
+    status: 416,
+    title: 'Range not satisfiable',
+    about: 'The Range asked for starts past the end of the content. Content-Range: bytes */<size> gives the size; ask again within it.',
   },
   precondition_required: {
     status: 428,
@@ -77,6 +93,16 @@ export const ERROR_CODES = {
     title: 'Storage quota exceeded',
     about:
       'The write would take your stored bytes (note revisions, files) over your quota; nothing was stored. `quota` has `used`, `quota` and `needed` in bytes. Delete or purge something, or ask an operator for more space.',
+  },
+  storage_full: {
+    status: 507,
+    title: 'Storage full',
+    about: "The server's storage has no room for this write; nothing was stored. Try again later, or tell the operator.",
+  },
+  too_many_requests: {
+    status: 429,
+    title: 'Too many requests',
+    about: 'Too many wrong passwords for this link or from this client. Retry-After says how many seconds to wait.',
   },
   aborted: { status: 499, title: 'Client closed request', about: 'The caller went away before the answer; nothing is sent.' },
   internal: {
@@ -100,7 +126,9 @@ export const REASON: Readonly<Record<number, string>> = {
   412: 'Precondition Failed',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  416: 'Range Not Satisfiable',
   428: 'Precondition Required',
+  429: 'Too Many Requests',
   431: 'Request Header Fields Too Large',
   499: 'Client Closed Request',
   500: 'Internal Server Error',
@@ -272,6 +300,52 @@ export class QuotaExceeded extends FolioError {
   constructor(message: string, quota: { used: number; quota: number; needed: number }) {
     super(message);
     this.quota = quota;
+  }
+}
+
+/** A file over the per-file size limit. Nothing was stored. */
+export class FileTooLarge extends FolioError {
+  readonly code = 'file_too_large';
+  readonly limit: number;
+  constructor(message: string, limit: number) {
+    super(message);
+    this.limit = limit;
+  }
+}
+
+/** A Range that starts past the end of the content. */
+export class RangeNotSatisfiable extends FolioError {
+  readonly code = 'range_not_satisfiable';
+  readonly size: number;
+  constructor(message: string, size: number) {
+    super(message);
+    this.size = size;
+  }
+  override get headers(): Record<string, string> {
+    return { 'Content-Range': `bytes */${this.size}` };
+  }
+}
+
+/** The storage itself is full (ENOSPC): nothing was stored. */
+export class StorageFull extends FolioError {
+  readonly code = 'storage_full';
+}
+
+/** A share link's password is missing or wrong. */
+export class PasswordRequired extends FolioError {
+  readonly code = 'password_required';
+}
+
+/** Refused for a while (wrong passwords); `retryAfter` seconds. */
+export class TooManyRequests extends FolioError {
+  readonly code = 'too_many_requests';
+  readonly retryAfter: number;
+  constructor(message: string, retryAfter: number) {
+    super(message);
+    this.retryAfter = retryAfter;
+  }
+  override get headers(): Record<string, string> {
+    return { 'Retry-After': String(this.retryAfter) };
   }
 }
 

@@ -1,6 +1,7 @@
 // The declarative REST route table, the contract between a domain and the REST surface: one entry
 // per operation, from which both the Koa router and the OpenAPI document are made. A handler gets validated, typed input and returns a Reply; it never
 // touches Koa, and it throws typed errors that problems.ts maps.
+import type { Readable } from 'node:stream';
 import type { Static, TSchema } from 'typebox';
 import type { Logger } from 'pino';
 import type { Principal } from '../domain/identity/types.ts';
@@ -36,10 +37,56 @@ export interface Reply {
   trailers?: () => Promise<Record<string, string>>;
 }
 
+/**
+ * A route outside /api/v1 that takes no bearer token (a share link's public URL). No policy, no
+ * OpenAPI entry: its handler decides everything from the request itself.
+ */
+export interface PublicRoute {
+  method: 'GET' | 'POST';
+  /** Absolute, OpenAPI style: '/s/{token}'. */
+  path: string;
+  handler: (call: PublicCall) => Promise<Reply>;
+}
+
+export interface PublicCall {
+  params: Record<string, string>;
+  method: string;
+  header(this: void, name: string): string | undefined;
+  /** The client's address, for throttles. */
+  client: string;
+  baseUrl: string;
+  /** A small application/x-www-form-urlencoded body (a browser form), parsed; {} without one. */
+  form(this: void): Promise<Record<string, string>>;
+  log: Logger;
+  signal: AbortSignal;
+}
+
+/**
+ * A request body a route takes as bytes, never buffered: the raw body, or the part named `file` of
+ * a multipart/form-data body (what a browser form sends). Reading it is the handler's business.
+ */
+export interface UploadBody {
+  stream: Readable;
+  /** The Content-Type of the bytes: the request's, or the multipart part's. */
+  contentType: string | undefined;
+  /** Content-Length, when the client declared it (raw bodies only). */
+  length: number | undefined;
+  /** The file name a multipart part carries. */
+  filename: string | undefined;
+  /** Form fields sent before the file part (multipart only). */
+  fields: Record<string, string>;
+}
+
 export interface Call<P, Q, B> {
   params: P;
   query: Q;
   body: B;
+  /** The streamed body of an `upload` route; undefined on other routes. */
+  upload: UploadBody | undefined;
+  /** 'HEAD' for a HEAD on a GET route: answer the headers, open no stream. */
+  method: string;
+  /** The server's public base URL (no trailing slash), for links in answers. */
+  baseUrl: string;
   principal: Principal;
   /** Request headers, lower-cased names. */
   header(this: void, name: string): string | undefined;
@@ -67,6 +114,11 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   query?: Q;
   body?: B;
   bodyRequired?: boolean;
+  /**
+   * The route takes its body as a stream of bytes (raw, or multipart/form-data with a part `file`)
+   * instead of JSON: the JSON parser never touches it, nothing is buffered.
+   */
+  upload?: { description: string };
   /** Request headers the operation reads (documented as parameters). */
   headers?: HeaderDoc[];
   responses: Record<number, ResponseDoc>;
@@ -90,7 +142,7 @@ export function problemCodesOf(r: Route): ProblemCode[] {
   if (r.params) codes.add('not_found');
   // Every operation refuses query parameters it does not take.
   codes.add('validation_failed');
-  if (r.body) {
+  if (r.body || r.upload) {
     codes.add('bad_request');
     codes.add('payload_too_large');
     codes.add('unsupported_media_type');

@@ -48,6 +48,56 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    files: Type.Object(
+      {
+        /** The largest file (one version) in bytes. */
+        maxFileBytes: Int(0),
+        /** Files in the trash longer than this are purged for good. */
+        trashRetentionDays: Int(1, 3650),
+        /** How often that purge (and the sweep of abandoned uploads) runs. */
+        trashSweepMinutes: Int(1, 10_080),
+        /** Where file bytes live. */
+        blobStore: Type.Object(
+          {
+            /** Where file bytes live: 'disk' under dataDir, or 's3' (any S3-compatible service). */
+            kind: Type.Union([Type.Literal('disk'), Type.Literal('s3')]),
+            s3: Type.Object(
+              {
+                /** The service's URL (MinIO, R2, B2, ...); null: AWS S3 itself. */
+                endpoint: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
+                region: Type.String({ minLength: 1 }),
+                bucket: Type.Union([Type.String({ minLength: 3, maxLength: 63 }), Type.Null()]),
+                /** Key prefix inside the bucket, e.g. 'folio/'. */
+                prefix: Type.String({ pattern: '^([^/].*/)?$' }),
+                /** null: the SDK's default credential chain (AWS_ACCESS_KEY_ID, instance roles, ...). */
+                accessKeyId: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+                secretAccessKey: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+                /** bucket in the path (http://host/bucket/key), as MinIO and most self-hosted services want. */
+                forcePathStyle: Type.Boolean(),
+                /** WHEN_REQUIRED: no CRC32 checksums unless the operation needs one (MinIO, R2, B2 break on them). */
+                checksums: Type.Union([Type.Literal('WHEN_REQUIRED'), Type.Literal('WHEN_SUPPORTED')]),
+              },
+              { additionalProperties: false },
+            ),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    mcp: Type.Object(
+      {
+        /** stateful: sessions with live list_changed; stateless: any node answers any request. */
+        mode: Type.Union([Type.Literal('stateful'), Type.Literal('stateless')]),
+        /** Origins (scheme://host[:port]) browsers may call /mcp from, besides Folio's own. */
+        allowedOrigins: Type.Array(Type.String({ pattern: '^https?://[^/]+$' })),
+        /** Host header values (host or host:port) accepted besides localhost, 127.0.0.1 and [::1]. */
+        allowedHosts: Type.Array(Type.String({ minLength: 1 })),
+        /** How long a POST's requests may go unanswered before they are abandoned; null: the handler timeout + 5 s. */
+        streamDeadlineMs: Type.Union([Int(1), Type.Null()]),
+      },
+      { additionalProperties: false },
+    ),
     storage: Type.Object(
       {
         /** Bytes one user may store in all (note revisions, files); null: no limit. */
@@ -69,44 +119,6 @@ export const ConfigSchema = Type.Object(
         retryDelaySeconds: Int(1, 3600),
         /** How long jobs that failed every attempt are kept for admins to see. */
         deadLetterRetentionDays: Int(1, 3650),
-      },
-      { additionalProperties: false },
-    ),
-    blobStore: Type.Object(
-      {
-        /** Where file bytes live: 'disk' under dataDir, or 's3' (any S3-compatible service). */
-        kind: Type.Union([Type.Literal('disk'), Type.Literal('s3')]),
-        s3: Type.Object(
-          {
-            /** The service's URL (MinIO, R2, B2, ...); null: AWS S3 itself. */
-            endpoint: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
-            region: Type.String({ minLength: 1 }),
-            bucket: Type.Union([Type.String({ minLength: 3, maxLength: 63 }), Type.Null()]),
-            /** Key prefix inside the bucket, e.g. 'folio/'. */
-            prefix: Type.String({ pattern: '^([^/].*/)?$' }),
-            /** null: the SDK's default credential chain (AWS_ACCESS_KEY_ID, instance roles, ...). */
-            accessKeyId: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
-            secretAccessKey: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
-            /** bucket in the path (http://host/bucket/key), as MinIO and most self-hosted services want. */
-            forcePathStyle: Type.Boolean(),
-            /** WHEN_REQUIRED: no CRC32 checksums unless the operation needs one (MinIO, R2, B2 break on them). */
-            checksums: Type.Union([Type.Literal('WHEN_REQUIRED'), Type.Literal('WHEN_SUPPORTED')]),
-          },
-          { additionalProperties: false },
-        ),
-      },
-      { additionalProperties: false },
-    ),
-    mcp: Type.Object(
-      {
-        /** stateful: sessions with live list_changed; stateless: any node answers any request. */
-        mode: Type.Union([Type.Literal('stateful'), Type.Literal('stateless')]),
-        /** Origins (scheme://host[:port]) browsers may call /mcp from, besides Folio's own. */
-        allowedOrigins: Type.Array(Type.String({ pattern: '^https?://[^/]+$' })),
-        /** Host header values (host or host:port) accepted besides localhost, 127.0.0.1 and [::1]. */
-        allowedHosts: Type.Array(Type.String({ minLength: 1 })),
-        /** How long a POST's requests may go unanswered before they are abandoned; null: the handler timeout + 5 s. */
-        streamDeadlineMs: Type.Union([Int(1), Type.Null()]),
       },
       { additionalProperties: false },
     ),
@@ -136,19 +148,20 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   RELOAD_DEBOUNCE_MS: { at: ['reload', 'debounceMs'], parse: num },
   MCP_MODE: { at: ['mcp', 'mode'], parse: str },
   STORAGE_QUOTA_BYTES: { at: ['storage', 'quotaBytesPerUser'], parse: (v) => (v === '' ? null : num(v)) },
+  FILES_MAX_FILE_BYTES: { at: ['files', 'maxFileBytes'], parse: num },
   NOTES_TRASH_RETENTION_DAYS: { at: ['notes', 'trashRetentionDays'], parse: num },
   JOBS_IN_PROCESS: { at: ['jobs', 'inProcess'], parse: bool },
   JOBS_CONCURRENCY: { at: ['jobs', 'concurrency'], parse: num },
   JOBS_POLL_SECONDS: { at: ['jobs', 'pollSeconds'], parse: decimal },
-  BLOB_STORE: { at: ['blobStore', 'kind'], parse: str },
-  S3_ENDPOINT: { at: ['blobStore', 's3', 'endpoint'], parse: str },
-  S3_REGION: { at: ['blobStore', 's3', 'region'], parse: str },
-  S3_BUCKET: { at: ['blobStore', 's3', 'bucket'], parse: str },
-  S3_PREFIX: { at: ['blobStore', 's3', 'prefix'], parse: (v) => v },
-  S3_ACCESS_KEY_ID: { at: ['blobStore', 's3', 'accessKeyId'], parse: str },
-  S3_SECRET_ACCESS_KEY: { at: ['blobStore', 's3', 'secretAccessKey'], parse: str },
-  S3_FORCE_PATH_STYLE: { at: ['blobStore', 's3', 'forcePathStyle'], parse: bool },
-  S3_CHECKSUMS: { at: ['blobStore', 's3', 'checksums'], parse: str },
+  BLOB_STORE: { at: ['files', 'blobStore', 'kind'], parse: str },
+  S3_ENDPOINT: { at: ['files', 'blobStore', 's3', 'endpoint'], parse: str },
+  S3_REGION: { at: ['files', 'blobStore', 's3', 'region'], parse: str },
+  S3_BUCKET: { at: ['files', 'blobStore', 's3', 'bucket'], parse: str },
+  S3_PREFIX: { at: ['files', 'blobStore', 's3', 'prefix'], parse: (v) => v },
+  S3_ACCESS_KEY_ID: { at: ['files', 'blobStore', 's3', 'accessKeyId'], parse: str },
+  S3_SECRET_ACCESS_KEY: { at: ['files', 'blobStore', 's3', 'secretAccessKey'], parse: str },
+  S3_FORCE_PATH_STYLE: { at: ['files', 'blobStore', 's3', 'forcePathStyle'], parse: bool },
+  S3_CHECKSUMS: { at: ['files', 'blobStore', 's3', 'checksums'], parse: str },
 };
 
 function str(v: string): unknown {
@@ -244,11 +257,13 @@ export function loadConfig(opts: { env?: NodeJS.ProcessEnv; overrides?: Record<s
   if (cfg.tokens.mintDefaultTtlSeconds > cfg.tokens.mintMaxTtlSeconds) {
     throw new ConfigError('invalid configuration:\n  tokens.mintDefaultTtlSeconds: must not exceed tokens.mintMaxTtlSeconds');
   }
-  if (cfg.blobStore.kind === 's3' && !cfg.blobStore.s3.bucket) {
-    throw new ConfigError('invalid configuration:\n  blobStore.s3.bucket (S3_BUCKET): required when blobStore.kind is s3');
+  if (cfg.files.blobStore.kind === 's3' && !cfg.files.blobStore.s3.bucket) {
+    throw new ConfigError('invalid configuration:\n  files.blobStore.s3.bucket (S3_BUCKET): required when files.blobStore.kind is s3');
   }
-  if ((cfg.blobStore.s3.accessKeyId === null) !== (cfg.blobStore.s3.secretAccessKey === null)) {
-    throw new ConfigError('invalid configuration:\n  blobStore.s3: accessKeyId and secretAccessKey go together (set both, or neither)');
+  if ((cfg.files.blobStore.s3.accessKeyId === null) !== (cfg.files.blobStore.s3.secretAccessKey === null)) {
+    throw new ConfigError(
+      'invalid configuration:\n  files.blobStore.s3: accessKeyId and secretAccessKey go together (set both, or neither)',
+    );
   }
   return {
     ...cfg,

@@ -116,9 +116,16 @@ export class Policy {
    * Runs `work` under the call deadline: its signal fires on the timeout and when `gone` fires (the
    * caller went away). A timeout is a FunctionFailed with an error id; a caller gone is Aborted; an
    * error that is not a typed outcome is a FunctionFailed whose cause goes to the log only.
+   * `untimed`: no deadline, only the caller going away (an upload takes as long as its bytes do).
    */
-  async run<T>(what: string, gone: AbortSignal, log: Logger, work: (signal: AbortSignal) => Promise<T> | T): Promise<T> {
-    const ms = this.#deps.limits.handlerTimeoutMs;
+  async run<T>(
+    what: string,
+    gone: AbortSignal,
+    log: Logger,
+    work: (signal: AbortSignal) => Promise<T> | T,
+    opts: { untimed?: boolean } = {},
+  ): Promise<T> {
+    const ms = opts.untimed ? 2_147_483_647 : this.#deps.limits.handlerTimeoutMs;
     // One controller and one timer per call, both gone when the call ends (AbortSignal.timeout
     // would keep a timer and its error alive for the full timeout after every call).
     const controller = new AbortController();

@@ -8,6 +8,10 @@ import type { IdentityApi } from '../domain/identity/plugin-api.ts';
 export type { IdentityApi } from '../domain/identity/plugin-api.ts';
 export type { TokenInfo, NewToken, TokenPage, CreateToken, RotateToken } from '../domain/identity/personal-tokens.ts';
 export type { UserInfo, UserPage, ListUsers, UpdateUser } from '../domain/identity/users.ts';
+import type { FilesApi } from '../domain/files/plugin-api.ts';
+
+export type { FilesApi, TextPart, FileBytes } from '../domain/files/plugin-api.ts';
+export type { FileMeta, FileVersion, ShareLink, CreatedShare, CreateShare, ListFilesOptions } from '../domain/files/types.ts';
 
 export type {
   Note,
@@ -124,6 +128,8 @@ export interface Services {
    * the users (scope users and role admin; `me` is for everyone).
    */
   identity: IdentityApi;
+  /** The caller's files: reads need files:read, writes files:write. */
+  files: FilesApi;
   /** Admins only: each plugin, its version, last reload and last error. */
   pluginStatus(): Promise<PluginStatus[]>;
 }

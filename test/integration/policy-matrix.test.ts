@@ -70,6 +70,24 @@ const ROWS: Row[] = [
     },
   },
   {
+    namespace: 'files',
+    readScope: 'files:read',
+    setup: async (s, u) => {
+      const r = await req(s, 'POST', '/api/v1/filedb/files?name=matrix.txt', {
+        token: u.token,
+        body: 'matrix text',
+        headers: { 'content-type': 'text/plain' },
+      });
+      u.data.file = r.json();
+    },
+    read: { fn: 'info', args: (u) => ({ id: u.data.file.id }) },
+    write: { fn: 'write', args: () => ({ name: 'matrix-write.txt', text: 'written' }) },
+    rest: {
+      read: { method: 'GET', path: (u) => `/api/v1/filedb/files/${u.data.file.id}/content` },
+      write: { method: 'POST', path: () => '/api/v1/filedb/files?name=matrix-rest.txt', body: () => 'rest write' },
+    },
+  },
+  {
     // No REST group; its own rule already hides it from users without a meeting note.
     namespace: 'meetings',
     readScope: 'notes:read',
@@ -159,7 +177,7 @@ function decided(status: number): Decision {
 // ---- the server, with rule-wrapped copies of the first-party plugins
 
 const pluginsDir = await mkdtemp(path.join(tmpdir(), 'folio-matrix-'));
-for (const name of ['admin', 'notetaker', 'meetings', 'tokens', 'users', 'oauth']) {
+for (const name of ['admin', 'notetaker', 'meetings', 'tokens', 'users', 'oauth', 'files']) {
   const dir = path.join(pluginsDir, name);
   await cp(path.join(FIRST_PARTY, name), dir, { recursive: true });
   if (name === 'admin') continue;
@@ -296,6 +314,7 @@ t.test('the rule-wrapped plugins are the ones loaded', async (t) => {
   const loaded = status.json<Array<{ namespace: string; state: string; dir: string }>>().filter((p) => p.dir.startsWith(pluginsDir));
   t.same(loaded.map((p) => [p.namespace, p.state]).sort(), [
     ['admin', 'loaded'],
+    ['files', 'loaded'],
     ['meetings', 'loaded'],
     ['notetaker', 'loaded'],
     ['oauth', 'loaded'],

@@ -111,7 +111,8 @@ t.test("cross-user matrix: every route with another user's note id is 404, byte-
     'PATCH /notetaker/notes/{id}': { append: { text: 'pwned' } },
     'PUT /notetaker/notes/{id}': { expected_version: 1, title: 'pwned', body: '', tags: [] },
   };
-  const withId = sp.operations.filter((o) => o.template.startsWith('/notetaker') && o.template.includes('{id}'));
+  // The notetaker group's routes (the filedb group's are in rest-files.test.ts).
+  const withId = sp.operations.filter((o) => o.template.startsWith('/notetaker/') && o.template.includes('{id}'));
   t.ok(withId.length >= 9, `${withId.length} routes take a note id`);
   for (const o of withId) {
     for (const [label, headers] of [

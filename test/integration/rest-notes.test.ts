@@ -517,7 +517,7 @@ t.test('a large report streams: the first bytes arrive before the end is written
 t.test('every operation was exercised with a success status', async (t) => {
   const sp = await spec(s);
   // The notetaker group's operations (tokens and users are exercised in rest-identity.test.ts).
-  for (const o of sp.operations.filter((x) => x.template.startsWith('/notetaker'))) {
+  for (const o of sp.operations.filter((x) => x.template.startsWith('/notetaker/'))) {
     const seen = sp.seen.get(o.op.operationId) ?? new Set();
     t.ok(
       [...seen].some((x) => /^[23]\d\d$/.test(x)),

@@ -8,6 +8,16 @@
 // (temporaries older than a grace period are swept by the same garbage collection).
 import type { Readable } from 'node:stream';
 
+/** More bytes arrived than the write allows: what every store rejects `stage` with, over `maxBytes`. */
+export class BlobLimitExceeded extends Error {
+  override name = 'BlobLimitExceeded';
+  readonly limit: number;
+  constructor(limit: number) {
+    super(`more than ${limit} bytes`);
+    this.limit = limit;
+  }
+}
+
 /** A blob being written: complete and hashed, not yet visible under its hash. */
 export interface StagedBlob {
   sha256: string;

@@ -21,9 +21,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { NotFound } from '../../contract/errors.ts';
-import type { BlobStat, BlobStore, ByteRange, StagedBlob } from './blob-store.ts';
+import { BlobLimitExceeded, type BlobStat, type BlobStore, type ByteRange, type StagedBlob } from './blob-store.ts';
 
-/** The config's `blobStore.s3` section. */
+/** The config's `files.blobStore.s3` section. */
 export interface S3BlobStoreSettings {
   /** The service's URL; null for AWS S3 itself. */
   endpoint: string | null;
@@ -72,7 +72,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   static fromSettings(s: S3BlobStoreSettings): S3BlobStore {
-    if (!s.bucket) throw new Error('blobStore.s3.bucket is required for the s3 blob store');
+    if (!s.bucket) throw new Error('files.blobStore.s3.bucket is required for the s3 blob store');
     return new S3BlobStore({ client: s3Client(s), bucket: s.bucket, prefix: s.prefix });
   }
 
@@ -215,16 +215,6 @@ export class S3BlobStore implements BlobStore {
       for (const o of page.Contents ?? []) if (o.Key) yield { key: o.Key, lastModified: o.LastModified ?? new Date(0) };
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
-  }
-}
-
-/** More bytes arrived than the write allows (the disk store's error of the same name and shape). */
-export class BlobLimitExceeded extends Error {
-  override name = 'BlobLimitExceeded';
-  readonly limit: number;
-  constructor(limit: number) {
-    super(`more than ${limit} bytes`);
-    this.limit = limit;
   }
 }
 

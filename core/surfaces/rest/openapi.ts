@@ -111,6 +111,27 @@ function operation(r: Route, refs: Map<string, string>): Json {
   const params = parameters(r, refs);
   if (params.length) op.parameters = params;
   if (r.body) op.requestBody = { required: r.bodyRequired ?? true, content: { 'application/json': { schema: toJson(r.body, refs) } } };
+  if (r.upload)
+    op.requestBody = {
+      required: true,
+      description: r.upload.description,
+      content: {
+        'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
+        'multipart/form-data': {
+          schema: {
+            type: 'object',
+            required: ['file'],
+            properties: {
+              file: { type: 'string', format: 'binary', description: 'The bytes.' },
+              name: { type: 'string', description: "The file's name, if not in the query (default: the part's filename)." },
+              folder: { type: 'string', description: 'A folder path, if not in the query.' },
+            },
+          },
+          encoding: { file: { contentType: '*/*' } },
+        },
+        '*/*': { schema: { type: 'string', format: 'binary' } },
+      },
+    };
   op.responses = responses;
   return op;
 }
@@ -140,7 +161,7 @@ export function restOpenApi(routes: Route[], opts: OpenApiOptions): Json {
       description: [
         'The stable contract of Folio: the same domain services as the curl surface and the MCP server.',
         '',
-        '- **Auth**: every operation needs `Authorization: Bearer <token>`; a token in the URL is refused. Scopes: `notes:read` for reads, `notes:write` for writes; a token without one gets 403 `missing_scope`.',
+        '- **Auth**: every operation needs `Authorization: Bearer <token>`; a token in the URL is refused. Scopes: `notes:read` / `notes:write` for notes, `files:read` / `files:write` for files; a token without one gets 403 `missing_scope`.',
         '- **Errors** are RFC 9457 `application/problem+json` with a stable `code` (listed per response in `x-problem-codes`); `type` is a URL explaining the code.',
         `- **Lists** are pages: \`limit\` (default ${LIST_LIMIT_DEFAULT}, at most ${LIST_LIMIT_MAX}; larger values are clamped, and the response says so in \`limit_clamped_from\` and the \`Folio-Limit-Clamped\` header) and an opaque \`cursor\` from \`next_cursor\`.`,
         '- **Versions**: a note\'s `ETag` is `"<version>"`. Replacing edits (title, body, tags, replace_section, PUT) need `If-Match: "<version>"` or `expected_version`: without one 428 `precondition_required`, with a stale one 412 `precondition_failed` carrying the current note. Appends and prepends need neither.',
@@ -157,7 +178,7 @@ export function restOpenApi(routes: Route[], opts: OpenApiOptions): Json {
           type: 'http',
           scheme: 'bearer',
           description:
-            'An API token, an OAuth access token, or a short-lived token from POST /curl/call/admin/mint_curl_token. Scopes: notes:read, notes:write (or * for all).',
+            'An API token, an OAuth access token, or a short-lived token from POST /curl/call/admin/mint_curl_token. Scopes: notes:read, notes:write, files:read, files:write (or * for all).',
         },
       },
       schemas,

@@ -8,6 +8,7 @@ import {
   Conflict,
   ERROR_CODES,
   FolioError,
+  FileTooLarge,
   FunctionFailed,
   MissingScope,
   PreconditionFailed,
@@ -41,6 +42,7 @@ export interface Problem {
   current?: unknown;
   missing_scopes?: string[];
   quota?: { used: number; quota: number; needed: number };
+  limit?: number;
   error_id?: string;
 }
 
@@ -92,6 +94,7 @@ export function toProblem(err: unknown, pc: ProblemContext): ProblemAnswer {
   if ((err instanceof Conflict || err instanceof PreconditionFailed) && err.current !== undefined) extra.current = err.current;
   if (err instanceof MissingScope) extra.missing_scopes = err.missingScopes;
   if (err instanceof QuotaExceeded) extra.quota = err.quota;
+  if (err instanceof FileTooLarge) extra.limit = err.limit;
   if (err instanceof FunctionFailed) Object.assign(extra, { error_id: err.errorId, instance: `urn:uuid:${err.errorId}` });
   const detail = code === 'not_found' ? (pc.notFound ?? err.message) : err.message;
   return make(code, detail, extra, err.headers);

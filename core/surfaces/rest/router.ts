@@ -4,7 +4,6 @@
 // its media type (415), then its JSON (400) -> handler, under the policy's deadline and the
 // caller-gone signal -> JSON or a stream. Every failure goes through problems.ts; nothing else
 // writes an error.
-import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
@@ -12,12 +11,15 @@ import type { TSchema } from 'typebox';
 import type { Authenticator } from '../../kernel/auth.ts';
 import type { Policy } from '../../kernel/policy.ts';
 import { BadArguments, MethodNotAllowed, NotFound, UnknownName, UnsupportedMediaType, type ArgProblem } from '../../contract/errors.ts';
-import { koaPath, type Reply, type Route } from '../../contract/rest.ts';
+import { koaPath, type PublicRoute, type Route } from '../../contract/rest.ts';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
 import type { RequestLogState } from '../http/request-log.ts';
 import { restOpenApi } from './openapi.ts';
 import { mountRestPages } from './pages.ts';
 import { toProblem, type FieldProblem, type ProblemAnswer } from './problems.ts';
+import { openUpload, type OpenedUpload } from './upload.ts';
+import { mountPublicRoutes } from './public.ts';
+import { send } from './send.ts';
 import { checker, newAjv, type Checker } from './validate.ts';
 
 export const REST_PREFIX = '/api/v1';
@@ -29,6 +31,7 @@ export interface MountedGroup {
   namespace: string;
   routes: Route[];
   components?: Record<string, TSchema> | undefined;
+  publicRoutes?: PublicRoute[] | undefined;
 }
 
 export interface RestFrameworkOptions {
@@ -42,6 +45,8 @@ export interface RestFrameworkOptions {
 
 export interface RestSurface {
   router: Router;
+  /** The groups' token-less routes outside /api/v1 (share links). */
+  publicRouter: Router;
   /** The OpenAPI document, made once at start. */
   openapi: Record<string, unknown>;
 }
@@ -161,6 +166,9 @@ export function restFramework(opts: RestFrameworkOptions): RestSurface {
       try {
         await handle(ctx, c, opts, log);
       } catch (err) {
+        // An upload refused before its body was read: close the connection after the answer rather
+        // than read (maybe) a gigabyte nobody wants.
+        if (c.route.upload && !ctx.req.complete) ctx.set('Connection', 'close');
         // The route's own 404 text is for its resources; an unknown name (a hidden group) reads as an unknown route.
         const notFound = err instanceof UnknownName ? undefined : c.route.notFound;
         sendProblem(ctx, toProblem(err, { base: baseOf(opts.publicUrl, ctx), log, notFound, locate: c.locate }));
@@ -185,7 +193,11 @@ export function restFramework(opts: RestFrameworkOptions): RestSurface {
     sendProblem(ctx, toProblem(new MethodNotAllowed(`${ctx.path} takes ${allow}, not ${ctx.method}.`, allow), { base, log }));
   });
 
-  return { router, openapi };
+  const publicRouter = mountPublicRoutes(
+    opts.groups.flatMap((g) => g.publicRoutes ?? []),
+    (ctx) => baseOf(opts.publicUrl, ctx),
+  );
+  return { router, publicRouter, openapi };
 }
 
 /**
@@ -227,7 +239,10 @@ async function handle(ctx: Context, c: Compiled, opts: RestFrameworkOptions, log
   if (!q.ok) throw invalid(q.problems);
 
   let body: unknown;
-  if (c.body) {
+  let upload: OpenedUpload | undefined;
+  if (c.route.upload) {
+    upload = await openUpload(ctx);
+  } else if (c.body) {
     const raw = await readBody(ctx, opts.limits);
     if (raw === undefined && route.bodyRequired !== false) throw invalid([{ in: 'body', path: '', message: 'a JSON object is required' }]);
     if (raw !== undefined) {
@@ -244,53 +259,29 @@ async function handle(ctx: Context, c: Compiled, opts: RestFrameworkOptions, log
   };
   ctx.res.once('close', onClose);
   try {
-    const reply = await policy.run(what, gone.signal, log, (signal) =>
-      route.handler({
-        params,
-        query: q.value,
-        body,
-        principal,
-        header: (name) => ctx.get(name) || undefined,
-        log,
-        signal,
-        requireScope: (scope) => policy.entitle(principal, { scopes: [scope] }, what),
-      }),
+    const reply = await policy.run(
+      what,
+      gone.signal,
+      log,
+      (signal) =>
+        route.handler({
+          params,
+          query: q.value,
+          body,
+          upload: upload?.body,
+          method: ctx.method,
+          baseUrl: baseOf(opts.publicUrl, ctx),
+          principal,
+          header: (name) => ctx.get(name) || undefined,
+          log,
+          signal,
+          requireScope: (scope) => policy.entitle(principal, { scopes: [scope] }, what),
+        }),
+      { untimed: route.upload !== undefined },
     );
     await send(ctx, reply, log);
   } finally {
     ctx.res.off('close', onClose);
+    upload?.finish();
   }
-}
-
-async function send(ctx: Context, reply: Reply, log: Logger): Promise<void> {
-  for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
-  if (reply.stream) {
-    // Pull the first chunk before the status goes out: an error raised on it is still a problem answer.
-    const it = reply.stream[Symbol.asyncIterator]();
-    const first = await it.next();
-    ctx.status = reply.status;
-    const res = ctx.res;
-    ctx.body = Readable.from(
-      (async function* () {
-        let finished = first.done === true;
-        try {
-          if (!first.done) yield first.value;
-          for (let n = await it.next(); !n.done; n = await it.next()) yield n.value;
-          finished = true;
-          if (reply.trailers) res.addTrailers(await reply.trailers());
-        } catch (err) {
-          // Headers are gone: cut the connection so the client sees a truncated response, not a short one.
-          log.error({ err }, 'stream failed after the response started');
-          res.socket?.destroy();
-        } finally {
-          if (!finished) await it.return?.();
-        }
-      })(),
-      { objectMode: false },
-    );
-    return;
-  }
-  ctx.status = reply.status;
-  if (reply.status === 204 || reply.status === 304) return;
-  ctx.body = reply.body ?? null;
 }

@@ -24,6 +24,7 @@ export function restSurface(deps: RestDeps): RestSurface {
         namespace: group.namespace,
         routes: group.routes(service),
         components: group.components,
+        publicRoutes: group.publicRoutes?.(service),
       })),
     ),
     auth: deps.auth,

@@ -25,6 +25,7 @@ export const Problem = Type.Object(
     ),
     current: Type.Optional(Type.Unknown({ description: 'precondition_failed: the note as it is now.' })),
     missing_scopes: Type.Optional(Type.Array(Type.String(), { description: 'missing_scope: the scopes the token lacks.' })),
+    limit: Type.Optional(Type.Integer({ description: 'file_too_large: the per-file limit in bytes.' })),
     error_id: Type.Optional(Type.String({ description: 'internal: the id of this failure in the server log.' })),
   },
   { description: 'An RFC 9457 problem detail with a stable `code`.' },

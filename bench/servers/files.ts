@@ -1,0 +1,18 @@
+// A Folio server in its own process, for bench/files.ts: it sends {url, token} once it serves, then
+// answers {cmd:'rss'} with its resident set size, until {cmd:'stop'}.
+// argv: [dataDir]  (an empty folder the parent made and removes after this process is gone)
+import { createUserToken, send, startBenchFolio, stopOnParentRequest } from '../lib.ts';
+
+const dataDir = process.argv[2] || undefined;
+try {
+  const folio = await startBenchFolio({ plugins: [], watch: false, dataDir });
+  const { token } = await createUserToken(folio.url);
+  process.on('message', (m) => {
+    if ((m as { cmd?: string })?.cmd === 'rss') send({ rss: process.memoryUsage().rss });
+  });
+  stopOnParentRequest(() => folio.close());
+  send({ url: folio.url, token });
+} catch (err) {
+  send({ error: (err as Error).stack ?? String(err) });
+  process.exit(1);
+}

@@ -1,0 +1,57 @@
+// The files domain as one registration: its tables, its service over a blob store, its scopes, the
+// REST group `filedb` (governed by the `files` namespace: switch that off for a user and the whole
+// group is 404 for them, as it is over curl and MCP), and the public share-link route.
+import path from 'node:path';
+import { defineDomain } from '../../contract/domain.ts';
+import type { BlobStore } from './blob-store.ts';
+import { DiskBlobStore } from './disk-store.ts';
+import { S3BlobStore } from './s3-store.ts';
+import { filesEntities } from './entities.ts';
+import { Migration20261124000000_files } from './migrations/Migration20261124000000_files.ts';
+import { bindFiles } from './plugin-api.ts';
+import { filesPublicRoutes } from './rest/public.ts';
+import { filedbRoutes } from './rest/routes.ts';
+import { COMPONENTS } from './rest/schemas.ts';
+import { FilesServiceImpl, type FilesSettings } from './service.ts';
+
+export type { FilesSettings };
+
+/** Staging files older than this are abandoned uploads. */
+const STAGING_GRACE_MS = 24 * 3600_000;
+
+export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
+  name: 'files',
+  entities: filesEntities,
+  migrations: [{ name: 'Migration20261124000000_files', class: Migration20261124000000_files }],
+  scopes: {
+    'files:read': { description: 'Read your files: list, metadata, versions, download; list share links.' },
+    'files:write': {
+      description:
+        'Upload, replace, restore, trash and purge files; attach them to notes; create and revoke share links. Implies files:read.',
+      implies: ['files:read'],
+    },
+  },
+  create: ({ db, log, settings, storage, dataDir, publicUrl }) => {
+    const store: BlobStore =
+      settings.blobStore.kind === 's3' ? S3BlobStore.fromSettings(settings.blobStore.s3) : new DiskBlobStore(path.join(dataDir, 'blobs'));
+    return new FilesServiceImpl(db, store, settings, storage, { log, publicUrl });
+  },
+  rest: {
+    tag: 'filedb',
+    description: 'Upload, download, version and share files; attach them to notes.',
+    namespace: 'files',
+    routes: filedbRoutes,
+    components: COMPONENTS,
+    publicRoutes: filesPublicRoutes,
+  },
+  bind: bindFiles,
+  upkeep: {
+    everyMinutes: (settings) => settings.trashSweepMinutes,
+    run: async (files, log) => {
+      const purged = await files.purgeExpiredTrash();
+      if (purged > 0) log.info({ purged }, 'purged files past their trash retention');
+      const swept = await files.store.sweepStaging(STAGING_GRACE_MS);
+      if (swept > 0) log.info({ swept }, 'removed abandoned upload staging files');
+    },
+  },
+});

@@ -1,0 +1,495 @@
+// The files domain service. Owns the rules (names, versions, trash, limits, the quota) and the
+// transactions; never sees HTTP. Every query carries `owner_id = <the principal's user>`, so another
+// user's file is NotFound by construction.
+//
+// A write streams the bytes into the blob store's staging area first (outside any transaction: a
+// gigabyte takes a while), then, in one short transaction: lock the file row, check its state and
+// version, charge the quota, insert the version, update the file, and make the blob visible. The blob
+// becomes visible before the transaction commits, so a committed row always has its bytes; a crash in
+// between leaves at worst an unreferenced blob, which garbage collection removes (see references()).
+//
+// Quota: each file counts the bytes of each distinct content among its versions (a restore, or
+// uploading the same bytes again, costs nothing); trashed files still count; a purge credits them.
+import { randomUUID } from 'node:crypto';
+import { pipeline, Transform, type Readable } from 'node:stream';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { Aborted, Conflict, FileTooLarge, NotFound, QuotaExceeded, StorageFull } from '../../contract/errors.ts';
+import type { StorageSettings } from '../../contract/domain.ts';
+import { chargeStorage, storageUsage } from '../storage/usage.ts';
+import type { Principal } from '../identity/types.ts';
+import * as v from '../notes/validate.ts';
+import type { BlobStore, StagedBlob } from './blob-store.ts';
+import { BlobLimitExceeded } from './blob-store.ts';
+import type { S3BlobStoreSettings } from './s3-store.ts';
+import { decideType, declaredType, SNIFF_BYTES } from './content-type.ts';
+import { fileName, folderPath } from './names.ts';
+import { FILE_COLUMNS, NOW_MS, toFile, toVersion, VERSION_COLUMNS, type FileDbRow, type VersionDbRow } from './rows.ts';
+import { Shares } from './shares.ts';
+import type {
+  ContentRef,
+  CreatedShare,
+  CreateFile,
+  CreateShare,
+  FileMeta,
+  FilesService,
+  FileVersion,
+  ListFilesOptions,
+  Page,
+  ShareLink,
+  Upload,
+  VersionChange,
+} from './types.ts';
+
+export interface FilesSettings {
+  /** The largest file (one version) in bytes. */
+  maxFileBytes: number;
+  /** Files in the trash longer than this are purged for good. */
+  trashRetentionDays: number;
+  trashSweepMinutes: number;
+  /** Where the bytes live: on disk under DATA_DIR/blobs, or in an S3-compatible bucket. */
+  blobStore: { kind: 'disk' | 's3'; s3: S3BlobStoreSettings };
+}
+
+export const FILE_404 = 'no such file. It may never have existed, have been purged, or belong to another account.';
+const notFound = () => new NotFound(FILE_404);
+const STORAGE_KIND = 'files';
+
+async function rows<T>(em: EntityManager, sql: string, params: unknown[] = []): Promise<T[]> {
+  return await em.execute<T[]>(sql, params);
+}
+
+/** Errors that mean the sender went away mid-body. */
+function senderGone(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown; name?: unknown } | undefined;
+  return (
+    e?.code === 'ECONNRESET' ||
+    e?.code === 'ERR_STREAM_PREMATURE_CLOSE' ||
+    e?.message === 'aborted' ||
+    e?.name === 'AbortError' ||
+    e?.code === 'ABORT_ERR'
+  );
+}
+
+export class FilesServiceImpl implements FilesService {
+  readonly #orm: MikroORM;
+  readonly store: BlobStore;
+  readonly #settings: FilesSettings;
+  readonly #storage: StorageSettings;
+  readonly #shares: Shares;
+  /** The server's base URL, for links in answers. */
+  readonly publicUrl: () => string;
+
+  constructor(
+    db: { orm: MikroORM },
+    store: BlobStore,
+    settings: FilesSettings,
+    storage: StorageSettings,
+    opts: { log?: Logger; publicUrl?: () => string } = {},
+  ) {
+    this.#orm = db.orm;
+    this.publicUrl = opts.publicUrl ?? (() => '');
+    this.store = store;
+    this.#settings = settings;
+    this.#storage = storage;
+    this.#shares = new Shares(() => this.#em(), opts.log);
+  }
+
+  get shares(): Shares {
+    return this.#shares;
+  }
+
+  #em(): EntityManager {
+    return this.#orm.em.fork();
+  }
+
+  // --- uploads -----------------------------------------------------------------------------------
+
+  /** Streams the upload into the store's staging area, refusing it early when a limit is already known to be exceeded. */
+  async #stage(ownerId: string, upload: Upload): Promise<{ staged: StagedBlob; head: Buffer }> {
+    const max = this.#settings.maxFileBytes;
+    const tooLarge = () =>
+      new FileTooLarge(`the file is larger than this server's limit of ${max} bytes per file; nothing was stored.`, max);
+    if (upload.length !== undefined && upload.length > max) throw tooLarge();
+    if (upload.length !== undefined && this.#storage.quotaBytesPerUser !== null) {
+      const usage = await storageUsage(this.#em(), ownerId, this.#storage);
+      if (usage.quota !== null && usage.total + upload.length > usage.quota)
+        throw new QuotaExceeded(
+          `This file is ${upload.length} bytes, but you use ${usage.total} of your ${usage.quota}-byte quota; nothing was stored. Delete and purge something, or ask an operator for more space.`,
+          { used: usage.total, quota: usage.quota, needed: upload.length },
+        );
+    }
+    const chunks: Buffer[] = [];
+    let held = 0;
+    const sniff = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        if (held < SNIFF_BYTES) {
+          const part = chunk.subarray(0, SNIFF_BYTES - held);
+          chunks.push(Buffer.from(part));
+          held += part.length;
+        }
+        done(null, chunk);
+      },
+    });
+    const source = pipeline(upload.source, sniff, () => {});
+    try {
+      const staged = await this.store.stage(source, { maxBytes: max, ...(upload.signal ? { signal: upload.signal } : {}) });
+      return { staged, head: Buffer.concat(chunks) };
+    } catch (err) {
+      upload.source.resume();
+      if (err instanceof BlobLimitExceeded) throw tooLarge();
+      if ((err as NodeJS.ErrnoException).code === 'ENOSPC')
+        throw new StorageFull("the server's storage is full; nothing was stored. Try again later, or tell the operator.");
+      if (senderGone(err)) throw new Aborted('the upload ended before all its bytes arrived; nothing was stored.');
+      throw err;
+    }
+  }
+
+  /** Runs `write` in a transaction that ends by making the staged blob visible; discards it otherwise. */
+  async #commitWith<T>(staged: StagedBlob, write: (em: EntityManager) => Promise<T>): Promise<T> {
+    try {
+      return await this.#em().transactional(async (em) => {
+        const out = await write(em);
+        await staged.commit();
+        return out;
+      });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOSPC')
+        throw new StorageFull("the server's storage is full; nothing was stored. Try again later, or tell the operator.");
+      throw err;
+    } finally {
+      await staged.discard();
+    }
+  }
+
+  /** Charges the quota for `size` bytes unless this file already has a version with that content. */
+  async #charge(em: EntityManager, ownerId: string, fileId: string, sha256: string, size: number): Promise<void> {
+    const [seen] = await rows<{ n: number }>(em, `select count(*)::int as n from file_versions where file_id = ? and sha256 = ?`, [
+      fileId,
+      sha256,
+    ]);
+    if ((seen?.n ?? 0) === 0) await chargeStorage(em, ownerId, STORAGE_KIND, size, this.#storage);
+  }
+
+  async create(p: Principal, input: CreateFile): Promise<FileMeta> {
+    const name = fileName(input.name);
+    const folder = folderPath(input.folder);
+    const noteId = input.note_id ?? null;
+    if (noteId !== null) await this.#requireNote(this.#em(), p.user.id, noteId);
+    const owner = p.user.id;
+    const { staged, head } = await this.#stage(owner, input);
+    const type = await decideType(head, declaredType(input.declaredType), name);
+    const id = randomUUID();
+    return this.#commitWith(staged, async (em) => {
+      if (noteId !== null) await this.#requireNote(em, owner, noteId);
+      await chargeStorage(em, owner, STORAGE_KIND, staged.size, this.#storage);
+      const [row] = await rows<FileDbRow>(
+        em,
+        `insert into files (id, owner_id, name, folder, content_type, size, sha256, version, note_id, created_at, updated_at)
+         select ?, ?, ?, ?, ?, ?, ?, 1, ?, c.ts, c.ts from (select ${NOW_MS} as ts) c
+         returning ${FILE_COLUMNS}`,
+        [id, owner, name, folder, type, staged.size, staged.sha256, noteId],
+      );
+      await this.#insertVersion(em, owner, toFile(row!), 'upload');
+      return toFile(row!);
+    });
+  }
+
+  async #insertVersion(em: EntityManager, owner: string, f: FileMeta, change: VersionChange): Promise<void> {
+    await em.execute(
+      `insert into file_versions (file_id, version, owner_id, name, content_type, size, sha256, change, created_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [f.id, f.version, owner, f.name, f.content_type, f.size, f.sha256, change, f.updated_at],
+    );
+  }
+
+  /** Locks the caller's file row for the transaction; a trashed file takes no new content. */
+  async #lockLive(em: EntityManager, owner: string, id: string, expectedVersion: number | undefined): Promise<FileMeta> {
+    const [row] = await rows<FileDbRow>(em, `select ${FILE_COLUMNS} from files where id = ? and owner_id = ? for update`, [id, owner]);
+    if (!row) throw notFound();
+    const cur = toFile(row);
+    if (cur.deleted_at !== null) throw new Conflict('the file is in the trash; restore it first', cur);
+    if (expectedVersion !== undefined && expectedVersion !== cur.version)
+      throw new Conflict(
+        `the file is at version ${cur.version}, not ${expectedVersion}: it changed since you read it; nothing was written`,
+        cur,
+      );
+    return cur;
+  }
+
+  async #newVersion(
+    em: EntityManager,
+    owner: string,
+    cur: FileMeta,
+    content: { size: number; sha256: string; content_type: string; name?: string },
+    change: VersionChange,
+  ): Promise<FileMeta> {
+    await this.#charge(em, owner, cur.id, content.sha256, content.size);
+    const [row] = await rows<FileDbRow>(
+      em,
+      `update files set content_type = ?, size = ?, sha256 = ?, name = ?, version = files.version + 1, updated_at = c.ts
+         from (select ${NOW_MS} as ts) c
+        where files.id = ? and files.owner_id = ? returning ${FILE_COLUMNS}`,
+      [content.content_type, content.size, content.sha256, content.name ?? cur.name, cur.id, owner],
+    );
+    const next = toFile(row!);
+    await this.#insertVersion(em, owner, next, change);
+    return next;
+  }
+
+  async putContent(p: Principal, id: string, expectedVersion: number, upload: Upload): Promise<FileMeta> {
+    if (!v.isUuid(id)) throw notFound();
+    const expected = v.version(expectedVersion, 'expected_version');
+    const owner = p.user.id;
+    // Refuse before reading a gigabyte: the file must exist, be live and be at that version.
+    const before = await this.get(p, id);
+    if (before.deleted_at !== null) throw new Conflict('the file is in the trash; restore it first', before);
+    if (before.version !== expected)
+      throw new Conflict(
+        `the file is at version ${before.version}, not ${expected}: it changed since you read it; nothing was written`,
+        before,
+      );
+    const { staged, head } = await this.#stage(owner, upload);
+    const type = await decideType(head, declaredType(upload.declaredType), before.name);
+    return this.#commitWith(staged, async (em) => {
+      const cur = await this.#lockLive(em, owner, id, expected);
+      return this.#newVersion(em, owner, cur, { size: staged.size, sha256: staged.sha256, content_type: type }, 'upload');
+    });
+  }
+
+  async restoreVersion(p: Principal, id: string, version: number, expectedVersion?: number): Promise<FileMeta> {
+    if (!v.isUuid(id)) throw notFound();
+    const wanted = v.version(version, 'version');
+    const expected = expectedVersion === undefined ? undefined : v.version(expectedVersion, 'expected_version');
+    const owner = p.user.id;
+    return this.#em().transactional(async (em) => {
+      const cur = await this.#lockLive(em, owner, id, expected);
+      const [old] = await rows<VersionDbRow>(
+        em,
+        `select ${VERSION_COLUMNS} from file_versions where file_id = ? and owner_id = ? and version = ?`,
+        [id, owner, wanted],
+      );
+      if (!old) throw new NotFound(`file ${id} has no version ${wanted}`);
+      const o = toVersion(old);
+      return this.#newVersion(em, owner, cur, { size: o.size, sha256: o.sha256, content_type: o.content_type, name: o.name }, 'restore');
+    });
+  }
+
+  // --- reads -------------------------------------------------------------------------------------
+
+  async list(p: Principal, opts: ListFilesOptions = {}): Promise<Page<FileMeta>> {
+    const { limit, clampedFrom } = v.limit(opts.limit);
+    const cursor = v.decodeCursor(opts.cursor, 'tu');
+    const params: unknown[] = [p.user.id];
+    let where = `owner_id = ? and deleted_at is ${opts.trashed ? 'not null' : 'null'}`;
+    if (opts.folder !== undefined) {
+      where += ` and folder = ?`;
+      params.push(folderPath(opts.folder));
+    }
+    if (cursor) {
+      where += ` and (updated_at, id) < (?::timestamptz, ?::uuid)`;
+      params.push(new Date(cursor[0] as number).toISOString(), cursor[1]);
+    }
+    params.push(limit + 1);
+    const found = (
+      await rows<FileDbRow>(
+        this.#em(),
+        `select ${FILE_COLUMNS} from files where ${where} order by updated_at desc, id desc limit ?`,
+        params,
+      )
+    ).map(toFile);
+    const items = found.slice(0, limit);
+    const last = items[items.length - 1];
+    const out: Page<FileMeta> = {
+      items,
+      next_cursor: found.length > limit && last ? v.encodeCursor([Date.parse(last.updated_at), last.id]) : null,
+      limit,
+    };
+    if (clampedFrom !== undefined) out.limit_clamped_from = clampedFrom;
+    return out;
+  }
+
+  async get(p: Principal, id: string): Promise<FileMeta> {
+    if (!v.isUuid(id)) throw notFound();
+    const [row] = await rows<FileDbRow>(this.#em(), `select ${FILE_COLUMNS} from files where id = ? and owner_id = ?`, [id, p.user.id]);
+    if (!row) throw notFound();
+    return toFile(row);
+  }
+
+  async versions(p: Principal, id: string): Promise<FileVersion[]> {
+    await this.get(p, id);
+    const found = await rows<VersionDbRow>(
+      this.#em(),
+      `select ${VERSION_COLUMNS} from file_versions where file_id = ? and owner_id = ? order by version desc`,
+      [id, p.user.id],
+    );
+    return found.map(toVersion);
+  }
+
+  async content(p: Principal, id: string, version?: number): Promise<ContentRef> {
+    if (!v.isUuid(id)) throw notFound();
+    if (version === undefined) {
+      const f = await this.get(p, id);
+      return { file_id: f.id, version: f.version, name: f.name, content_type: f.content_type, size: f.size, sha256: f.sha256 };
+    }
+    const [row] = await rows<VersionDbRow>(
+      this.#em(),
+      `select ${VERSION_COLUMNS} from file_versions where file_id = ? and owner_id = ? and version = ?`,
+      [id, p.user.id, v.version(version, 'version')],
+    );
+    if (!row) throw new NotFound('no such file or version. The file may not exist or belong to another account; GET its versions.');
+    const r = toVersion(row);
+    return { file_id: r.file_id, version: r.version, name: r.name, content_type: r.content_type, size: r.size, sha256: r.sha256 };
+  }
+
+  read(ref: ContentRef, range?: { start: number; end: number }): Promise<Readable> {
+    return this.store.read(ref.sha256, range);
+  }
+
+  // --- state -------------------------------------------------------------------------------------
+
+  async rename(p: Principal, id: string, input: { name?: string; folder?: string }): Promise<FileMeta> {
+    if (!v.isUuid(id)) throw notFound();
+    const name = input.name === undefined ? undefined : fileName(input.name);
+    const folder = input.folder === undefined ? undefined : folderPath(input.folder);
+    const [row] = await rows<FileDbRow>(
+      this.#em(),
+      `update files set name = coalesce(?, name), folder = coalesce(?, folder), updated_at = ${NOW_MS}
+        where id = ? and owner_id = ? returning ${FILE_COLUMNS}`,
+      [name ?? null, folder ?? null, id, p.user.id],
+    );
+    if (!row) throw notFound();
+    return toFile(row);
+  }
+
+  async trash(p: Principal, id: string): Promise<FileMeta> {
+    return this.#setTrashed(p, id, true);
+  }
+
+  async untrash(p: Principal, id: string): Promise<FileMeta> {
+    return this.#setTrashed(p, id, false);
+  }
+
+  async #setTrashed(p: Principal, id: string, trashed: boolean): Promise<FileMeta> {
+    if (!v.isUuid(id)) throw notFound();
+    return this.#em().transactional(async (em) => {
+      const [row] = await rows<FileDbRow>(em, `select ${FILE_COLUMNS} from files where id = ? and owner_id = ? for update`, [
+        id,
+        p.user.id,
+      ]);
+      if (!row) throw notFound();
+      const cur = toFile(row);
+      if ((cur.deleted_at !== null) === trashed)
+        throw new Conflict(trashed ? 'the file is already in the trash' : 'the file is not in the trash', cur);
+      const [next] = await rows<FileDbRow>(
+        em,
+        `update files set deleted_at = ${trashed ? NOW_MS : 'null'}, updated_at = ${NOW_MS} where id = ? and owner_id = ? returning ${FILE_COLUMNS}`,
+        [id, p.user.id],
+      );
+      return toFile(next!);
+    });
+  }
+
+  async purge(p: Principal, id: string): Promise<void> {
+    if (!v.isUuid(id)) throw notFound();
+    await this.#em().transactional(async (em) => {
+      const [row] = await rows<FileDbRow>(em, `select ${FILE_COLUMNS} from files where id = ? and owner_id = ? for update`, [
+        id,
+        p.user.id,
+      ]);
+      if (!row) throw notFound();
+      if (row.deleted_ms === null) throw new Conflict('only a file in the trash can be purged; delete it first', toFile(row));
+      await this.#purgeRow(em, p.user.id, id);
+    });
+  }
+
+  async #purgeRow(em: EntityManager, owner: string, id: string): Promise<void> {
+    const [held] = await rows<{ bytes: string | null }>(
+      em,
+      `select sum(size)::bigint as bytes from (select distinct sha256, size from file_versions where file_id = ?) d`,
+      [id],
+    );
+    await em.execute(`delete from files where id = ? and owner_id = ?`, [id, owner]);
+    const bytes = Number(held?.bytes ?? 0);
+    if (bytes > 0) await chargeStorage(em, owner, STORAGE_KIND, -bytes, this.#storage);
+  }
+
+  /** Purges files trashed longer than the retention; returns how many. */
+  async purgeExpiredTrash(): Promise<number> {
+    const expired = await rows<{ id: string; owner_id: string }>(
+      this.#em(),
+      `select id, owner_id from files where deleted_at is not null and deleted_at < now() - make_interval(days => ?) limit 500`,
+      [this.#settings.trashRetentionDays],
+    );
+    for (const f of expired) await this.#em().transactional((em) => this.#purgeRow(em, f.owner_id, f.id));
+    return expired.length;
+  }
+
+  // --- notes -------------------------------------------------------------------------------------
+
+  async #requireNote(em: EntityManager, owner: string, noteId: string): Promise<void> {
+    const missing = () => new NotFound('no such note. It may never have existed, have been purged, or belong to another account.');
+    if (!v.isUuid(noteId)) throw missing();
+    const [n] = await rows<{ id: string }>(em, `select id from notes where id = ? and owner_id = ? for key share`, [noteId, owner]);
+    if (!n) throw missing();
+  }
+
+  async attach(p: Principal, id: string, noteId: string | null): Promise<FileMeta> {
+    if (!v.isUuid(id)) throw notFound();
+    return this.#em().transactional(async (em) => {
+      if (noteId !== null) await this.#requireNote(em, p.user.id, noteId);
+      const [row] = await rows<FileDbRow>(
+        em,
+        `update files set note_id = ?, updated_at = ${NOW_MS} where id = ? and owner_id = ? returning ${FILE_COLUMNS}`,
+        [noteId, id, p.user.id],
+      );
+      if (!row) throw notFound();
+      return toFile(row);
+    });
+  }
+
+  async attachments(p: Principal, noteId: string): Promise<FileMeta[]> {
+    const em = this.#em();
+    await this.#requireNote(em, p.user.id, noteId);
+    const found = await rows<FileDbRow>(
+      em,
+      `select ${FILE_COLUMNS} from files where note_id = ? and owner_id = ? and deleted_at is null order by name, id limit 1000`,
+      [noteId, p.user.id],
+    );
+    return found.map(toFile);
+  }
+
+  // --- sharing -----------------------------------------------------------------------------------
+
+  async createShare(p: Principal, fileId: string, input: CreateShare): Promise<CreatedShare> {
+    const f = await this.get(p, fileId);
+    if (f.deleted_at !== null) throw new Conflict('the file is in the trash; restore it before sharing it', f);
+    if (input.version !== undefined) await this.content(p, fileId, input.version);
+    return this.#shares.create(p.user.id, f.id, input);
+  }
+
+  listShares(p: Principal, opts: { file_id?: string } = {}): Promise<ShareLink[]> {
+    if (opts.file_id !== undefined && !v.isUuid(opts.file_id)) throw notFound();
+    return this.#shares.list(p.user.id, opts.file_id);
+  }
+
+  revokeShare(p: Principal, shareId: string): Promise<void> {
+    return this.#shares.revoke(p.user.id, shareId);
+  }
+
+  // --- garbage collection --------------------------------------------------------------------------
+
+  /**
+   * Is this blob referenced by any file version (live or trashed file; a share link serves a
+   * version, so it is covered)? The garbage collector removes only blobs for which this is false
+   * and which are older than its grace period (a blob is written shortly before its row commits).
+   */
+  async references(sha256: string): Promise<boolean> {
+    const [r] = await rows<{ n: number }>(
+      this.#em(),
+      `select (exists (select 1 from file_versions where sha256 = ?) or exists (select 1 from files where sha256 = ?))::int as n`,
+      [sha256, sha256],
+    );
+    return (r?.n ?? 0) === 1;
+  }
+}

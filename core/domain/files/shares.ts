@@ -1,0 +1,193 @@
+// Share links: a file (its current version) or one version, reachable without an account through
+// an unguessable token (256 random bits). Only the token's sha256 is stored; the token is shown
+// once, when the link is made. Optional expiry, password (argon2id), download limit and label. An
+// expired or exhausted link answers exactly like an unknown one; wrong passwords are throttled per
+// link and per client (in this process: a multi-node deployment multiplies the allowance by nodes).
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { BadArguments, NotFound, PasswordRequired, TooManyRequests } from '../../contract/errors.ts';
+import * as v from '../notes/validate.ts';
+import { SHARE_COLUMNS, toShare, type ShareDbRow } from './rows.ts';
+import type { ContentRef, CreatedShare, CreateShare, ShareLink } from './types.ts';
+
+export const SHARE_404 = 'no such share link. It may never have existed, have been revoked, have expired or reached its download limit.';
+const notFound = () => new NotFound(SHARE_404);
+
+/** @node-rs/argon2's Algorithm.Argon2id (a const enum, which this build cannot import). */
+const ARGON2ID = 2;
+
+const tokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
+const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
+
+export const LABEL_MAX = 200;
+export const PASSWORD_MAX = 1024;
+const EXPIRY_MAX_SECONDS = 10 * 365 * 86_400;
+
+/** Failures allowed in a window, per link and per client, before refusing for the rest of it. */
+const WINDOW_MS = 15 * 60_000;
+const PER_LINK = 10;
+const PER_CLIENT = 30;
+
+class Throttle {
+  readonly #hits = new Map<string, { count: number; until: number }>();
+  readonly max: number;
+  constructor(max: number) {
+    this.max = max;
+  }
+  blockedFor(key: string, now: number): number {
+    const h = this.#hits.get(key);
+    if (!h || h.until <= now) return 0;
+    return h.count >= this.max ? Math.ceil((h.until - now) / 1000) : 0;
+  }
+  fail(key: string, now: number): void {
+    const h = this.#hits.get(key);
+    if (!h || h.until <= now) this.#hits.set(key, { count: 1, until: now + WINDOW_MS });
+    else h.count++;
+    if (this.#hits.size > 100_000) for (const [k, e] of this.#hits) if (e.until <= now) this.#hits.delete(k);
+  }
+}
+
+/** What a valid link opens. */
+export interface OpenedShare {
+  share_id: string;
+  /** Pinned to a version, or the file's current content. */
+  ref: ContentRef;
+}
+
+export class Shares {
+  readonly #em: () => EntityManager;
+  readonly #byLink = new Throttle(PER_LINK);
+  readonly #byClient = new Throttle(PER_CLIENT);
+
+  constructor(em: () => EntityManager, _log?: Logger) {
+    this.#em = em;
+  }
+
+  async create(owner: string, fileId: string, input: CreateShare): Promise<CreatedShare> {
+    const problems: Array<{ path: string; message: string }> = [];
+    const { expires_in_seconds: ttl, max_downloads: max, password, label = '' } = input;
+    if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1 || ttl > EXPIRY_MAX_SECONDS))
+      problems.push({ path: 'expires_in_seconds', message: `must be an integer from 1 to ${EXPIRY_MAX_SECONDS}` });
+    if (max !== undefined && (!Number.isInteger(max) || max < 1 || max > 1_000_000_000))
+      problems.push({ path: 'max_downloads', message: 'must be a positive integer' });
+    if (password !== undefined && (typeof password !== 'string' || password.length < 1 || password.length > PASSWORD_MAX))
+      problems.push({ path: 'password', message: `must be 1 to ${PASSWORD_MAX} characters` });
+    // eslint-disable-next-line no-control-regex
+    if (typeof label !== 'string' || label.length > LABEL_MAX || /[\u0000-\u001f]/.test(label))
+      problems.push({ path: 'label', message: `must be at most ${LABEL_MAX} characters, one line` });
+    if (problems.length) throw new BadArguments(`the share link cannot be made: ${problems.map((p) => p.path).join(', ')}`, problems);
+    const token = randomBytes(32).toString('base64url');
+    const id = randomUUID();
+    const passwordHash = password === undefined ? null : await argonHash(password, { algorithm: ARGON2ID });
+    const em = this.#em();
+    await em.execute(
+      `insert into file_shares (id, owner_id, file_id, version, token_hash, label, password_hash, expires_at, max_downloads)
+       values (?, ?, ?, ?, ?, ?, ?, case when ?::int is null then null else now() + make_interval(secs => ?::int) end, ?)`,
+      [id, owner, fileId, input.version ?? null, tokenHash(token), label, passwordHash, ttl ?? null, ttl ?? null, max ?? null],
+    );
+    const [row] = await em.execute<ShareDbRow[]>(
+      `select ${SHARE_COLUMNS} from file_shares s join files f on f.id = s.file_id where s.id = ?`,
+      [id],
+    );
+    return { ...toShare(row!), token };
+  }
+
+  async list(owner: string, fileId?: string): Promise<ShareLink[]> {
+    const found = await this.#em().execute<ShareDbRow[]>(
+      `select ${SHARE_COLUMNS} from file_shares s join files f on f.id = s.file_id
+        where s.owner_id = ? ${fileId ? 'and s.file_id = ?' : ''} order by s.created_at desc, s.id desc limit 1000`,
+      fileId ? [owner, fileId] : [owner],
+    );
+    return found.map(toShare);
+  }
+
+  async revoke(owner: string, shareId: string): Promise<void> {
+    if (!v.isUuid(shareId)) throw notFound();
+    const gone = await this.#em().execute<{ id: string }[]>(`delete from file_shares where id = ? and owner_id = ? returning id`, [
+      shareId,
+      owner,
+    ]);
+    if (gone.length === 0) throw notFound();
+  }
+
+  /**
+   * The content a public link serves, after its password. `client` keys the wrong-password
+   * throttle. Unknown, revoked, expired and exhausted links, and links to trashed files: NotFound.
+   */
+  async open(token: string, password: string | undefined, client: string): Promise<OpenedShare & { protected: boolean }> {
+    if (!TOKEN_RE.test(token)) throw notFound();
+    const key = tokenHash(token);
+    const now = Date.now();
+    const wait = Math.max(this.#byLink.blockedFor(key, now), this.#byClient.blockedFor(client, now));
+    if (wait > 0) throw new TooManyRequests(`too many wrong passwords; try again in ${wait} seconds.`, wait);
+    const [row] = await this.#em().execute<
+      Array<{
+        id: string;
+        password_hash: string | null;
+        file_id: string;
+        version: number | null;
+        name: string;
+        content_type: string;
+        size: string;
+        sha256: string;
+        cur_version: number;
+      }>
+    >(
+      `select s.id, s.password_hash, s.file_id, s.version,
+              coalesce(fv.name, f.name) as name, coalesce(fv.content_type, f.content_type) as content_type,
+              coalesce(fv.size, f.size) as size, coalesce(fv.sha256, f.sha256) as sha256, f.version as cur_version
+         from file_shares s join files f on f.id = s.file_id
+         left join file_versions fv on fv.file_id = s.file_id and fv.version = s.version
+        where s.token_hash = ? and f.deleted_at is null
+          and (s.expires_at is null or s.expires_at > now())
+          and (s.max_downloads is null or s.downloads < s.max_downloads)`,
+      [key],
+    );
+    if (!row) throw notFound();
+    if (row.password_hash !== null) {
+      const ok =
+        password !== undefined && password.length <= PASSWORD_MAX && (await argonVerify(row.password_hash, password).catch(() => false));
+      if (!ok) {
+        if (password !== undefined) {
+          this.#byLink.fail(key, now);
+          this.#byClient.fail(client, now);
+        }
+        throw new PasswordRequired(
+          password === undefined
+            ? 'this link needs its password: send it as the X-Share-Password header.'
+            : 'wrong password for this link.',
+        );
+      }
+    }
+    return {
+      share_id: row.id,
+      protected: row.password_hash !== null,
+      ref: {
+        file_id: row.file_id,
+        version: row.version ?? row.cur_version,
+        name: row.name,
+        content_type: row.content_type,
+        size: Number(row.size),
+        sha256: row.sha256,
+      },
+    };
+  }
+
+  /** Counts one download; NotFound when the link ran out (or expired) meanwhile. */
+  async recordDownload(shareId: string): Promise<void> {
+    const hit = await this.#em().execute<{ id: string }[]>(
+      `update file_shares set downloads = downloads + 1, last_access_at = now()
+        where id = ? and (max_downloads is null or downloads < max_downloads) and (expires_at is null or expires_at > now())
+        returning id`,
+      [shareId],
+    );
+    if (hit.length === 0) throw notFound();
+  }
+
+  /** Notes an access that is not a whole download (HEAD, a resumed range). */
+  async touch(shareId: string): Promise<void> {
+    await this.#em().execute(`update file_shares set last_access_at = now() where id = ?`, [shareId]);
+  }
+}
