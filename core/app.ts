@@ -79,7 +79,13 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const settingsOf = (name: string) => (config as unknown as Record<string, unknown>)[name];
   const domains = DOMAINS.map((domain: Domain<any, any>) => ({
     domain,
-    service: domain.create({ db, feed, log: log.child({ domain: domain.name }), settings: settingsOf(domain.name), storage: config.storage }) as unknown,
+    service: domain.create({
+      db,
+      feed,
+      log: log.child({ domain: domain.name }),
+      settings: settingsOf(domain.name),
+      storage: config.storage,
+    }) as unknown,
   }));
   const serviceOf = (name: string): unknown => domains.find((d) => d.domain.name === name)?.service;
   // The kernel itself needs two of them: identity (who is calling, their switches) and notes (the

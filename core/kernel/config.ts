@@ -38,6 +38,10 @@ export const ConfigSchema = Type.Object(
         trashRetentionDays: Int(1, 3650),
         /** How often the purge of expired trash runs. */
         trashSweepMinutes: Int(1, 10_080),
+        /** Reports one user may have being generated at once; one more is 429 too_many_reports. */
+        reportsPerUser: Int(1, 1000),
+        /** Worker threads that render reports; null: the cores but one, 1 to 4. */
+        reportThreads: Type.Union([Int(1, 64), Type.Null()]),
       },
       { additionalProperties: false },
     ),
@@ -88,6 +92,8 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   MCP_MODE: { at: ['mcp', 'mode'], parse: str },
   STORAGE_QUOTA_BYTES: { at: ['storage', 'quotaBytesPerUser'], parse: (v) => (v === '' ? null : num(v)) },
   NOTES_TRASH_RETENTION_DAYS: { at: ['notes', 'trashRetentionDays'], parse: num },
+  NOTES_REPORTS_PER_USER: { at: ['notes', 'reportsPerUser'], parse: num },
+  NOTES_REPORT_THREADS: { at: ['notes', 'reportThreads'], parse: (v) => (v === '' ? null : num(v)) },
 };
 
 function str(v: string): unknown {

@@ -13,6 +13,8 @@ import { withSummaryCache, type CachedNotes } from './summary-cache.ts';
 export interface NotesSettings {
   trashRetentionDays: number;
   trashSweepMinutes: number;
+  reportsPerUser: number;
+  reportThreads: number | null;
 }
 
 export const notesDomain = defineDomain<CachedNotes, NotesSettings>({
@@ -26,7 +28,15 @@ export const notesDomain = defineDomain<CachedNotes, NotesSettings>({
       implies: ['notes:read'],
     },
   },
-  create: ({ db, feed, settings }) => withSummaryCache(new NotesServiceImpl(db, { trashRetentionDays: settings.trashRetentionDays }), feed),
+  create: ({ db, feed, settings }) =>
+    withSummaryCache(
+      new NotesServiceImpl(db, {
+        trashRetentionDays: settings.trashRetentionDays,
+        reportsPerUser: settings.reportsPerUser,
+        reportThreads: settings.reportThreads,
+      }),
+      feed,
+    ),
   rest: {
     tag: 'notetaker',
     description: 'Read, search and edit notes; trash and revisions; generate reports from notes.',

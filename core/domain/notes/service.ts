@@ -11,6 +11,7 @@ import type { Principal } from '../identity/types.ts';
 import { applyStatsDelta, applyWordDelta, derive, tagDelta, VECTOR_WORDS_SQL, wordDelta, wordsOf, type Content } from './derived.ts';
 import { appendToBody, appendUnderHeading, prependToBody, prependUnderHeading, replaceUnderHeading } from './markdown.ts';
 import { buildReport } from './report.ts';
+import { ReportRenderPool, ReportSlots } from './report-pool.ts';
 import {
   NOTE_COLUMNS,
   NOW_MS,
@@ -52,6 +53,10 @@ export interface NotesServiceOptions {
   trashRetentionDays?: number;
   /** How many notes a report fetches per query (default 500). */
   reportBatchSize?: number;
+  /** How many reports one user may have rendering at once (default 2). */
+  reportsPerUser?: number;
+  /** Worker threads that render reports (default: the cores but one, 1 to 4). */
+  reportThreads?: number | null;
 }
 
 type Mutation = (cur: NoteRow) => Content;
@@ -69,6 +74,8 @@ export class NotesServiceImpl implements NotesService {
   readonly #orm: MikroORM;
   readonly #retentionDays: number;
   readonly #reportBatchSize: number;
+  readonly #reportPool: ReportRenderPool;
+  readonly #reportSlots: ReportSlots;
 
   constructor(db: { orm: MikroORM }, opts: NotesServiceOptions = {}) {
     this.#orm = db.orm;
@@ -77,6 +84,8 @@ export class NotesServiceImpl implements NotesService {
     if (!(this.#retentionDays >= 0)) throw new Error('trashRetentionDays must be >= 0');
     if (!Number.isInteger(this.#reportBatchSize) || this.#reportBatchSize < 1)
       throw new Error('reportBatchSize must be a positive integer');
+    this.#reportSlots = new ReportSlots(opts.reportsPerUser ?? 2);
+    this.#reportPool = new ReportRenderPool({ threads: opts.reportThreads });
   }
 
   #em(): EntityManager {
@@ -423,7 +432,13 @@ export class NotesServiceImpl implements NotesService {
 
   async report(p: Principal, opts: ReportOptions): ReturnType<NotesService['report']> {
     return buildReport(
-      { em: () => this.#em(), batchSize: this.#reportBatchSize, save: (content) => this.#insert(p.user.id, content, 'agent') },
+      {
+        em: () => this.#em(),
+        batchSize: this.#reportBatchSize,
+        save: (content) => this.#insert(p.user.id, content, 'agent'),
+        pool: this.#reportPool,
+        slots: this.#reportSlots,
+      },
       p.user.id,
       opts,
     );
