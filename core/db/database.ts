@@ -148,32 +148,47 @@ class PingConnection {
     this.ping(timeoutMs).catch(() => {});
   }
 
-  /** Each caller gets its own deadline; the attempt in flight, shared, is bounded by its starter's. */
+  /**
+   * Each caller gets its own deadline. The attempt in flight is shared; a caller whose deadline
+   * passes gives up on it for everyone: its connection is destroyed, and the next ping starts clean.
+   */
   ping(timeoutMs: number): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('the database is closed'));
-    this.#inflight ??= this.#ping(timeoutMs).finally(() => {
-      this.#inflight = undefined;
+    let attempt = this.#inflight;
+    if (!attempt) {
+      const started: Promise<void> = this.#attempt(timeoutMs).finally(() => {
+        if (this.#inflight === started) this.#inflight = undefined;
+      });
+      this.#inflight = attempt = started;
+    }
+    const shared = attempt;
+    return withTimeout(shared, timeoutMs, 'database ping').catch((err: unknown) => {
+      if (this.#inflight === shared) {
+        this.#inflight = undefined;
+        if (this.#client) this.#drop(this.#client);
+      }
+      throw err;
     });
-    return withTimeout(this.#inflight, timeoutMs, 'database ping');
   }
 
-  async #ping(timeoutMs: number): Promise<void> {
+  async #attempt(timeoutMs: number): Promise<void> {
+    let client = this.#client;
     try {
       await withTimeout(
         (async () => {
-          if (!this.#client) {
-            const client = new pg.Client({ ...this.#config, connectionTimeoutMillis: timeoutMs });
-            client.on('error', () => this.#drop(client)); // a late socket error must not crash the process
-            this.#client = client;
-            await client.connect();
+          if (!client) {
+            const fresh = new pg.Client({ ...this.#config, connectionTimeoutMillis: timeoutMs });
+            fresh.on('error', () => this.#drop(fresh)); // a late socket error must not crash the process
+            this.#client = client = fresh;
+            await fresh.connect();
           }
-          await this.#client.query('select 1');
+          await client.query('select 1');
         })(),
         timeoutMs,
         'database ping',
       );
     } catch (err) {
-      if (this.#client) this.#drop(this.#client);
+      if (client) this.#drop(client);
       throw err;
     }
   }
