@@ -9,6 +9,9 @@
 //                                         ~15-30 min; see bench/notes.ts)
 //   npm run bench -- --only=revisions     bytes stored per small edit of a 1 MB note, before and after delta
 //                                         revisions (~10 min; see bench/revisions.ts)
+//   npm run bench -- --only=reports       other users' latency and /health while PDF reports render
+//                                         (not in the default set: ~2-5 min; see bench/report-load.ts)
+//   npm run bench -- --only=fuzz          10,000 hostile requests over every surface (bench/fuzz.ts)
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,11 +21,13 @@ import { formatNotes, notesSummaryRows, runNotes, type NotesResult } from './not
 import { formatReload, runReload, type ReloadResult } from './reload.ts';
 import { formatFiles, runFiles, type FilesResult } from './files.ts';
 import { formatRevisions, revisionsSummaryRows, runRevisions, type RevisionsResult } from './revisions.ts';
+import { formatReportLoad, runReportLoad, type ReportLoadResult } from './report-load.ts';
+import { formatFuzz, runFuzz, type FuzzRun } from './fuzz.ts';
 import { assertNode24, progress } from './util.ts';
 
-const NAMES = ['call', 'reload', 'memory', 'notes', 'revisions', 'files'] as const;
+const NAMES = ['call', 'reload', 'memory', 'notes', 'revisions', 'files', 'reports', 'fuzz'] as const;
 type Name = (typeof NAMES)[number];
-/** What a bare `npm run bench` runs; notes and revisions only with --only (they take long). */
+/** What a bare `npm run bench` runs; notes, revisions, files, reports and fuzz only with --only (they take long). */
 const DEFAULT: Name[] = ['call', 'reload', 'memory'];
 
 function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boolean } {
@@ -45,7 +50,9 @@ function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boo
 
 function usage(problem?: string): never {
   if (problem) process.stderr.write(`bench: ${problem}\n`);
-  process.stderr.write('usage: npm run bench -- [--only=call|reload|memory|notes|revisions|files[,...]] [--quick] [--profile]\n');
+  process.stderr.write(
+    'usage: npm run bench -- [--only=call|reload|memory|notes|revisions|files|reports|fuzz[,...]] [--quick] [--profile]\n',
+  );
   process.exit(problem ? 2 : 0);
 }
 
@@ -60,6 +67,8 @@ interface Summary {
   files?: FilesResult;
   notes?: NotesResult;
   revisions?: RevisionsResult;
+  reports?: ReportLoadResult;
+  fuzz?: FuzzRun;
   errors: Record<string, string>;
 }
 
@@ -126,6 +135,25 @@ function summaryRows(s: Summary): string[][] {
   }
   if (s.notes) rows.push(...notesSummaryRows(s.notes));
   if (s.revisions) rows.push(...revisionsSummaryRows(s.revisions));
+  if (s.reports)
+    for (const p of s.reports.phases.slice(1)) {
+      const health = Object.entries(p.health.byStatus).filter(([st]) => st !== '200');
+      rows.push([
+        'reports',
+        `${p.name}: whoami p50/p99 ×idle`,
+        `${p.whoami.p50Ratio}/${p.whoami.p99Ratio}`,
+        `p50 ${p.whoami.p50Ms} ms, p99 ${p.whoami.p99Ms} ms; /health ${JSON.stringify(p.health.byStatus)}`,
+        health.length === 0 ? 'PASS (/health always 200)' : 'FAIL (/health not 200)',
+      ]);
+    }
+  if (s.fuzz)
+    rows.push([
+      'fuzz',
+      '5xx / non-JSON log lines',
+      `${s.fuzz.serverErrors.length}/${s.fuzz.nonJson.length}`,
+      `${s.fuzz.sent} requests in ${s.fuzz.seconds} s on ${s.fuzz.engine}`,
+      s.fuzz.serverErrors.length === 0 && s.fuzz.nonJson.length === 0 ? 'PASS (0/0)' : 'FAIL',
+    ]);
   for (const [name, err] of Object.entries(s.errors)) rows.push([name, 'ERROR', '', err.split('\n')[0]!.slice(0, 100), 'ERROR']);
   return rows;
 }
@@ -157,6 +185,8 @@ async function main(): Promise<void> {
       if (name === 'files') details.push(formatFiles((summary.files = await runFiles({ quick }))));
       if (name === 'notes') details.push(formatNotes((summary.notes = await runNotes({ quick }))));
       if (name === 'revisions') details.push(formatRevisions((summary.revisions = await runRevisions({ quick }))));
+      if (name === 'reports') details.push(formatReportLoad((summary.reports = await runReportLoad({ quick }))));
+      if (name === 'fuzz') details.push(formatFuzz((summary.fuzz = await runFuzz(quick ? { requests: 1000 } : {}))));
     } catch (err) {
       summary.errors[name] = (err as Error).stack ?? String(err);
       progress(`${name} FAILED: ${(err as Error).stack ?? String(err)}`);

@@ -436,7 +436,7 @@ export interface paths {
         put?: never;
         /**
          * Generate a report
-         * @description Selects notes (q, tags, from, to; all optional), groups them (by day, week or tag) and streams the report as markdown, HTML or PDF as it is written. With save_as_note the report is also saved as a new note (needs notes:write); its id is in the Folio-Saved-Note-Id header (or, for a report over 1 MiB, in an HTTP trailer of that name). A note holds 1 MiB: a report larger than that as Markdown is refused (400, naming save_as_note) and nothing is saved; past the first MiB sent, the refusal can only cut the stream short.
+         * @description Selects notes (q, tags, from, to; all optional), groups them (by day, week or tag) and streams the report as markdown, HTML or PDF as it is written. With save_as_note the report is also saved as a new note (needs notes:write); its id is in the Folio-Saved-Note-Id header (or, for a report over 1 MiB, in an HTTP trailer of that name). A note holds 1 MiB: a report larger than that as Markdown is refused (400, naming save_as_note) and nothing is saved; past the first MiB sent, the refusal can only cut the stream short. Each user may have 2 reports being generated at a time (the operator may change it): one more is refused at once with 429 too_many_reports and a Retry-After.
          */
         post: operations["createReport"];
         delete?: never;
@@ -1041,7 +1041,7 @@ export interface components {
         /** @description An RFC 9457 problem detail with a stable `code`. */
         Problem: {
             /** @description Stable, machine-readable. Branch on this, not on the text. */
-            code: "bad_request" | "validation_failed" | "unauthenticated" | "password_required" | "forbidden" | "missing_scope" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "file_too_large" | "too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_required" | "quota_exceeded" | "storage_full" | "too_many_requests" | "internal";
+            code: "bad_request" | "validation_failed" | "unauthenticated" | "password_required" | "forbidden" | "missing_scope" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "file_too_large" | "too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_required" | "too_many_reports" | "quota_exceeded" | "storage_full" | "too_many_requests" | "internal";
             /** @description precondition_failed: the note as it is now. */
             current?: unknown;
             /** @description What went wrong with this request and what to do about it. */
@@ -3993,6 +3993,15 @@ export interface operations {
             };
             /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `too_many_reports`: You already have as many reports being generated as one account may have at a time (2 by default). Nothing was started. Wait for one of them to finish, then ask again; Retry-After says how many seconds to wait at least. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -88,6 +88,12 @@ export const ERROR_CODES = {
     about:
       'A replacing edit (title, body, tags, replace_section, PUT) must say which version it was based on: send If-Match: "<version>" (the ETag you read) or expected_version in the body.',
   },
+  too_many_reports: {
+    status: 429,
+    title: 'Too many reports at once',
+    about:
+      'You already have as many reports being generated as one account may have at a time (2 by default). Nothing was started. Wait for one of them to finish, then ask again; Retry-After says how many seconds to wait at least.',
+  },
   quota_exceeded: {
     status: 507,
     title: 'Storage quota exceeded',
@@ -346,6 +352,19 @@ export class TooManyRequests extends FolioError {
   }
   override get headers(): Record<string, string> {
     return { 'Retry-After': String(this.retryAfter) };
+  }
+}
+
+/** The user already has as many reports being generated as one account may have at once. */
+export class TooManyReports extends FolioError {
+  readonly code = 'too_many_reports';
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+  override get headers(): Record<string, string> {
+    return { 'Retry-After': String(this.retryAfterSeconds) };
   }
 }
 

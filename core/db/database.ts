@@ -15,7 +15,11 @@ export interface Database {
   /** The MikroORM instance (postgresql driver). Fork `orm.em` per unit of work. */
   orm: MikroORM;
   engine: 'postgres' | 'pglite';
-  /** Runs `select 1`; rejects on error or when no answer arrives within `timeoutMs`. Never hangs. */
+  /**
+   * Runs `select 1` on a connection of its own (never one of the pool the application's queries
+   * wait for, so a busy pool does not delay it); rejects on error or when no answer arrives within
+   * `timeoutMs`. Never hangs.
+   */
   ping(timeoutMs: number): Promise<void>;
   /** Closes the ORM pool, and in PGlite mode the socket server and PGlite itself. Idempotent. */
   close(): Promise<void>;
@@ -42,6 +46,9 @@ export interface OpenDatabaseOptions {
 
 /** How long close() waits for the pool to end before it gives up on connections stuck in a query. */
 const CLOSE_TIMEOUT_MS = 5_000;
+
+/** How long the health check's own connection may take to open at start. */
+const WARM_TIMEOUT_MS = 5_000;
 
 /** How long a pooled query may wait for a connection (pool slot or TCP connect) before failing. */
 const CONNECT_TIMEOUT_MS = 15_000;
@@ -102,48 +109,103 @@ async function openPostgres(databaseUrl: string, schema: DatabaseSchema, ormLog:
     ensureDatabase: false,
   });
   let closed: Promise<void> | undefined;
+  const probe = new PingConnection({ connectionString: databaseUrl });
+  probe.warm(WARM_TIMEOUT_MS);
   return {
     orm,
     engine: 'postgres',
-    // A fresh client per ping: a hung server cannot wedge the pool, and a hung ping is destroyed
-    // when its timer fires, so the next ping starts clean.
-    ping: (timeoutMs) => pingWithDedicatedClient(databaseUrl, timeoutMs),
+    ping: (timeoutMs) => probe.ping(timeoutMs),
     // The pool's end waits for every checked-out connection; one whose query the server never
     // answers (a hung server, a dropped packet) would hold the close forever. Bounded instead.
-    close: () =>
-      (closed ??= withTimeout(orm.close(true), CLOSE_TIMEOUT_MS, 'closing the database pool').catch((err: unknown) =>
+    close: () => {
+      probe.close();
+      return (closed ??= withTimeout(orm.close(true), CLOSE_TIMEOUT_MS, 'closing the database pool').catch((err: unknown) =>
         ormLog.warn({ err }, 'database pool did not close cleanly; leaving its connections behind'),
-      )),
+      ));
+    },
   };
 }
 
-async function pingWithDedicatedClient(databaseUrl: string, timeoutMs: number): Promise<void> {
-  const client = new pg.Client({
-    connectionString: databaseUrl,
-    connectionTimeoutMillis: timeoutMs,
-    statement_timeout: timeoutMs,
-    query_timeout: timeoutMs,
-  });
-  client.on('error', () => {}); // a late socket error after we gave up must not crash the process
-  const kill = () => {
+/**
+ * The health check's own connection: opened on first use, kept while it works, destroyed when a
+ * ping fails or times out (a hung server never answers on it again), so the next ping starts clean.
+ * Concurrent pings share the one in flight. Kept out of the ORM's pool on purpose: a pool whose
+ * connections are all taken by long report or search queries makes its callers queue, and a health
+ * check queued there would call a busy database down.
+ */
+class PingConnection {
+  readonly #config: pg.ClientConfig;
+  #client: pg.Client | undefined;
+  #inflight: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(config: pg.ClientConfig) {
+    this.#config = config;
+  }
+
+  /** Connects ahead of the first ping (in the background; a failure is the first ping's to report). */
+  warm(timeoutMs: number): void {
+    this.ping(timeoutMs).catch(() => {});
+  }
+
+  /**
+   * Each caller gets its own deadline. The attempt in flight is shared; a caller whose deadline
+   * passes gives up on it for everyone: its connection is destroyed, and the next ping starts clean.
+   */
+  ping(timeoutMs: number): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error('the database is closed'));
+    let attempt = this.#inflight;
+    if (!attempt) {
+      const started: Promise<void> = this.#attempt(timeoutMs).finally(() => {
+        if (this.#inflight === started) this.#inflight = undefined;
+      });
+      this.#inflight = attempt = started;
+    }
+    const shared = attempt;
+    return withTimeout(shared, timeoutMs, 'database ping').catch((err: unknown) => {
+      if (this.#inflight === shared) {
+        this.#inflight = undefined;
+        if (this.#client) this.#drop(this.#client);
+      }
+      throw err;
+    });
+  }
+
+  async #attempt(timeoutMs: number): Promise<void> {
+    let client = this.#client;
+    try {
+      await withTimeout(
+        (async () => {
+          if (!client) {
+            const fresh = new pg.Client({ ...this.#config, connectionTimeoutMillis: timeoutMs });
+            fresh.on('error', () => this.#drop(fresh)); // a late socket error must not crash the process
+            this.#client = client = fresh;
+            await fresh.connect();
+          }
+          await client.query('select 1');
+        })(),
+        timeoutMs,
+        'database ping',
+      );
+    } catch (err) {
+      if (client) this.#drop(client);
+      throw err;
+    }
+  }
+
+  #drop(client: pg.Client): void {
+    if (this.#client === client) this.#client = undefined;
     // end() waits for the server to close the socket; a hung server never does. Destroy it.
     const stream = (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream;
     stream?.destroy();
-  };
-  try {
-    await withTimeout(
-      (async () => {
-        await client.connect();
-        await client.query('select 1');
-      })(),
-      timeoutMs,
-      'database ping',
-    );
-  } catch (err) {
-    kill();
-    throw err;
   }
-  client.end().catch(() => {});
+
+  close(): void {
+    this.#closed = true;
+    const client = this.#client;
+    this.#client = undefined;
+    if (client) client.end().catch(() => {});
+  }
 }
 
 async function openPglite(dir: string, schema: DatabaseSchema, log: PinoLogger, ormLog: PinoLogger): Promise<Database> {
@@ -184,14 +246,21 @@ async function openPglite(dir: string, schema: DatabaseSchema, log: PinoLogger, 
     throw err;
   }
   const theOrm = orm;
+  // The engine runs one statement at a time, but its socket server takes its statements from every
+  // connection in turn: on a connection of its own the ping waits for the statement running, not
+  // for every query queued in the ORM's one-connection pool. A statement (or a transaction) that
+  // holds the engine past the deadline still makes it time out.
+  const probe = new PingConnection({ host: '127.0.0.1', port: engine.port, user: 'postgres', password: '', database: 'postgres' });
+  probe.warm(WARM_TIMEOUT_MS);
   let closed: Promise<void> | undefined;
   return {
     orm: theOrm,
     engine: 'pglite',
-    // Through the ORM's single connection (PGlite has one session; a second client would only queue
-    // behind it). While a long statement holds it, the ping waits and its timer rejects.
-    ping: (timeoutMs) => withTimeout(theOrm.em.getConnection().execute('select 1'), timeoutMs, 'database ping').then(() => {}),
-    close: () => (closed ??= shutdown()),
+    ping: (timeoutMs) => probe.ping(timeoutMs),
+    close: () => {
+      probe.close();
+      return (closed ??= shutdown());
+    },
   };
 }
 

@@ -23,9 +23,9 @@ const { dir } = workerData as PgliteWorkerData;
 const started = Date.now();
 // pg_trgm is loaded so migrations can `create extension if not exists pg_trgm` as on a server.
 const pglite = await PGlite.create({ dataDir: dir, extensions: { pg_trgm } });
-// port 0: the OS picks a free one. The ORM keeps exactly one connection; the second slot only
-// absorbs a reconnect racing the server's cleanup of the previous connection.
-const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 2 });
+// port 0: the OS picks a free one. The ORM keeps exactly one connection and the health check one
+// of its own; the third slot only absorbs a reconnect racing the server's cleanup of a previous one.
+const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 3 });
 await server.start();
 port.postMessage({
   type: 'ready',

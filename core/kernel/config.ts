@@ -38,6 +38,10 @@ export const ConfigSchema = Type.Object(
         trashRetentionDays: Int(1, 3650),
         /** How often the purge of expired trash runs. */
         trashSweepMinutes: Int(1, 10_080),
+        /** Reports one user may have being generated at once; one more is 429 too_many_reports. */
+        reportsPerUser: Int(1, 1000),
+        /** Worker threads that render reports; null: the cores but one, 1 to 4. */
+        reportThreads: Type.Union([Int(1, 64), Type.Null()]),
       },
       { additionalProperties: false },
     ),
@@ -162,6 +166,8 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   S3_SECRET_ACCESS_KEY: { at: ['files', 'blobStore', 's3', 'secretAccessKey'], parse: str },
   S3_FORCE_PATH_STYLE: { at: ['files', 'blobStore', 's3', 'forcePathStyle'], parse: bool },
   S3_CHECKSUMS: { at: ['files', 'blobStore', 's3', 'checksums'], parse: str },
+  NOTES_REPORTS_PER_USER: { at: ['notes', 'reportsPerUser'], parse: num },
+  NOTES_REPORT_THREADS: { at: ['notes', 'reportThreads'], parse: (v) => (v === '' ? null : num(v)) },
 };
 
 function str(v: string): unknown {

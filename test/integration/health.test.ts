@@ -124,3 +124,34 @@ if (serverUrl) {
     t.equal(await recovers(s.url), 200, 'back to 200 without a restart');
   });
 }
+
+// Busy is not down: with every pooled connection taken and queries queued behind them (reports,
+// searches), the health check runs on a connection of its own and is answered between statements.
+t.test('a busy database is healthy: queries queued on the pool do not delay the health check', async (t) => {
+  const s = await startTestServer();
+  t.teardown(() => s.close());
+  const user = await createUser(s, 'busy-db@example.com');
+  t.equal((await health(s.url)).status, 200);
+  // Far more queued statements than the pool has connections (1 on the embedded engine, 10 on a
+  // server): ~3 s of work in all, twice the health check's deadline, queued in front of it.
+  const n = s.folio.db.engine === 'pglite' ? 60 : 120;
+  const seconds = s.folio.db.engine === 'pglite' ? 0.05 : 0.25;
+  let finished = 0;
+  const queued = Promise.all(
+    Array.from({ length: n }, () =>
+      s.folio.db.orm.em
+        .fork()
+        .getConnection()
+        .execute(`select pg_sleep(${seconds})`)
+        .then(() => finished++),
+    ),
+  );
+  await new Promise((r) => setImmediate(r));
+  const during = await health(s.url);
+  t.equal(during.status, 200, 'healthy while the pool is saturated');
+  t.equal(during.body.database.status, 'ok');
+  t.ok(finished < n, `answered while ${n - finished} of ${n} queued statements were still waiting`);
+  const whoami = await req(s, 'GET', '/curl/whoami', { token: user.token });
+  t.equal(whoami.status, 200, 'and another user is answered');
+  await queued;
+});

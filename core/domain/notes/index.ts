@@ -14,6 +14,8 @@ import { withSummaryCache, type CachedNotes } from './summary-cache.ts';
 export interface NotesSettings {
   trashRetentionDays: number;
   trashSweepMinutes: number;
+  reportsPerUser: number;
+  reportThreads: number | null;
 }
 
 export const notesDomain = defineDomain<CachedNotes, NotesSettings>({
@@ -31,7 +33,15 @@ export const notesDomain = defineDomain<CachedNotes, NotesSettings>({
     },
   },
   create: ({ db, feed, settings, storage }) =>
-    withSummaryCache(new NotesServiceImpl(db, { trashRetentionDays: settings.trashRetentionDays, storage }), feed),
+    withSummaryCache(
+      new NotesServiceImpl(db, {
+        trashRetentionDays: settings.trashRetentionDays,
+        storage,
+        reportsPerUser: settings.reportsPerUser,
+        reportThreads: settings.reportThreads,
+      }),
+      feed,
+    ),
   rest: {
     tag: 'notetaker',
     description: 'Read, search and edit notes; trash and revisions; generate reports from notes.',

@@ -141,8 +141,14 @@ export class PdfRenderer implements Renderer {
   readonly #ended: Promise<void>;
   #done = false;
 
-  constructor() {
-    this.#doc = new PDFDocument({ size: 'A4', margin: 56, bufferPages: false, info: { Producer: 'Folio', Creator: 'Folio' } });
+  /** `creationDate`: the document's date (default now); the same date and events give the same bytes. */
+  constructor(opts: { creationDate?: Date } = {}) {
+    this.#doc = new PDFDocument({
+      size: 'A4',
+      margin: 56,
+      bufferPages: false,
+      info: { Producer: 'Folio', Creator: 'Folio', CreationDate: opts.creationDate ?? new Date() },
+    });
     this.#doc.on('data', (c: Uint8Array) => this.#chunks.push(c));
     this.#ended = new Promise((resolve, reject) => {
       this.#doc.on('end', () => resolve());
@@ -198,6 +204,6 @@ export class PdfRenderer implements Renderer {
   }
 }
 
-export function rendererFor(format: 'markdown' | 'html' | 'pdf'): Renderer {
-  return format === 'markdown' ? new MarkdownRenderer() : format === 'html' ? new HtmlRenderer() : new PdfRenderer();
+export function rendererFor(format: 'markdown' | 'html' | 'pdf', opts: { creationDate?: Date } = {}): Renderer {
+  return format === 'markdown' ? new MarkdownRenderer() : format === 'html' ? new HtmlRenderer() : new PdfRenderer(opts);
 }

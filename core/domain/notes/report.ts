@@ -1,13 +1,15 @@
 // Reports over the notes a query, tag set or date range selects, grouped by day, ISO week or tag.
 // Streams: the notes are read in keyset batches (reportBatchSize, default 500) as the consumer pulls,
-// each batch rendered into one chunk; no query ever returns more than one batch, and no batch is kept
-// once rendered. Only the group heads (label + count) are read up front, from one aggregate query.
+// each batch rendered into one chunk on a worker thread (report-pool.ts: never on the event loop);
+// no query ever returns more than one batch, and no batch is kept once rendered. Each user may have
+// a few reports rendering at once (ReportSlots); one more is refused with too_many_reports. Only the group heads (label + count) are read up front, from one aggregate query.
 // Reports read the stored excerpt and open action items, never note bodies.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Content } from './derived.ts';
 import { fuzzyQuery, dateRange, parseSearchText, selectionSql, type Selection } from './search.ts';
 import { toTsquery } from './query.ts';
-import { MarkdownRenderer, rendererFor, type ReportGroupHead, type ReportNote } from './report-render.ts';
+import type { RenderEvent, RenderSession, ReportRenderPool, ReportSlots } from './report-pool.ts';
+import type { ReportGroupHead, ReportNote } from './report-render.ts';
 import { ms, rows } from './rows.ts';
 import type { Note, ReportFormat, ReportGroup, ReportOptions } from './types.ts';
 import * as v from './validate.ts';
@@ -17,6 +19,10 @@ export interface ReportDeps {
   em: () => EntityManager;
   batchSize: number;
   save: (content: Content) => Promise<Note>;
+  /** Where the report is rendered (worker threads). */
+  pool: ReportRenderPool;
+  /** How many reports each user may have rendering at once. */
+  slots: ReportSlots;
 }
 
 export interface ReportResult {
@@ -61,8 +67,8 @@ export async function buildReport(deps: ReportDeps, owner: string, opts: ReportO
   if (!opts || typeof opts !== 'object') throw v.bad('', 'report options are required');
   const group = opts.group_by;
   if (!GROUPS.includes(group)) throw v.bad('group_by', `must be one of ${GROUPS.join(', ')}`);
-  const format = FORMATS[opts.format] ? opts.format : undefined;
-  if (!format) throw v.bad('format', `must be one of ${Object.keys(FORMATS).join(', ')}`);
+  if (!FORMATS[opts.format]) throw v.bad('format', `must be one of ${Object.keys(FORMATS).join(', ')}`);
+  const format: ReportFormat = opts.format;
   if (opts.save_as_note !== undefined && typeof opts.save_as_note !== 'boolean') throw v.bad('save_as_note', 'must be a boolean');
   const tags = v.optionalTags(opts.tags, 'tags');
   const range = dateRange(opts.from, opts.to);
@@ -104,7 +110,6 @@ export async function buildReport(deps: ReportDeps, owner: string, opts: ReportO
     openItems: totals?.open_items ?? 0,
   };
 
-  const renderer = rendererFor(format);
   const saving = opts.save_as_note === true ? new SavedMarkdown() : null;
   let settle: { resolve: (id: string) => void; reject: (err: unknown) => void } | undefined;
   const saved = saving
@@ -114,23 +119,36 @@ export async function buildReport(deps: ReportDeps, owner: string, opts: ReportO
     : undefined;
   saved?.catch(() => {}); // a caller that never awaits it must not see an unhandled rejection
 
-  const targets = saving ? [renderer, saving.md] : [renderer];
+  // Rendering happens on a worker thread (report-pool.ts); the events of each fetched batch go there
+  // in one step, and the step's bytes come back as one chunk.
   async function* stream(): AsyncGenerator<Uint8Array> {
     let completed = false;
+    let release: (() => void) | undefined;
+    let session: RenderSession | undefined;
     try {
-      for (const r of targets) r.start(meta);
-      yield* await renderer.take();
-      saving?.collect();
+      // The user's slot is taken when the report starts, so a report never read holds none.
+      release = deps.slots.take(owner);
+      session = deps.pool.open(format, { markdownCopy: saving !== null, creationDate: now });
+      const render = session;
+      const pending: RenderEvent[] = [];
+      const step = () => render.step(pending.splice(0));
+      pending.push({ kind: 'start', meta });
+      let out = await step();
+      if (out.bytes) yield out.bytes;
+      saving?.collect(out.markdown);
       for (const head of heads) {
-        for (const r of targets) r.group(head);
+        pending.push({ kind: 'group', head });
         for await (const batch of noteBatches(deps, sel, group, head)) {
-          for (const n of batch) for (const r of targets) r.note(n);
-          yield* await renderer.take();
-          saving?.collect();
+          for (const note of batch) pending.push({ kind: 'note', note });
+          out = await step();
+          if (out.bytes) yield out.bytes;
+          saving?.collect(out.markdown);
         }
       }
-      for (const r of targets) r.end();
-      yield* await renderer.take();
+      pending.push({ kind: 'end' });
+      out = await step();
+      if (out.bytes) yield out.bytes;
+      saving?.collect(out.markdown);
       completed = true;
       if (saving && settle) {
         const note = await deps.save({ title, body: saving.body(), tags: ['report'] });
@@ -140,6 +158,8 @@ export async function buildReport(deps: ReportDeps, owner: string, opts: ReportO
       settle?.reject(err);
       throw err;
     } finally {
+      session?.close();
+      release?.();
       if (!completed) settle?.reject(new Error('the report stream was not read to the end; nothing was saved'));
     }
   }
@@ -229,13 +249,12 @@ async function* noteBatches(deps: ReportDeps, sel: Selection, group: ReportGroup
  * no larger than its Markdown.
  */
 class SavedMarkdown {
-  readonly md = new MarkdownRenderer();
   #parts: string[] = [];
   #bytes = 0;
   static readonly LIMIT = v.BODY_MAX_BYTES - 256;
 
-  collect(): void {
-    const text = this.md.takeText();
+  /** Adds the Markdown of one step (rendered on the worker beside the report's own format). */
+  collect(text: string): void {
     if (!text) return;
     this.#bytes += Buffer.byteLength(text);
     if (this.#bytes > SavedMarkdown.LIMIT)
@@ -247,7 +266,6 @@ class SavedMarkdown {
   }
 
   body(): string {
-    this.collect();
     return this.#parts.join('');
   }
 }

@@ -13,6 +13,7 @@ import { applyStatsDelta, applyWordDelta, derive, tagDelta, VECTOR_WORDS_SQL, wo
 import { appendToBody, appendUnderHeading, prependToBody, prependUnderHeading, replaceUnderHeading } from './markdown.ts';
 import { buildReport } from './report.ts';
 import { chainState, metaBytes, planRevision, revisionBody } from './revision-store.ts';
+import { ReportRenderPool, ReportSlots } from './report-pool.ts';
 import {
   NOTE_COLUMNS,
   NOW_MS,
@@ -57,6 +58,10 @@ export interface NotesServiceOptions {
   reportBatchSize?: number;
   /** The per-user storage quota that revisions count against (default: no limit). */
   storage?: StorageSettings;
+  /** How many reports one user may have rendering at once (default 2). */
+  reportsPerUser?: number;
+  /** Worker threads that render reports (default: the cores but one, 1 to 4). */
+  reportThreads?: number | null;
 }
 
 /** The storage kind note revisions are counted under. */
@@ -78,6 +83,8 @@ export class NotesServiceImpl implements NotesService {
   readonly #retentionDays: number;
   readonly #reportBatchSize: number;
   readonly #storage: StorageSettings;
+  readonly #reportPool: ReportRenderPool;
+  readonly #reportSlots: ReportSlots;
 
   constructor(db: { orm: MikroORM }, opts: NotesServiceOptions = {}) {
     this.#orm = db.orm;
@@ -87,6 +94,8 @@ export class NotesServiceImpl implements NotesService {
     if (!(this.#retentionDays >= 0)) throw new Error('trashRetentionDays must be >= 0');
     if (!Number.isInteger(this.#reportBatchSize) || this.#reportBatchSize < 1)
       throw new Error('reportBatchSize must be a positive integer');
+    this.#reportSlots = new ReportSlots(opts.reportsPerUser ?? 2);
+    this.#reportPool = new ReportRenderPool({ threads: opts.reportThreads });
   }
 
   #em(): EntityManager {
@@ -463,7 +472,13 @@ export class NotesServiceImpl implements NotesService {
 
   async report(p: Principal, opts: ReportOptions): ReturnType<NotesService['report']> {
     return buildReport(
-      { em: () => this.#em(), batchSize: this.#reportBatchSize, save: (content) => this.#insert(p.user.id, content, 'agent') },
+      {
+        em: () => this.#em(),
+        batchSize: this.#reportBatchSize,
+        save: (content) => this.#insert(p.user.id, content, 'agent'),
+        pool: this.#reportPool,
+        slots: this.#reportSlots,
+      },
       p.user.id,
       opts,
     );

@@ -384,10 +384,11 @@ export function notetakerRoutes(notes: NotesService): Route[] {
       path: '/notetaker/reports',
       summary: 'Generate a report',
       description:
-        'Selects notes (q, tags, from, to; all optional), groups them (by day, week or tag) and streams the report as markdown, HTML or PDF as it is written. With save_as_note the report is also saved as a new note (needs notes:write); its id is in the Folio-Saved-Note-Id header (or, for a report over 1 MiB, in an HTTP trailer of that name). A note holds 1 MiB: a report larger than that as Markdown is refused (400, naming save_as_note) and nothing is saved; past the first MiB sent, the refusal can only cut the stream short.',
+        'Selects notes (q, tags, from, to; all optional), groups them (by day, week or tag) and streams the report as markdown, HTML or PDF as it is written. With save_as_note the report is also saved as a new note (needs notes:write); its id is in the Folio-Saved-Note-Id header (or, for a report over 1 MiB, in an HTTP trailer of that name). A note holds 1 MiB: a report larger than that as Markdown is refused (400, naming save_as_note) and nothing is saved; past the first MiB sent, the refusal can only cut the stream short. Each user may have 2 reports being generated at a time (the operator may change it): one more is refused at once with 429 too_many_reports and a Retry-After.',
       tags,
       scopes: READ,
       body: S.ReportRequest,
+      problems: ['too_many_reports'],
       responses: {
         200: {
           description: 'The report, streamed, in the content type of the format.',
