@@ -1,5 +1,6 @@
 // Renders registry entries as text for a language model: the signature line and the function
-// documentation. Curl help and the MCP tool descriptions are both renderings of this.
+// documentation. Curl help (the full text) and the MCP tool descriptions (the lean one: schemas
+// carry the arguments and the result there) are both renderings of this.
 type S = Record<string, any>;
 
 /** A short type name for a JSON Schema: string, integer, 'a' | 'b', string[], {a, b}, ... */
@@ -134,4 +135,21 @@ export function describeFunction(fn: Describable, opts: DescribeOptions): string
     }
   }
   return out.join('\n') + '\n';
+}
+
+/** A byte count as people read it: 65536 -> 64 KiB, 1500 -> 1500 bytes. */
+export function sizeText(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+/**
+ * The lean documentation of one function, for a client that also gets its schemas (MCP): what it
+ * is for and when to use it (the author's description), and what it costs (its byte ceiling). The
+ * arguments, the result and the size rule are not repeated: they are in inputSchema, outputSchema
+ * and the server's instructions.
+ */
+export function summarizeFunction(fn: Pick<Describable, 'description' | 'ceiling'>): string {
+  return `${fn.description.trim()}\nAnswers up to ${sizeText(fn.ceiling)}.`;
 }

@@ -88,6 +88,14 @@ export class Policy {
     return this.#deps.scopes.allows(principal.scopes, scope);
   }
 
+  /** Does the caller have every role and scope `requires` names? (entitle without the why.) */
+  entitled(principal: Principal, requires: Requirements): boolean {
+    return (
+      (requires.roles ?? []).every((r) => principal.user.roles.includes(r)) &&
+      (requires.scopes ?? []).every((s) => this.hasScope(principal, s))
+    );
+  }
+
   /** Visible but not entitled: Forbidden (a role) or MissingScope, naming exactly what is missing. */
   entitle(principal: Principal, requires: Requirements, what: string): void {
     const missingRoles = (requires.roles ?? []).filter((r) => !principal.user.roles.includes(r));

@@ -13,9 +13,9 @@ import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
-  type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
+import { sizeText, typeName } from '../../core/kernel/describe.ts';
 import { startTestServer, req, call, createUser, FIXTURES, type Reply } from '../helpers/server.ts';
 
 const s = await startTestServer({
@@ -103,7 +103,7 @@ function everyFunction(): Array<[string, string]> {
   return out;
 }
 
-t.test('tools are exactly the functions whose curl help answers 200, per user', async (t) => {
+t.test('tools are exactly the functions whose curl help answers 200 and does not call uncallable, per user', async (t) => {
   // staff is hidden from alice by its visible rule; mcpx is switched off for sam by an operator.
   await setAccess(sam.id, 'mcpx', 'disabled');
   t.teardown(() => setAccess(sam.id, 'mcpx', 'default'));
@@ -117,10 +117,10 @@ t.test('tools are exactly the functions whose curl help answers 200, per user', 
     const expected: string[] = [];
     for (const [ns, fn] of everyFunction()) {
       const help = await req(s, 'GET', `/curl/help/${ns}/${fn}`, { token });
-      if (help.status === 200) expected.push(`${ns}__${fn}`);
-      else t.equal(help.status, 404, `${who}: ${ns}.${fn} help is 200 or 404`);
+      if (help.status === 200 && !help.text.includes('Not callable by you')) expected.push(`${ns}__${fn}`);
+      else if (help.status !== 200) t.equal(help.status, 404, `${who}: ${ns}.${fn} help is 200 or 404`);
     }
-    t.same([...listed].sort(), expected.sort(), `${who}: tools/list = the functions /curl/help answers for`);
+    t.same([...listed].sort(), expected.sort(), `${who}: tools/list = the functions /curl/help offers them`);
     lists[who] = [...listed];
   }
   t.ok(lists.alice!.includes('mcpx__count') && !lists.sam!.includes('mcpx__count'), 'the toggled namespace differs');
@@ -129,35 +129,77 @@ t.test('tools are exactly the functions whose curl help answers 200, per user', 
     lists.alice!.some((n) => n.startsWith('throws__') || n.startsWith('hangs__')),
     'rules that throw or hang hide',
   );
-  t.ok(lists.sam!.includes('staff__purge'), 'visible but not entitled is listed, as help lists it (calling it is the 403)');
+  t.notOk(lists.sam!.includes('staff__purge'), 'visible but not entitled (a role sam lacks) is not listed');
+  t.notOk(lists.alice!.includes('admin__create_user'), 'nor are admin-only tools for a plain user');
+  t.ok(lists.alice!.includes('admin__mint_curl_token'), 'while the admin namespace tools she may call are');
+  const help = await req(s, 'GET', '/curl/help/staff', { token: sam.token });
+  t.match(
+    help.text,
+    /staff\.purge\(.*\n.*\n {6}Not callable by you \(403\): needs role/,
+    'curl help still lists it, saying why it is not callable',
+  );
+  const purge = (await (await connect(sam.token)).client.callTool({ name: 'staff__purge' })) as CallToolResult;
+  t.equal(purge.isError, true, 'calling it anyway is the 403 result, as on curl');
   for (const name of [...lists.alice!, ...lists.sam!]) t.match(name, /^[a-zA-Z0-9_-]{1,64}$/, `${name} suits strict clients`);
   t.ok(lists.alice!.includes('edge___ping'), 'a namespace ending in _ still maps one way');
 });
 
-t.test("a tool carries the function's help text, examples included, and its schemas", async (t) => {
+/** The ARGUMENTS block of a curl help text: name -> { type, description }. */
+function helpArguments(help: string): Map<string, { type: string; description: string | undefined }> {
+  const out = new Map<string, { type: string; description: string | undefined }>();
+  const block = help.split('\nARGUMENTS\n')[1]!.split('\n\n')[0]!.split('\n');
+  for (const [i, line] of block.entries()) {
+    const m = /^ {2}([a-z_][a-z0-9_]*): (.+?), (required|optional)/.exec(line);
+    if (!m) continue;
+    const next = block[i + 1];
+    out.set(m[1]!, { type: m[2]!, description: next?.startsWith('      ') ? next.trim() : undefined });
+  }
+  return out;
+}
+
+t.test('a tool is lean (purpose and ceiling; arguments and result in its schemas) and loses nothing curl help says', async (t) => {
   const { client } = await connect(alice.token);
-  const tools = new Map((await client.listTools()).tools.map((tool) => [tool.name, tool] as [string, Tool]));
-  const echo = tools.get('acme__echo')!;
-  const help = await req(s, 'GET', '/curl/help/acme/echo?examples=true', { token: alice.token });
-  // Same text up to the examples, except how to lower the budget on each surface.
-  const [helpBody] = help.text.split('\nEXAMPLES\n');
-  const [toolBody, toolExamples] = echo.description!.split('\nEXAMPLES\n');
-  t.equal(
-    toolBody,
-    helpBody!.replace('add "max_bytes_llm": N to the body', 'add "max_bytes_llm": N to the arguments (or to the request\'s _meta)'),
-  );
-  t.match(toolExamples, /# twice\n {2}\{"name":"acme__echo","arguments":\{"text":"it's","times":2\}\}/, 'examples as tools/call params');
+  const { tools } = await client.listTools();
+  const instructions = client.getInstructions() ?? '';
+  t.match(instructions, /refused, never cut/, 'the size rule is said once, in the server instructions');
+  t.match(instructions, /max_bytes_llm/, 'with how to lower the ceiling');
+  t.ok(tools.length > 10);
+  for (const tool of tools) {
+    const [, ns, name] = /^([a-z0-9_]+?)__(?=[a-z])(.+)$/.exec(tool.name)!;
+    const fn = s.folio.registry.snapshot.namespaces.get(ns!)!.functions.get(name!)!;
+    const help = await req(s, 'GET', `/curl/help/${ns}/${name}`, { token: alice.token });
+    const ceiling = /Answers over (\d+) bytes are refused/.exec(help.text)![1]!;
+    t.ok(tool.description!.startsWith(fn.description.trim()), `${tool.name}: the description is the function's own`);
+    t.match(tool.description, new RegExp(`Answers up to ${sizeText(Number(ceiling))}\\.$`), `${tool.name}: and its ceiling`);
+    t.notMatch(tool.description, /ARGUMENTS|RETURNS|SIZE|EXAMPLES/, `${tool.name}: no blocks repeating the schemas`);
+    const props = (tool.inputSchema.properties ?? {}) as Record<string, Record<string, unknown>>;
+    t.notOk('max_bytes_llm' in props, `${tool.name}: no budget argument in every schema`);
+    const args = helpArguments(help.text);
+    t.same(Object.keys(props).sort(), [...args.keys()].sort(), `${tool.name}: the arguments help lists`);
+    for (const [arg, doc] of args) {
+      t.equal(typeName(props[arg]), doc.type, `${tool.name}.${arg}: same type`);
+      t.equal(props[arg]!.description, doc.description, `${tool.name}.${arg}: same description`);
+    }
+    const returns = /\nRETURNS\n {2}(.+)\n/.exec(help.text)![1]!;
+    if (tool.outputSchema) {
+      const out = tool.outputSchema as Record<string, any>;
+      const shape = fn.returns?.type === 'object' ? out : out.properties.result;
+      t.equal(typeName(shape), returns, `${tool.name}: outputSchema is what RETURNS says`);
+    } else t.match(returns, /^any/, `${tool.name}: no outputSchema only without returns`);
+  }
+  const echo = tools.find((x) => x.name === 'acme__echo')!;
   const fn = s.folio.registry.snapshot.namespaces.get('acme')!.functions.get('echo')!;
-  const { max_bytes_llm, ...own } = echo.inputSchema.properties as Record<string, unknown>;
-  t.same({ ...echo.inputSchema, properties: own }, fn.args, "inputSchema is the function's args schema");
-  t.match(max_bytes_llm, { type: 'integer', minimum: 1 }, 'plus the budget argument every tool takes');
+  t.same(echo.inputSchema, fn.args, "inputSchema is the function's args schema");
   t.same(
     echo.outputSchema,
     { type: 'object', properties: { result: { type: 'string' } }, required: ['result'] },
     'a non-object return is wrapped',
   );
-  t.same(tools.get('mcpx__count')!.outputSchema, s.folio.registry.snapshot.namespaces.get('mcpx')!.functions.get('count')!.returns);
-  t.notOk(tools.get('acme__noop')!.outputSchema, 'no returns, no outputSchema');
+  t.same(
+    tools.find((x) => x.name === 'mcpx__count')!.outputSchema,
+    s.folio.registry.snapshot.namespaces.get('mcpx')!.functions.get('count')!.returns,
+  );
+  t.notOk(tools.find((x) => x.name === 'acme__noop')!.outputSchema, 'no returns, no outputSchema');
 });
 
 /** Same outcome on both surfaces: the MCP text is the curl body, isError exactly when curl is not 200. */

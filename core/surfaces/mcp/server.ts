@@ -48,13 +48,18 @@ export interface ToolListing {
   hashes: Map<string, string>;
 }
 
-/** The caller's tools: exactly the functions whose /curl/help/{ns}/{fn} answers 200 for them. */
+/**
+ * The caller's tools: the functions whose /curl/help/{ns}/{fn} answers 200 for them and that they
+ * are entitled to call. Curl help also shows the ones they are not (with what is missing); a tool
+ * list is what an agent may call, and every tool in it costs context, so a 403 is left out.
+ */
 export async function listTools(dispatcher: Dispatcher, caller: RequestCaller): Promise<ToolListing> {
   const viewer = await dispatcher.viewer(caller.principal, caller.log);
   const tools: Tool[] = [];
   const hashes = new Map<string, string>();
   for (const ns of await dispatcher.namespaces(viewer)) {
     for (const fn of [...ns.functions.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+      if (!dispatcher.policy.entitled(caller.principal, fn.requires)) continue;
       const r = renderTool(fn, dispatcher.ceiling(fn));
       tools.push(r.tool);
       hashes.set(r.tool.name, r.hash);
@@ -80,7 +85,15 @@ export interface ServerDeps {
   stateful: boolean;
 }
 
-const INSTRUCTIONS = `Folio: the user's notes, files and tools. Tools are named {namespace}__{function}; each tool's description is its full documentation (arguments, result, size limit, examples): read it before calling. Answers over a tool's byte ceiling are refused, never cut: ask for less, or pass max_bytes_llm to cap an answer yourself. Guides for agents are resources skill://{namespace}/{name}; start with a namespace's how_it_works where there is one.`;
+/**
+ * What is the same for every tool, said once here instead of in each tool's description: the
+ * naming, where the documentation is, and the size rule.
+ */
+export const INSTRUCTIONS = [
+  "Folio: the user's notes, files and tools. Tools are named {namespace}__{function}. A tool's description says what it is for and its answer ceiling; its inputSchema documents each argument, its outputSchema the result.",
+  "Size: an answer over its tool's ceiling is refused, never cut. When that happens, ask for less: narrow the arguments (a smaller limit, a filter, one part or page at a time). To cap an answer yourself, send max_bytes_llm: N in the tools/call _meta (or among the arguments); it lowers the ceiling, never raises it.",
+  "Guides for agents are resources skill://{namespace}/{name}; start with a namespace's how_it_works where there is one.",
+].join('\n\n');
 
 /** A JSON-RPC error as the SDK sends it (code, message, data), without McpError's message prefix. */
 function rpcError(code: number, message: string, data?: unknown): Error {

@@ -5,12 +5,9 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { FunctionEntry } from '../../kernel/manifest.ts';
 import type { Encoded } from '../../kernel/limits.ts';
 import { FUNCTION_RE, NAMESPACE_RE } from '../../kernel/manifest.ts';
-import { describeFunction, type Describable } from '../../kernel/describe.ts';
+import { summarizeFunction } from '../../kernel/describe.ts';
 
 type Json = Record<string, any>;
-
-/** How a caller lowers the byte budget on this surface (the SIZE section of each description). */
-export const BUDGET_HINT = 'add "max_bytes_llm": N to the arguments (or to the request\'s _meta)';
 
 /** The reserved argument every tool takes on top of its own; dispatch consumes it. */
 export const MAX_BYTES_ARG = 'max_bytes_llm';
@@ -32,15 +29,37 @@ export function parseToolName(name: string): { namespace: string; fn: string } |
   return NAMESPACE_RE.test(namespace) && FUNCTION_RE.test(fn) ? { namespace, fn } : undefined;
 }
 
-/** An example as the JSON-RPC params of tools/call: what an MCP client sends. */
-export function exampleCall(fn: { namespace: string; name: string }, args: Record<string, unknown>): string {
-  return JSON.stringify({ name: toolName(fn.namespace, fn.name), arguments: args });
+/**
+ * The tool description: purpose, when to use it, what it costs. Arguments and result are in the
+ * schemas, the size rule (the same for every tool) in the server instructions.
+ */
+export function toolDescription(fn: FunctionEntry, ceiling: number): string {
+  return summarizeFunction({ description: fn.description, ceiling });
 }
 
-/** The curl help text of the function, with this surface's budget hint and examples. */
-export function toolDescription(fn: FunctionEntry, ceiling: number): string {
-  const d: Describable = { ...fn, ceiling };
-  return describeFunction(d, { budgetHint: BUDGET_HINT, example: exampleCall });
+/**
+ * The same schema in fewer bytes, for listing: `anyOf` of bare types becomes a type list, `anyOf`
+ * of constants an `enum` (what TypeBox emits for `Union`s of `Null` and `Literal`s). It validates
+ * exactly the same values; dispatch validates with the original anyway.
+ */
+export function compactSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(compactSchema);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(schema as Record<string, unknown>))
+    out[k] = k === 'const' || k === 'default' || k === 'examples' || k === 'enum' ? v : compactSchema(v);
+  const alts = out.anyOf as Json[] | undefined;
+  if (Array.isArray(alts) && alts.length > 1 && !('type' in out) && !('enum' in out)) {
+    const only = (a: Json, key: string) => typeof a === 'object' && a !== null && Object.keys(a).length === 1 && key in a;
+    if (alts.every((a) => only(a, 'type') && typeof a.type === 'string')) {
+      delete out.anyOf;
+      out.type = alts.map((a) => a.type as string);
+    } else if (alts.every((a) => only(a, 'const'))) {
+      delete out.anyOf;
+      out.enum = alts.map((a) => a.const as unknown);
+    }
+  }
+  return out;
 }
 
 /**
@@ -56,20 +75,8 @@ export function outputShape(fn: FunctionEntry): { schema: Json; wrapped: boolean
   return { schema: { type: 'object', properties: { result: r }, required: ['result'] }, wrapped: true };
 }
 
-function inputSchema(fn: FunctionEntry, ceiling: number): Tool['inputSchema'] {
-  const args = fn.args;
-  return {
-    ...args,
-    type: 'object',
-    properties: {
-      ...((args.properties as Json | undefined) ?? {}),
-      [MAX_BYTES_ARG]: {
-        type: 'integer',
-        minimum: 1,
-        description: `Optional: refuse answers over this many bytes. Lowers this tool's ceiling of ${ceiling} bytes, never raises it.`,
-      },
-    },
-  };
+function inputSchema(fn: FunctionEntry): Tool['inputSchema'] {
+  return { ...(compactSchema(fn.args) as Json), type: 'object' };
 }
 
 export interface RenderedTool {
@@ -90,8 +97,8 @@ export function renderTool(fn: FunctionEntry, ceiling: number): RenderedTool {
       name: toolName(fn.namespace, fn.name),
       title: `${fn.namespace}.${fn.name}`,
       description: toolDescription(fn, ceiling),
-      inputSchema: inputSchema(fn, ceiling),
-      ...(out ? { outputSchema: out.schema as Tool['outputSchema'] } : {}),
+      inputSchema: inputSchema(fn),
+      ...(out ? { outputSchema: compactSchema(out.schema) as Tool['outputSchema'] } : {}),
     };
     r = { tool, hash: createHash('sha1').update(JSON.stringify(tool)).digest('base64url') };
     rendered.set(fn, r);
