@@ -1,6 +1,8 @@
 // Renders registry entries as text for a language model: the signature line and the function
 // documentation. Curl help (the full text) and the MCP tool descriptions (the lean one: schemas
 // carry the arguments and the result there) are both renderings of this.
+import type { FunctionAnnotations } from '../sdk/index.ts';
+
 type S = Record<string, any>;
 
 /** A short type name for a JSON Schema: string, integer, 'a' | 'b', string[], {a, b}, ... */
@@ -83,6 +85,8 @@ export function signature(namespace: string, name: string, args: S, returns: S |
 export interface Describable {
   namespace: string;
   name: string;
+  title?: string | undefined;
+  annotations?: FunctionAnnotations;
   description: string;
   args: S;
   returns: S | undefined;
@@ -99,9 +103,26 @@ export interface DescribeOptions {
   example?: (fn: Describable, args: Record<string, unknown>) => string;
 }
 
+/** What a call does, in words: "read-only", "destructive, idempotent", ...; '' when not declared. */
+export function effectText(a: FunctionAnnotations | undefined): string {
+  if (!a) return '';
+  const bits: string[] = [];
+  if (a.readOnlyHint === true) bits.push('read-only');
+  else {
+    if (a.destructiveHint === true) bits.push('destructive (may overwrite or remove data)');
+    else if (a.destructiveHint === false) bits.push('writes, adds only (destroys nothing)');
+    else if (a.readOnlyHint === false) bits.push('writes');
+    if (a.idempotentHint === true) bits.push('idempotent (repeating it changes nothing more)');
+  }
+  if (a.openWorldHint === true) bits.push('reaches outside Folio');
+  return bits.join(', ');
+}
+
 /** The full documentation of one function, written for a language model. */
 export function describeFunction(fn: Describable, opts: DescribeOptions): string {
-  const out: string[] = [fn.signature, '', fn.description.trim(), ''];
+  const effect = effectText(fn.annotations);
+  const out: string[] = [fn.signature, ...(fn.title ? [fn.title + (effect ? ` (${effect})` : '')] : effect ? [effect] : []), ''];
+  out.push(fn.description.trim(), '');
   const infos = argInfos(fn.args);
   out.push('ARGUMENTS');
   if (infos.length === 0) out.push('  (none)');

@@ -2,7 +2,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { Caller, FunctionDefinition } from '../sdk/index.ts';
+import type { Caller, FunctionAnnotations, FunctionDefinition } from '../sdk/index.ts';
 
 type JsonSchema = Record<string, any>;
 import { signature } from './describe.ts';
@@ -15,13 +15,17 @@ export const FUNCTION_RE = /^[a-z](?:[a-z0-9]|_(?!_)){0,29}$/;
 export const SKILL_RE = /^[a-z0-9](?:[a-z0-9]|[-_](?![-_])){0,63}$/;
 
 const PLUGIN_KEYS = new Set(['namespace', 'description', 'version', 'catalogue', 'visible', 'functions']);
-const FUNCTION_KEYS = new Set(['description', 'args', 'returns', 'examples', 'requires', 'maxBytes', 'handler']);
+const FUNCTION_KEYS = new Set(['title', 'annotations', 'description', 'args', 'returns', 'examples', 'requires', 'maxBytes', 'handler']);
 /** Argument names the server supplies or takes for itself. */
 export const RESERVED_ARGS = new Set(['user', 'caller', 'max_bytes_llm']);
+
+const ANNOTATION_KEYS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
 
 export interface FunctionEntry {
   namespace: string;
   name: string;
+  title: string | undefined;
+  annotations: FunctionAnnotations;
   description: string;
   args: JsonSchema;
   returns: JsonSchema | undefined;
@@ -161,11 +165,26 @@ export function buildPlugin(exported: unknown, fallbackVersion: string): PluginE
       const scopes = stringList(def.requires.scopes, `${where}.requires.scopes`);
       requires = { ...(roles ? { roles } : {}), ...(scopes ? { scopes } : {}) };
     }
+    if (def.title !== undefined && (typeof def.title !== 'string' || def.title.trim() === '' || def.title.length > 100))
+      fail(`${where}.title must be a non-empty string of at most 100 characters`);
+    const annotations: FunctionAnnotations = {};
+    if (def.annotations !== undefined) {
+      if (!isPlainObject(def.annotations))
+        fail(`${where}.annotations must be { readOnlyHint?, destructiveHint?, idempotentHint?, openWorldHint? }`);
+      for (const [k, v] of Object.entries(def.annotations)) {
+        if (!(ANNOTATION_KEYS as readonly string[]).includes(k))
+          fail(`${where}.annotations: unknown field '${k}' (allowed: ${ANNOTATION_KEYS.join(', ')})`);
+        if (typeof v !== 'boolean') fail(`${where}.annotations.${k} must be true or false`);
+        annotations[k as (typeof ANNOTATION_KEYS)[number]] = v;
+      }
+    }
     if (def.maxBytes !== undefined && !(Number.isInteger(def.maxBytes) && (def.maxBytes as number) > 0))
       fail(`${where}.maxBytes must be a positive integer`);
     functions.set(name, {
       namespace,
       name,
+      title: typeof def.title === 'string' ? def.title.trim() : undefined,
+      annotations,
       description: def.description,
       args,
       returns,

@@ -124,10 +124,29 @@ export type JsonSchema = object;
 export type ArgsOf<S> = S extends TSchema & { readonly '~kind': string } ? Static<S> : any;
 
 /**
+ * What calling a function does, for clients that ask before acting (MCP tool annotations). Hints,
+ * not guarantees: the server enforces nothing by them. Omitted fields mean "not said".
+ */
+export interface FunctionAnnotations {
+  /** Changes nothing: reads only. */
+  readOnlyHint?: boolean;
+  /** When not read-only: may overwrite or remove what exists (false: only adds). */
+  destructiveHint?: boolean;
+  /** When not read-only: calling it again with the same arguments changes nothing more. */
+  idempotentHint?: boolean;
+  /** Reaches beyond Folio (the web, another service); false: works on the user's own data only. */
+  openWorldHint?: boolean;
+}
+
+/**
  * One function. `S` is the type of its `args` schema, from which the handler's arguments are
  * inferred (see ArgsOf); `R` is what the handler returns.
  */
 export interface FunctionDefinition<S = JsonSchema, R = unknown> {
+  /** A short human title for client UIs, e.g. 'Search notes'. Default: `namespace.function`. */
+  title?: string;
+  /** What calling it does (read-only, destructive, ...): shown in curl help, passed to MCP clients. */
+  annotations?: FunctionAnnotations;
   description: string;
   /** JSON Schema of the keyword arguments; must be `type: 'object'`. */
   args?: S;

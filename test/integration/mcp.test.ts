@@ -103,7 +103,7 @@ function everyFunction(): Array<[string, string]> {
   return out;
 }
 
-t.test('tools are exactly the functions whose curl help answers 200 and does not call uncallable, per user', async (t) => {
+t.test('tools are exactly the functions curl help offers the caller as callable, per user', async (t) => {
   // staff is hidden from alice by its visible rule; mcpx is switched off for sam by an operator.
   await setAccess(sam.id, 'mcpx', 'disabled');
   t.teardown(() => setAccess(sam.id, 'mcpx', 'default'));
@@ -200,6 +200,32 @@ t.test('a tool is lean (purpose and ceiling; arguments and result in its schemas
     s.folio.registry.snapshot.namespaces.get('mcpx')!.functions.get('count')!.returns,
   );
   t.notOk(tools.find((x) => x.name === 'acme__noop')!.outputSchema, 'no returns, no outputSchema');
+});
+
+t.test('every first-party tool has a human title and annotations, passed through; curl help says read-only or destructive', async (t) => {
+  const { client } = await connect(admin);
+  const tools = (await client.listTools()).tools.filter((x) => /^(admin|notetaker|meetings)__/.test(x.name));
+  t.ok(tools.length >= 18, 'the first-party tools an admin may call');
+  for (const tool of tools) {
+    const [ns, name] = tool.name.split('__') as [string, string];
+    const fn = s.folio.registry.snapshot.namespaces.get(ns)!.functions.get(name)!;
+    t.ok(tool.title && tool.title !== `${ns}.${name}`, `${tool.name}: a human title (${tool.title})`);
+    t.equal(tool.title, fn.title);
+    t.type(tool.annotations?.readOnlyHint, 'boolean', `${tool.name}: says whether it only reads`);
+    if (tool.annotations?.readOnlyHint === false)
+      t.type(tool.annotations.destructiveHint, 'boolean', `${tool.name}: and if not, whether it destroys`);
+    t.equal(tool.annotations?.openWorldHint, false, `${tool.name}: works on Folio's own data`);
+    t.same(tool.annotations, fn.annotations, `${tool.name}: the plugin's annotations, as declared`);
+  }
+  const byName = new Map(tools.map((x) => [x.name, x]));
+  t.equal(byName.get('notetaker__search')!.annotations!.readOnlyHint, true);
+  t.equal(byName.get('notetaker__delete')!.annotations!.destructiveHint, true);
+  t.equal(byName.get('notetaker__append')!.annotations!.destructiveHint, false, 'an append destroys nothing');
+  const list = await req(s, 'GET', '/curl/help/notetaker', { token: admin });
+  t.match(list.text, /^ {2}notetaker\.search\(.*\) -> .* \[read-only\]$/m, 'the namespace help marks read-only functions');
+  t.match(list.text, /^ {2}notetaker\.delete\(.*\) -> .* \[destructive\]$/m, 'and destructive ones');
+  const one = await req(s, 'GET', '/curl/help/notetaker/replace_section', { token: admin });
+  t.match(one.text, /^Replace a section \(destructive/m, "a function's help gives its title and effect");
 });
 
 /** Same outcome on both surfaces: the MCP text is the curl body, isError exactly when curl is not 200. */

@@ -71,7 +71,8 @@ function requirementsText(fn: FunctionEntry): string {
 export function namespaceText(ns: NamespaceEntry, callable: (fn: FunctionEntry) => boolean = () => true): string {
   const lines = [`${ns.name}: ${ns.description}`, '', 'FUNCTIONS'];
   for (const fn of [...ns.functions.values()].sort((a, b) => a.name.localeCompare(b.name))) {
-    lines.push(`  ${fn.signature}`, `      ${firstSentence(fn.description)}`);
+    const effect = fn.annotations.readOnlyHint ? ' [read-only]' : fn.annotations.destructiveHint ? ' [destructive]' : '';
+    lines.push(`  ${fn.signature}${effect}`, `      ${firstSentence(fn.description)}`);
     if (!callable(fn)) lines.push(`      Not callable by you (403): needs ${requirementsText(fn)}.`);
   }
   if (ns.functions.size === 0) lines.push('  (none)');

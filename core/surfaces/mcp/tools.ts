@@ -95,8 +95,9 @@ export function renderTool(fn: FunctionEntry, ceiling: number): RenderedTool {
     const out = outputShape(fn);
     const tool: Tool = {
       name: toolName(fn.namespace, fn.name),
-      title: `${fn.namespace}.${fn.name}`,
+      title: fn.title ?? `${fn.namespace}.${fn.name}`,
       description: toolDescription(fn, ceiling),
+      ...(Object.keys(fn.annotations).length > 0 ? { annotations: { ...fn.annotations } } : {}),
       inputSchema: inputSchema(fn),
       ...(out ? { outputSchema: compactSchema(out.schema) as Tool['outputSchema'] } : {}),
     };

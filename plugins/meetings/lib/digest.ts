@@ -34,6 +34,8 @@ function entry(note: Note, date: string): Entry {
 }
 
 export const digest = defineFunction({
+  title: 'Digest of recent meetings',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     'A compact markdown digest of your meetings since a date (default: the last 7 days): per meeting its date, title, note id and version, decisions, headlines and open action items. ' +
     "A meeting is a note tagged meeting; its date is a 'Date: YYYY-MM-DD' line near the top, else a date in the title, else the day the note was created. " +

@@ -35,6 +35,8 @@ const ItemsArgs = Type.Object({
 });
 
 export const action_items = defineFunction({
+  title: 'Open action items',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     'The open action items (`- [ ] ...` lines) of your meeting notes (notes tagged meeting), grouped by note, most recently updated note first. ' +
     'Each item has its line number in the note; each note its id and version: mark one done with meetings.mark_done {note_id, line, expected_version: version}. ' +
@@ -145,6 +147,8 @@ function stale(note: Note, expected: number): Conflict {
 }
 
 export const mark_done = defineFunction({
+  title: 'Mark an action item done',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
     'Mark one open action item of a meeting note done: its `- [ ]` becomes `- [x]`, as an edit of the note (its version goes up by one). ' +
     'Needs the note version you read (expected_version): if the note changed since, nothing is written and you get 409 with the current version and open items.',

@@ -22,6 +22,8 @@ const GetArgs = Type.Object({
 });
 
 export const get = defineFunction({
+  title: 'Read a note',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     `Read one note: its title, tags, source, version and body. A long body comes in parts of up to ${PART_DEFAULT} characters (length changes that): ` +
     'total_chars is the size of the whole body, and when next_offset is not null, call get again with offset = next_offset for the next part, until next_offset is null. ' +

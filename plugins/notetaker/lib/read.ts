@@ -36,6 +36,8 @@ const ListRow = Type.Object({
 });
 
 export const list = defineFunction({
+  title: 'List notes',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     'List your notes, most recently updated first: one compact row per note (id, title, tags, updated_at, version, body_bytes), no bodies. ' +
     'Read a note with notetaker.get. When next_cursor is not null there are more: call again with cursor = next_cursor. ' +
@@ -118,6 +120,8 @@ const Hit = Type.Object({
 });
 
 export const search = defineFunction({
+  title: 'Search notes',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     'Search your notes, best match first. q takes web-search syntax: words (all must match), "exact phrase", -word to exclude, a OR b. ' +
     'Works in any language (CJK included), ignores accents and case, and tolerates small typos (those hits say match: "fuzzy"). ' +
@@ -178,6 +182,8 @@ const TagsArgs = Type.Object({
 });
 
 export const tags = defineFunction({
+  title: 'List tags',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     'The tags on your live notes with how many notes carry each, most used first. total counts all tags that match; when next_offset is not null, call again with offset = next_offset.',
   args: TagsArgs,

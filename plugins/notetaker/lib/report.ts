@@ -64,6 +64,8 @@ async function gather(
 }
 
 export const generate_report = defineFunction({
+  title: 'Generate a report',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
     'A report over your notes (all of them, or those matching q, tags and a date range), grouped by day, week or tag. ' +
     `markdown and html come back as text (up to ${TEXT_MAX_BYTES / 1024} KiB), pdf as a file (up to ${REPORT_MAX_BYTES / 1024 / 1024} MiB). ` +

@@ -63,6 +63,8 @@ const Diff = Type.Object(
 );
 
 export const revisions = defineFunction({
+  title: 'Note history',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     'The history of a note: every change made a version, and every version is kept. Without version: list them, newest first (version, change, title, created_at). ' +
     'With version: read that version (in parts, like get: follow next_offset). With version and diff: true: a unified diff from that version to the current note. ' +
@@ -153,6 +155,8 @@ const RestoreRevisionArgs = Type.Object({
 });
 
 export const restore_revision = defineFunction({
+  title: 'Restore an earlier version',
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description:
     'Make an old version current again: its title, body and tags are written as a new version, so nothing is lost and this too can be undone. ' +
     'Find versions with notetaker.revisions.',
