@@ -174,3 +174,37 @@ export function sizeText(bytes: number): string {
 export function summarizeFunction(fn: Pick<Describable, 'description' | 'ceiling'>): string {
   return `${fn.description.trim()}\nAnswers up to ${sizeText(fn.ceiling)}.`;
 }
+
+/** The surface a text is for: curl readers call routes, MCP readers call tools and read resources. */
+export type Surface = 'curl' | 'mcp';
+
+/**
+ * A function as a caller on `surface` calls it, for hints in answers: `notetaker.get {"id":"..."}`
+ * on curl, `notetaker__get {"id": "..."}` on MCP. `fn` is the dotted name.
+ */
+export function callRef(surface: Surface, fn: string, args?: Record<string, unknown>): string {
+  const name = surface === 'mcp' ? fn.replace('.', '__') : fn;
+  if (!args || Object.keys(args).length === 0) return name;
+  // JSON, spaced as people write it: {"id": "...", "offset": 12000}
+  return `${name} {${Object.entries(args)
+    .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+    .join(', ')}}`;
+}
+
+/** Where a caller on `surface` reads how to call a function. */
+export function helpRef(surface: Surface, namespace: string, fn: string): string {
+  return surface === 'mcp' ? `the inputSchema of the tool ${namespace}__${fn}` : `GET /curl/help/${namespace}/${fn}`;
+}
+
+/**
+ * Author text (a description) as an MCP client should read it: the curl references plugin authors
+ * write become what MCP offers. `ns.fn` of a function that exists -> the tool `ns__fn`;
+ * `GET /curl/skill/ns/name` -> the resource `skill://ns/name`; `GET /curl/help/ns/fn` -> the tool.
+ * Only for text authors wrote, never for data (a note's body stays as its owner wrote it).
+ */
+export function mcpWording(text: string, isFunction: (namespace: string, fn: string) => boolean): string {
+  return text
+    .replace(/GET \/curl\/skill\/([a-z][a-z0-9_]*)\/([a-z0-9][a-z0-9_-]*)/g, 'skill://$1/$2')
+    .replace(/GET \/curl\/help\/([a-z][a-z0-9_]*)\/([a-z][a-z0-9_]*)/g, 'the tool $1__$2')
+    .replace(/\b([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*)\b/g, (m, ns: string, fn: string) => (isFunction(ns, fn) ? `${ns}__${fn}` : m));
+}

@@ -111,6 +111,12 @@ export interface Context {
    * caller's `max_bytes_llm`. An answer over it is refused (413); page or cut to stay under it.
    */
   budget: number;
+  /**
+   * A function as this caller calls it, for hints in answers and error messages ("next part:
+   * ..."): `ctx.ref('notetaker.get', { id })` is `notetaker.get {"id": "..."}` to a curl caller and
+   * `notetaker__get {"id": "..."}` (the MCP tool) to an MCP client. `fn` is the dotted name.
+   */
+  ref(fn: string, args?: Record<string, unknown>): string;
 }
 
 /** A JSON Schema object; TypeBox schemas are JSON Schema and work as they are. */

@@ -15,7 +15,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
-import { sizeText, typeName } from '../../core/kernel/describe.ts';
+import { mcpWording, sizeText, typeName } from '../../core/kernel/describe.ts';
 import { startTestServer, req, call, createUser, FIXTURES, type Reply } from '../helpers/server.ts';
 
 const s = await startTestServer({
@@ -144,6 +144,8 @@ t.test('tools are exactly the functions curl help offers the caller as callable,
   t.ok(lists.alice!.includes('edge___ping'), 'a namespace ending in _ still maps one way');
 });
 
+const isFunction = (ns: string, fn: string) => s.folio.registry.snapshot.namespaces.get(ns)?.functions.has(fn) === true;
+
 /** The ARGUMENTS block of a curl help text: name -> { type, description }. */
 function helpArguments(help: string): Map<string, { type: string; description: string | undefined }> {
   const out = new Map<string, { type: string; description: string | undefined }>();
@@ -169,7 +171,15 @@ t.test('a tool is lean (purpose and ceiling; arguments and result in its schemas
     const fn = s.folio.registry.snapshot.namespaces.get(ns!)!.functions.get(name!)!;
     const help = await req(s, 'GET', `/curl/help/${ns}/${name}`, { token: alice.token });
     const ceiling = /Answers over (\d+) bytes are refused/.exec(help.text)![1]!;
-    t.ok(tool.description!.startsWith(fn.description.trim()), `${tool.name}: the description is the function's own`);
+    t.ok(
+      tool.description!.startsWith(mcpWording(fn.description.trim(), isFunction)),
+      `${tool.name}: the description is the function's own`,
+    );
+    t.notMatch(
+      tool.description,
+      /\/curl\/|\b(notetaker|meetings|admin)\.[a-z_]+\b/,
+      `${tool.name}: in MCP words (tools, skill:// URIs), not curl's`,
+    );
     t.match(tool.description, new RegExp(`Answers up to ${sizeText(Number(ceiling))}\\.$`), `${tool.name}: and its ceiling`);
     t.notMatch(tool.description, /ARGUMENTS|RETURNS|SIZE|EXAMPLES/, `${tool.name}: no blocks repeating the schemas`);
     const props = (tool.inputSchema.properties ?? {}) as Record<string, Record<string, unknown>>;
@@ -178,7 +188,7 @@ t.test('a tool is lean (purpose and ceiling; arguments and result in its schemas
     t.same(Object.keys(props).sort(), [...args.keys()].sort(), `${tool.name}: the arguments help lists`);
     for (const [arg, doc] of args) {
       t.equal(typeName(props[arg]), doc.type, `${tool.name}.${arg}: same type`);
-      t.equal(props[arg]!.description, doc.description, `${tool.name}.${arg}: same description`);
+      t.equal(props[arg]!.description, doc.description && mcpWording(doc.description, isFunction), `${tool.name}.${arg}: same description`);
     }
     const returns = /\nRETURNS\n {2}(.+)\n/.exec(help.text)![1]!;
     if (tool.outputSchema) {
@@ -228,10 +238,21 @@ t.test('every first-party tool has a human title and annotations, passed through
   t.match(one.text, /^Replace a section \(destructive/m, "a function's help gives its title and effect");
 });
 
-/** Same outcome on both surfaces: the MCP text is the curl body, isError exactly when curl is not 200. */
-function sameAnswer(t: Test, mcp: CallToolResult, curl: Reply, what: string, mask = (x: string) => x) {
+/** The curl answer as an MCP client reads it: the function named as its tool, help as its inputSchema. */
+function inMcpWords(curlText: string, tool: string): string {
+  const dotted = tool.replace(/__(?=[a-z])/, '.');
+  return curlText
+    .replaceAll(`help: GET /curl/help/${dotted.replace('.', '/')}`, `help: the inputSchema of ${tool} (tools/list)`)
+    .replaceAll(`see GET /curl/help/${dotted.replace('.', '/')}`, `see the inputSchema of the tool ${tool}`)
+    .replaceAll(`${dotted}(`, `${tool}(`)
+    .replaceAll(`${dotted} `, `${tool} `);
+}
+
+/** Same outcome on both surfaces: the MCP text is the curl body in MCP words, isError exactly when curl is not 200. */
+function sameAnswer(t: Test, mcp: CallToolResult, curl: Reply, what: string, tool: string, mask = (x: string) => x) {
   t.equal(mcp.isError === true, curl.status !== 200, `${what}: isError iff curl answers ${curl.status}`);
-  t.equal(mask(text(mcp)), mask(curl.text), `${what}: same text as curl (${curl.status})`);
+  t.equal(mask(text(mcp)), mask(inMcpWords(curl.text, tool)), `${what}: same text as curl (${curl.status})`);
+  t.notMatch(text(mcp), /\/curl\//, `${what}: no curl route in the MCP text`);
 }
 
 t.test('calls answer what POST /curl/call answers: text, JSON, 400, 403, 404, 409, 413, 500', async (t) => {
@@ -258,7 +279,7 @@ t.test('calls answer what POST /curl/call answers: text, JSON, 400, 403, 404, 40
   for (const [what, c, token, ns, fn, args] of cases) {
     const viaMcp = (await c.client.callTool({ name: `${ns}__${fn}`, arguments: args })) as CallToolResult;
     const viaCurl = await call(s, token, ns, fn, args);
-    sameAnswer(t, viaMcp, viaCurl, what, uuid);
+    sameAnswer(t, viaMcp, viaCurl, what, `${ns}__${fn}`, uuid);
   }
   const noop = (await a.client.callTool({ name: 'acme__noop' })) as CallToolResult;
   t.same(JSON.parse(text(noop)), { ok: true });
@@ -289,6 +310,27 @@ t.test('the byte budget can also come in _meta; the lower one wins, none raises'
   t.match(text(raise), /ceiling of 4096 bytes/, 'never raises');
   const fits = (await client.callTool({ name: 'acme__big', arguments: { size: 100 }, _meta: { max_bytes_llm: 1000 } })) as CallToolResult;
   t.notOk(fits.isError);
+});
+
+t.test('hints in answers name the next call as the caller makes it: the tool on MCP, the dotted name on curl', async (t) => {
+  const { client } = await connect(alice.token);
+  const body = Array.from({ length: 400 }, (_, i) => `line ${i} of a long note`).join('\n');
+  const created = (await client.callTool({ name: 'notetaker__create', arguments: { title: 'Long', body } })) as CallToolResult;
+  const id = (created.structuredContent as { id: string }).id;
+  const part = (await client.callTool({ name: 'notetaker__get', arguments: { id } })) as CallToolResult;
+  const more = (part.structuredContent as { more: string; next_offset: number }).more;
+  t.match(more, new RegExp(`Next part: notetaker__get \\{"id": "${id}", "offset": \\d+\\}\\.$`), 'MCP: the tool and its arguments');
+  const viaCurl = (await call(s, alice.token, 'notetaker', 'get', { id })).json() as { more: string };
+  t.match(viaCurl.more, new RegExp(`Next part: notetaker\\.get \\{"id": "${id}", "offset": \\d+\\}\\.$`), 'curl: as before');
+  const stale = (await client.callTool({
+    name: 'notetaker__update',
+    arguments: { id, expected_version: 99, title: 'x' },
+  })) as CallToolResult;
+  t.equal(stale.isError, true);
+  t.match(text(stale), /Read it again \(notetaker__get\).*use notetaker__append\./, 'a conflict says which tools to use');
+  t.notMatch(text(stale), /notetaker\.(get|append)/);
+  const guide = (await client.listTools()).tools.find((x) => x.name === 'notetaker__search')!;
+  t.match(guide.description, /skill:\/\/notetaker\/search_syntax/, 'a guide is named by its resource URI');
 });
 
 t.test('a hidden tool and an absent one are the same unknown-tool error', async (t) => {

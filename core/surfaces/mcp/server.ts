@@ -57,10 +57,13 @@ export async function listTools(dispatcher: Dispatcher, caller: RequestCaller): 
   const viewer = await dispatcher.viewer(caller.principal, caller.log);
   const tools: Tool[] = [];
   const hashes = new Map<string, string>();
+  const snapshot = dispatcher.registry.snapshot;
+  // References to functions in descriptions name tools; any function of the registry counts.
+  const isFunction = (ns: string, fn: string) => snapshot.namespaces.get(ns)?.functions.has(fn) === true;
   for (const ns of await dispatcher.namespaces(viewer)) {
     for (const fn of [...ns.functions.values()].sort((a, b) => a.name.localeCompare(b.name))) {
       if (!dispatcher.policy.entitled(caller.principal, fn.requires)) continue;
-      const r = renderTool(fn, dispatcher.ceiling(fn));
+      const r = renderTool(fn, dispatcher.ceiling(fn), isFunction, snapshot.generation);
       tools.push(r.tool);
       hashes.set(r.tool.name, r.hash);
     }
@@ -193,6 +196,7 @@ export function buildServer(deps: ServerDeps, hooks?: SessionHooks): Server {
         body,
         signal: extra.signal,
         log: caller.log,
+        surface: 'mcp',
         ...(progress ? { onProgress: progress.report } : {}),
       });
       return resultOf(fn, encoded);
@@ -200,7 +204,7 @@ export function buildServer(deps: ServerDeps, hooks?: SessionHooks): Server {
       // A NotFound from resolving the tool is the protocol's unknown-tool error, the same for
       // hidden and absent; one a handler raised about its own data is a tool result (404 text).
       if (err instanceof UnknownName) throw unknownTool(name);
-      return errorResult(errorAnswer(err, caller.log).text);
+      return errorResult(errorAnswer(err, caller.log, name).text);
     } finally {
       progress?.end();
     }

@@ -5,7 +5,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { FunctionEntry } from '../../kernel/manifest.ts';
 import type { Encoded } from '../../kernel/limits.ts';
 import { FUNCTION_RE, NAMESPACE_RE } from '../../kernel/manifest.ts';
-import { summarizeFunction } from '../../kernel/describe.ts';
+import { mcpWording, summarizeFunction } from '../../kernel/describe.ts';
 
 type Json = Record<string, any>;
 
@@ -33,21 +33,27 @@ export function parseToolName(name: string): { namespace: string; fn: string } |
  * The tool description: purpose, when to use it, what it costs. Arguments and result are in the
  * schemas, the size rule (the same for every tool) in the server instructions.
  */
-export function toolDescription(fn: FunctionEntry, ceiling: number): string {
-  return summarizeFunction({ description: fn.description, ceiling });
+export function toolDescription(fn: FunctionEntry, ceiling: number, isFunction: (ns: string, fn: string) => boolean): string {
+  return summarizeFunction({ description: mcpWording(fn.description, isFunction), ceiling });
 }
 
 /**
  * The same schema in fewer bytes, for listing: `anyOf` of bare types becomes a type list, `anyOf`
  * of constants an `enum` (what TypeBox emits for `Union`s of `Null` and `Literal`s). It validates
- * exactly the same values; dispatch validates with the original anyway.
+ * exactly the same values; dispatch validates with the original anyway. `word` rewrites the
+ * descriptions for the surface (see mcpWording).
  */
-export function compactSchema(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(compactSchema);
+export function compactSchema(schema: unknown, word: (text: string) => string = (x) => x): unknown {
+  if (Array.isArray(schema)) return schema.map((x) => compactSchema(x, word));
   if (typeof schema !== 'object' || schema === null) return schema;
   const out: Json = {};
   for (const [k, v] of Object.entries(schema as Record<string, unknown>))
-    out[k] = k === 'const' || k === 'default' || k === 'examples' || k === 'enum' ? v : compactSchema(v);
+    out[k] =
+      k === 'const' || k === 'default' || k === 'examples' || k === 'enum'
+        ? v
+        : k === 'description' && typeof v === 'string'
+          ? word(v)
+          : compactSchema(v, word);
   const alts = out.anyOf as Json[] | undefined;
   if (Array.isArray(alts) && alts.length > 1 && !('type' in out) && !('enum' in out)) {
     const only = (a: Json, key: string) => typeof a === 'object' && a !== null && Object.keys(a).length === 1 && key in a;
@@ -75,8 +81,8 @@ export function outputShape(fn: FunctionEntry): { schema: Json; wrapped: boolean
   return { schema: { type: 'object', properties: { result: r }, required: ['result'] }, wrapped: true };
 }
 
-function inputSchema(fn: FunctionEntry): Tool['inputSchema'] {
-  return { ...(compactSchema(fn.args) as Json), type: 'object' };
+function inputSchema(fn: FunctionEntry, word: (text: string) => string): Tool['inputSchema'] {
+  return { ...(compactSchema(fn.args, word) as Json), type: 'object' };
 }
 
 export interface RenderedTool {
@@ -85,24 +91,33 @@ export interface RenderedTool {
   hash: string;
 }
 
-// Registry entries are replaced whole on reload, so an entry's rendering never goes stale and is
-// dropped with the entry.
-const rendered = new WeakMap<FunctionEntry, RenderedTool>();
+// Registry entries are replaced whole on reload, so an entry's rendering is dropped with the
+// entry. Its description may name other namespaces' functions, so it is redone when the ceiling
+// or the set of functions (the snapshot) changes.
+const rendered = new WeakMap<FunctionEntry, { key: string; r: RenderedTool }>();
 
-export function renderTool(fn: FunctionEntry, ceiling: number): RenderedTool {
-  let r = rendered.get(fn);
+export function renderTool(
+  fn: FunctionEntry,
+  ceiling: number,
+  isFunction: (ns: string, fn: string) => boolean,
+  generation = 0,
+): RenderedTool {
+  const key = `${generation}:${ceiling}`;
+  const cached = rendered.get(fn);
+  let r = cached?.key === key ? cached.r : undefined;
   if (!r) {
     const out = outputShape(fn);
+    const word = (text: string) => mcpWording(text, isFunction);
     const tool: Tool = {
       name: toolName(fn.namespace, fn.name),
       title: fn.title ?? `${fn.namespace}.${fn.name}`,
-      description: toolDescription(fn, ceiling),
+      description: toolDescription(fn, ceiling, isFunction),
       ...(Object.keys(fn.annotations).length > 0 ? { annotations: { ...fn.annotations } } : {}),
-      inputSchema: inputSchema(fn),
-      ...(out ? { outputSchema: compactSchema(out.schema) as Tool['outputSchema'] } : {}),
+      inputSchema: inputSchema(fn, word),
+      ...(out ? { outputSchema: compactSchema(out.schema, word) as Tool['outputSchema'] } : {}),
     };
     r = { tool, hash: createHash('sha1').update(JSON.stringify(tool)).digest('base64url') };
-    rendered.set(fn, r);
+    rendered.set(fn, { key, r });
   }
   return r;
 }

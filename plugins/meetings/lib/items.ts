@@ -112,7 +112,9 @@ export const action_items = defineFunction({
       open_items: count,
       next_cursor,
       ...(next_cursor
-        ? { more: 'There may be more open items: call meetings.action_items again with the same arguments and cursor = next_cursor.' }
+        ? {
+            more: `There may be more open items: call ${ctx.ref('meetings.action_items')} again with the same arguments and cursor = next_cursor.`,
+          }
         : {}),
     };
   },
@@ -130,10 +132,10 @@ const DoneArgs = Type.Object({
   }),
 });
 
-function stale(note: Note, expected: number): Conflict {
+function stale(note: Note, expected: number, ref: Context['ref']): Conflict {
   return new Conflict(
     `note ${note.id} is now at version ${note.version}, not version ${expected}: it changed after you read it, and nothing was written. ` +
-      `Its lines may have moved: check the open items below (or meetings.action_items {"note_id": "${note.id}"}) and retry with expected_version ${note.version}.`,
+      `Its lines may have moved: check the open items below (or ${ref('meetings.action_items', { note_id: note.id })}) and retry with expected_version ${note.version}.`,
     {
       note_id: note.id,
       version: note.version,
@@ -165,7 +167,7 @@ export const mark_done = defineFunction({
   requires: WRITE,
   handler: async (args, ctx) => {
     const note = await meetingNote(ctx, args.note_id);
-    if (note.version !== args.expected_version) throw stale(note, args.expected_version);
+    if (note.version !== args.expected_version) throw stale(note, args.expected_version, ctx.ref);
     const body = checkItem(note.body, args.line);
     if (body === null) {
       const lines = note.body.split('\n');
@@ -185,7 +187,7 @@ export const mark_done = defineFunction({
       if (!(err instanceof Conflict)) throw err;
       // Lost a race since we read it, or the note is in the trash.
       const current = await ctx.services.notes.get(note.id);
-      if (current.version !== args.expected_version) throw stale(current, args.expected_version);
+      if (current.version !== args.expected_version) throw stale(current, args.expected_version, ctx.ref);
       throw new Conflict(err.message, { note_id: current.id, version: current.version, deleted_at: current.deleted_at });
     }
     const item = actionItems(note.body).find((i) => i.line === args.line)!;

@@ -88,7 +88,7 @@ export const list = defineFunction({
       notes: page.rows,
       next_cursor: page.next_cursor,
       ...(total !== undefined ? { total } : {}),
-      ...moreHint(page.next_cursor, 'notes', 'notetaker.list'),
+      ...moreHint(page.next_cursor, 'notes', ctx.ref('notetaker.list')),
     };
   },
 });
@@ -167,7 +167,7 @@ export const search = defineFunction({
         snippet: clip(h.snippet, 400),
       }),
     });
-    return { hits: page.rows, next_cursor: page.next_cursor, ...moreHint(page.next_cursor, 'hits', 'notetaker.search') };
+    return { hits: page.rows, next_cursor: page.next_cursor, ...moreHint(page.next_cursor, 'hits', ctx.ref('notetaker.search')) };
   },
 });
 
@@ -214,7 +214,7 @@ export const tags = defineFunction({
       tags: out,
       total: all.length,
       next_offset: next,
-      ...(next !== null ? { more: `There are more tags: call notetaker.tags again with offset ${next}.` } : {}),
+      ...(next !== null ? { more: `There are more tags: call ${ctx.ref('notetaker.tags')} again with offset ${next}.` } : {}),
     };
   },
 });

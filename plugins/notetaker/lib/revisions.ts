@@ -102,12 +102,12 @@ export const revisions = defineFunction({
         id: args.id,
         revisions: page.rows,
         next_cursor: page.next_cursor,
-        ...moreHint(page.next_cursor, 'versions', 'notetaker.revisions'),
+        ...moreHint(page.next_cursor, 'versions', ctx.ref('notetaker.revisions')),
       };
     }
     const version = args.version;
     const offset = args.offset ?? 0;
-    const inParts = (text: string, extra: string) => {
+    const inParts = (text: string, extra: { diff?: true }) => {
       const total = charLength(text);
       if (offset > total)
         throw new BadArguments(`offset ${offset} is past the end`, [{ path: 'offset', message: `must be at most ${total}` }]);
@@ -118,18 +118,18 @@ export const revisions = defineFunction({
         chars: part.chars,
         next_offset: part.next,
         ...(part.next !== null
-          ? { more: `Next part: notetaker.revisions {"id": "${args.id}", "version": ${version}${extra}, "offset": ${part.next}}.` }
+          ? { more: `Next part: ${ctx.ref('notetaker.revisions', { id: args.id, version, ...extra, offset: part.next })}.` }
           : {}),
         text: part.text,
       };
     };
     if (args.diff) {
       const d = await notes.diff(args.id, version);
-      const { text, ...part } = inParts(d.diff, ', "diff": true');
+      const { text, ...part } = inParts(d.diff, { diff: true });
       return { id: args.id, from_version: d.from_version, to_version: d.to_version, ...part, diff: text };
     }
     const r = await notes.revision(args.id, version);
-    const { text, ...part } = inParts(r.body, '');
+    const { text, ...part } = inParts(r.body, {});
     return {
       id: r.note_id,
       version: r.version,

@@ -207,7 +207,7 @@ export const del = defineFunction({
     const note = await versioned(ctx, args.id, args.expected_version, 'call delete again', () =>
       ctx.services.notes.trash(args.id, args.expected_version),
     );
-    return { ...meta(note), more: `In the trash. To undo: notetaker.restore {"id": "${note.id}"}.` };
+    return { ...meta(note), more: `In the trash. To undo: ${ctx.ref('notetaker.restore', { id: note.id })}.` };
   },
 });
 
