@@ -116,7 +116,7 @@ export interface Context {
    * ..."): `ctx.ref('notetaker.get', { id })` is `notetaker.get {"id": "..."}` to a curl caller and
    * `notetaker__get {"id": "..."}` (the MCP tool) to an MCP client. `fn` is the dotted name.
    */
-  ref(fn: string, args?: Record<string, unknown>): string;
+  ref: (fn: string, args?: Record<string, unknown>) => string;
 }
 
 /** A JSON Schema object; TypeBox schemas are JSON Schema and work as they are. */

@@ -320,7 +320,7 @@ t.test('hints in answers name the next call as the caller makes it: the tool on 
   const part = (await client.callTool({ name: 'notetaker__get', arguments: { id } })) as CallToolResult;
   const more = (part.structuredContent as { more: string; next_offset: number }).more;
   t.match(more, new RegExp(`Next part: notetaker__get \\{"id": "${id}", "offset": \\d+\\}\\.$`), 'MCP: the tool and its arguments');
-  const viaCurl = (await call(s, alice.token, 'notetaker', 'get', { id })).json() as { more: string };
+  const viaCurl = (await call(s, alice.token, 'notetaker', 'get', { id })).json<{ more: string }>();
   t.match(viaCurl.more, new RegExp(`Next part: notetaker\\.get \\{"id": "${id}", "offset": \\d+\\}\\.$`), 'curl: as before');
   const stale = (await client.callTool({
     name: 'notetaker__update',
