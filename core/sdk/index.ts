@@ -166,6 +166,34 @@ export interface FunctionDefinition<S = JsonSchema, R = unknown> {
   handler: (args: ArgsOf<S>, ctx: Context) => R | Promise<R>;
 }
 
+/** One argument of a prompt: a string the client asks the user for. */
+export interface PromptArgument {
+  /** ^[a-z][a-z0-9_]{0,31}$ */
+  name: string;
+  description?: string;
+  required?: boolean;
+}
+
+/** What a prompt's `render` gets: who asks, and how to name functions for them (ctx.ref). */
+export interface PromptContext {
+  caller: Caller;
+  ref: (fn: string, args?: Record<string, unknown>) => string;
+}
+
+/**
+ * A prompt: a ready-made request a user picks in their client (MCP prompts, often shown as slash
+ * commands), e.g. "summarize my week's notes". `render` writes the user message it puts in the
+ * conversation; the model then works with the tools as usual.
+ */
+export interface PromptDefinition {
+  /** A short human title, e.g. 'Summarize my week'. */
+  title?: string;
+  description: string;
+  arguments?: PromptArgument[];
+  /** The text of the user message; `args` holds the arguments the user gave (required ones always). */
+  render: (args: Record<string, string>, ctx: PromptContext) => string | Promise<string>;
+}
+
 /** A plugin. `F` maps each function name to the type of that function's `args` schema. */
 export interface PluginDefinition<F = Record<string, JsonSchema>> {
   namespace: string;
@@ -175,6 +203,8 @@ export interface PluginDefinition<F = Record<string, JsonSchema>> {
   /** Entitlement rule: is this namespace shown to the caller? Throwing or hanging hides it. */
   visible?: (caller: Caller) => boolean | Promise<boolean>;
   functions: { [K in keyof F]: FunctionDefinition<F[K]> };
+  /** Prompts (MCP), named like functions; shown to whoever can see the namespace. */
+  prompts?: Record<string, PromptDefinition>;
 }
 
 /**

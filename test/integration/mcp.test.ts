@@ -333,6 +333,51 @@ t.test('hints in answers name the next call as the caller makes it: the tool on 
   t.match(guide.description, /skill:\/\/notetaker\/search_syntax/, 'a guide is named by its resource URI');
 });
 
+t.test('prompts: listed per caller, rendered in MCP words, arguments checked, gated like the namespace', async (t) => {
+  const { client } = await connect(alice.token);
+  const { prompts } = await client.listPrompts();
+  const week = prompts.find((p) => p.name === 'notetaker__summarize_week')!;
+  t.ok(week, 'a first-party prompt is listed');
+  t.equal(week.title, "Summarize my week's notes");
+  t.same(
+    week.arguments?.map((a) => a.name),
+    ['days', 'tag'],
+  );
+  t.ok(
+    prompts.find((p) => p.name === 'notetaker__prepare_meeting')?.arguments?.some((a) => a.name === 'topic' && a.required),
+    'a required argument is marked',
+  );
+
+  const got = await client.getPrompt({ name: 'notetaker__summarize_week', arguments: { days: '3', tag: 'meeting' } });
+  const since = new Date(Date.now() - 3 * 86_400_000).toISOString().slice(0, 10);
+  const first = got.messages[0]!;
+  t.equal(first.role, 'user');
+  const body = (first.content as { text: string }).text;
+  t.match(
+    body,
+    `notetaker__generate_report {"from": "${since}", "tags": ["meeting"], "group_by": "day"}`,
+    'the arguments shape the request',
+  );
+  t.notMatch(body, /\/curl\/|notetaker\.[a-z]/, 'tools named as MCP names them');
+
+  const missing = await mcpError(client.getPrompt({ name: 'notetaker__prepare_meeting', arguments: {} }));
+  t.equal(missing.code, -32602);
+  t.match(missing.message, /missing required argument: topic/);
+  const extra = await mcpError(client.getPrompt({ name: 'notetaker__summarize_week', arguments: { weeks: '2' } }));
+  t.match(extra.message, /'weeks' is not an argument of this prompt \(it takes: days, tag\)/);
+
+  await setAccess(alice.id, 'notetaker', 'disabled');
+  t.teardown(() => setAccess(alice.id, 'notetaker', 'default'));
+  t.notOk(
+    (await client.listPrompts()).prompts.some((p) => p.name.startsWith('notetaker__')),
+    'a hidden namespace has no prompts',
+  );
+  const hidden = await mcpError(client.getPrompt({ name: 'notetaker__summarize_week' }));
+  const absent = await mcpError(client.getPrompt({ name: 'nosuch__summarize_week' }));
+  t.equal(hidden.code, -32602);
+  t.equal(hidden.message.replace('notetaker', 'X'), absent.message.replace('nosuch', 'X'), 'hidden and absent read the same');
+});
+
 t.test('a hidden tool and an absent one are the same unknown-tool error', async (t) => {
   const { client } = await connect(alice.token);
   const hidden = await mcpError(client.callTool({ name: 'staff__ping' }));

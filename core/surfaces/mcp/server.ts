@@ -6,6 +6,8 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -24,6 +26,8 @@ import { NotFound, UnknownName } from '../../contract/errors.ts';
 import { errorAnswer } from '../http/error-text.ts';
 import { fingerprintResources, listSkills, parseSkillUri, readSkill, SKILL_TEMPLATE } from './resources.ts';
 import { errorResult, MAX_BYTES_ARG, parseToolName, renderTool, resultOf } from './tools.ts';
+import { listPrompts, promptArgumentsProblem, promptResult } from './prompts.ts';
+import { callRef } from '../../kernel/describe.ts';
 
 /** What a handler knows of the HTTP request it came in on. */
 export interface RequestCaller {
@@ -104,6 +108,8 @@ function rpcError(code: number, message: string, data?: unknown): Error {
 }
 // The spec's unknown-tool error; the same for a hidden tool as for one that does not exist.
 const unknownTool = (name: string) => rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+// The same for a hidden prompt as for one that does not exist.
+const unknownPrompt = (name: string) => rpcError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
 // -32002: the spec's "resource not found"; the same for a hidden guide as for a missing one.
 const resourceNotFound = (uri: string) => rpcError(-32002, `Resource not found: ${uri}`, { uri });
 
@@ -168,6 +174,8 @@ export function buildServer(deps: ServerDeps, hooks?: SessionHooks): Server {
       capabilities: {
         tools: { listChanged: deps.stateful },
         resources: { listChanged: deps.stateful },
+        // Prompts change with the namespaces a caller sees; clients list them when they show them.
+        prompts: { listChanged: false },
         logging: {},
       },
       instructions: INSTRUCTIONS,
@@ -207,6 +215,40 @@ export function buildServer(deps: ServerDeps, hooks?: SessionHooks): Server {
       return errorResult(errorAnswer(err, caller.log, name).text);
     } finally {
       progress?.end();
+    }
+  });
+
+  server.setRequestHandler(ListPromptsRequestSchema, async (_request, extra) => {
+    const caller = callerOf(extra);
+    return { prompts: listPrompts(await dispatcher.namespaces(await dispatcher.viewer(caller.principal, caller.log))) };
+  });
+
+  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+    const caller = callerOf(extra);
+    const { name } = request.params;
+    const target = parseToolName(name);
+    if (!target) throw unknownPrompt(name);
+    const viewer = await dispatcher.viewer(caller.principal, caller.log);
+    let prompt;
+    try {
+      prompt = (await dispatcher.namespace(viewer, target.namespace)).prompts.get(target.fn);
+    } catch (err) {
+      if (err instanceof NotFound) throw unknownPrompt(name);
+      throw err;
+    }
+    if (!prompt) throw unknownPrompt(name);
+    const args = request.params.arguments ?? {};
+    const problem = promptArgumentsProblem(prompt, args);
+    if (problem) throw rpcError(ErrorCode.InvalidParams, `Invalid params: ${problem}`);
+    try {
+      const ctx = { caller: viewer.caller, ref: (fn: string, a?: Record<string, unknown>) => callRef('mcp', fn, a) };
+      const text = await dispatcher.policy.run(`prompt ${name}`, extra.signal, caller.log, () => prompt.render({ ...args }, ctx));
+      if (typeof text !== 'string') throw new Error(`prompt ${name} rendered ${typeof text}, not a string`);
+      return promptResult(prompt, text);
+    } catch (err) {
+      // A plugin's failure: said with an error id (in the log with the cause), never the cause itself.
+      const answer = errorAnswer(err, caller.log);
+      throw rpcError(ErrorCode.InternalError, answer.text);
     }
   });
 
