@@ -31,7 +31,7 @@ export const SKIPPED: Record<string, string> = {
   'elicitation-sep1034-defaults': 'The plugin SDK has no server-to-client requests (elicitation).',
   'elicitation-sep1330-enums': 'The plugin SDK has no server-to-client requests (elicitation).',
   'json-schema-2020-12': "The kernel compiles args with Ajv's draft-07 class: a plugin declaring $schema 2020-12 does not load.",
-  'server-sse-polling': 'Needs a tool that closes its own SSE stream mid-call and an event store for resumption.',
+  'server-sse-polling': 'Needs a tool that closes its own SSE stream mid-call (plugins have no way to); resumption itself works.',
   'resources-read-text': "Reads the suite's fixed test:// resources; Folio's resources are skill guides (skill://...).",
   'resources-read-binary': "Reads the suite's fixed test:// resources; Folio's resources are skill guides (skill://...).",
   'resources-templates-read': "Reads the suite's fixed test:// template; Folio's template is skill://{namespace}/{name}.",
