@@ -578,7 +578,8 @@ async function rpc(token: string, session: string, message: object): Promise<Arr
   if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return [JSON.parse(body)];
   return body
     .split('\n')
-    .filter((l) => l.startsWith('data: '))
+    // An empty data line is the priming event of a resumable stream (an id to resume from).
+    .filter((l) => l.startsWith('data: ') && l.length > 'data: '.length)
     .map((l) => JSON.parse(l.slice(6)));
 }
 
