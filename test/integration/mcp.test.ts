@@ -576,11 +576,13 @@ async function rpc(token: string, session: string, message: object): Promise<Arr
   });
   const body = await res.text();
   if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return [JSON.parse(body)];
-  return body
-    .split('\n')
-    // An empty data line is the priming event of a resumable stream (an id to resume from).
-    .filter((l) => l.startsWith('data: ') && l.length > 'data: '.length)
-    .map((l) => JSON.parse(l.slice(6)));
+  return (
+    body
+      .split('\n')
+      // An empty data line is the priming event of a resumable stream (an id to resume from).
+      .filter((l) => l.startsWith('data: ') && l.length > 'data: '.length)
+      .map((l) => JSON.parse(l.slice(6)))
+  );
 }
 
 t.test('two clients sending the same JSON-RPC ids at once each get only their own answers', async (t) => {
