@@ -9,7 +9,7 @@
 //
 // Between the suite and Folio sits a loopback proxy, for two things the suite cannot do: send an
 // Authorization header (it adds a user's bearer token), and call tools by Folio's names (it renames
-// test_X to conformance__X in tools/call). Everything else, Host and Origin included, passes as is.
+// test_X to conformance__X in tools/call and prompts/get). Everything else, Host and Origin included, passes as is.
 import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -23,7 +23,7 @@ import { fresh } from './helpers/server.ts';
 
 /** Scenarios Folio does not pass, and why. Keep in step with the table in docs/mcp.md. */
 export const SKIPPED: Record<string, string> = {
-  'completion-complete': 'Folio has no prompts and no completions capability.',
+  'completion-complete': 'Folio has no completions capability (prompt arguments are free text).',
   'tools-call-mixed-content': 'A Folio function returns one value, so a result has one content item.',
   'tools-call-with-logging': 'Handlers log to the server log (ctx.log); it is not forwarded to MCP clients (see docs/mcp.md).',
   'tools-call-sampling': 'The plugin SDK has no server-to-client requests (sampling).',
@@ -31,17 +31,14 @@ export const SKIPPED: Record<string, string> = {
   'elicitation-sep1034-defaults': 'The plugin SDK has no server-to-client requests (elicitation).',
   'elicitation-sep1330-enums': 'The plugin SDK has no server-to-client requests (elicitation).',
   'json-schema-2020-12': "The kernel compiles args with Ajv's draft-07 class: a plugin declaring $schema 2020-12 does not load.",
-  'server-sse-polling': 'Needs a tool that closes its own SSE stream mid-call and an event store for resumption.',
+  'server-sse-polling': 'Needs a tool that closes its own SSE stream mid-call (plugins have no way to); resumption itself works.',
   'resources-read-text': "Reads the suite's fixed test:// resources; Folio's resources are skill guides (skill://...).",
   'resources-read-binary': "Reads the suite's fixed test:// resources; Folio's resources are skill guides (skill://...).",
   'resources-templates-read': "Reads the suite's fixed test:// template; Folio's template is skill://{namespace}/{name}.",
   'resources-subscribe': 'No resource subscriptions (guides change by reload; list_changed covers that).',
   'resources-unsubscribe': 'No resource subscriptions.',
-  'prompts-list': 'Folio has no prompts.',
-  'prompts-get-simple': 'Folio has no prompts.',
-  'prompts-get-with-args': 'Folio has no prompts.',
-  'prompts-get-embedded-resource': 'Folio has no prompts.',
-  'prompts-get-with-image': 'Folio has no prompts.',
+  'prompts-get-embedded-resource': 'A Folio prompt renders one text message (no embedded resources).',
+  'prompts-get-with-image': 'A Folio prompt renders one text message (no images).',
 };
 
 const ADMIN_TOKEN = 'conformance-bootstrap-admin-token-0123456789abcdef';

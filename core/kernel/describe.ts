@@ -1,5 +1,8 @@
 // Renders registry entries as text for a language model: the signature line and the function
-// documentation. Curl help and the MCP tool descriptions are both renderings of this.
+// documentation. Curl help (the full text) and the MCP tool descriptions (the lean one: schemas
+// carry the arguments and the result there) are both renderings of this.
+import type { FunctionAnnotations } from '../sdk/index.ts';
+
 type S = Record<string, any>;
 
 /** A short type name for a JSON Schema: string, integer, 'a' | 'b', string[], {a, b}, ... */
@@ -82,6 +85,8 @@ export function signature(namespace: string, name: string, args: S, returns: S |
 export interface Describable {
   namespace: string;
   name: string;
+  title?: string | undefined;
+  annotations?: FunctionAnnotations;
   description: string;
   args: S;
   returns: S | undefined;
@@ -98,9 +103,26 @@ export interface DescribeOptions {
   example?: (fn: Describable, args: Record<string, unknown>) => string;
 }
 
+/** What a call does, in words: "read-only", "destructive, idempotent", ...; '' when not declared. */
+export function effectText(a: FunctionAnnotations | undefined): string {
+  if (!a) return '';
+  const bits: string[] = [];
+  if (a.readOnlyHint === true) bits.push('read-only');
+  else {
+    if (a.destructiveHint === true) bits.push('destructive (may overwrite or remove data)');
+    else if (a.destructiveHint === false) bits.push('writes, adds only (destroys nothing)');
+    else if (a.readOnlyHint === false) bits.push('writes');
+    if (a.idempotentHint === true) bits.push('idempotent (repeating it changes nothing more)');
+  }
+  if (a.openWorldHint === true) bits.push('reaches outside Folio');
+  return bits.join(', ');
+}
+
 /** The full documentation of one function, written for a language model. */
 export function describeFunction(fn: Describable, opts: DescribeOptions): string {
-  const out: string[] = [fn.signature, '', fn.description.trim(), ''];
+  const effect = effectText(fn.annotations);
+  const out: string[] = [fn.signature, ...(fn.title ? [fn.title + (effect ? ` (${effect})` : '')] : effect ? [effect] : []), ''];
+  out.push(fn.description.trim(), '');
   const infos = argInfos(fn.args);
   out.push('ARGUMENTS');
   if (infos.length === 0) out.push('  (none)');
@@ -134,4 +156,55 @@ export function describeFunction(fn: Describable, opts: DescribeOptions): string
     }
   }
   return out.join('\n') + '\n';
+}
+
+/** A byte count as people read it: 65536 -> 64 KiB, 1500 -> 1500 bytes. */
+export function sizeText(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+/**
+ * The lean documentation of one function, for a client that also gets its schemas (MCP): what it
+ * is for and when to use it (the author's description), and what it costs (its byte ceiling). The
+ * arguments, the result and the size rule are not repeated: they are in inputSchema, outputSchema
+ * and the server's instructions.
+ */
+export function summarizeFunction(fn: Pick<Describable, 'description' | 'ceiling'>): string {
+  return `${fn.description.trim()}\nAnswers up to ${sizeText(fn.ceiling)}.`;
+}
+
+/** The surface a text is for: curl readers call routes, MCP readers call tools and read resources. */
+export type Surface = 'curl' | 'mcp';
+
+/**
+ * A function as a caller on `surface` calls it, for hints in answers: `notetaker.get {"id":"..."}`
+ * on curl, `notetaker__get {"id": "..."}` on MCP. `fn` is the dotted name.
+ */
+export function callRef(surface: Surface, fn: string, args?: Record<string, unknown>): string {
+  const name = surface === 'mcp' ? fn.replace('.', '__') : fn;
+  if (!args || Object.keys(args).length === 0) return name;
+  // JSON, spaced as people write it: {"id": "...", "offset": 12000}
+  return `${name} {${Object.entries(args)
+    .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+    .join(', ')}}`;
+}
+
+/** Where a caller on `surface` reads how to call a function. */
+export function helpRef(surface: Surface, namespace: string, fn: string): string {
+  return surface === 'mcp' ? `the inputSchema of the tool ${namespace}__${fn}` : `GET /curl/help/${namespace}/${fn}`;
+}
+
+/**
+ * Author text (a description) as an MCP client should read it: the curl references plugin authors
+ * write become what MCP offers. `ns.fn` of a function that exists -> the tool `ns__fn`;
+ * `GET /curl/skill/ns/name` -> the resource `skill://ns/name`; `GET /curl/help/ns/fn` -> the tool.
+ * Only for text authors wrote, never for data (a note's body stays as its owner wrote it).
+ */
+export function mcpWording(text: string, isFunction: (namespace: string, fn: string) => boolean): string {
+  return text
+    .replace(/GET \/curl\/skill\/([a-z][a-z0-9_]*)\/([a-z0-9][a-z0-9_-]*)/g, 'skill://$1/$2')
+    .replace(/GET \/curl\/help\/([a-z][a-z0-9_]*)\/([a-z][a-z0-9_]*)/g, 'the tool $1__$2')
+    .replace(/\b([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*)\b/g, (m, ns: string, fn: string) => (isFunction(ns, fn) ? `${ns}__${fn}` : m));
 }

@@ -12,6 +12,7 @@ import { BadArguments, FunctionFailed, UnknownName, type ArgProblem } from '../c
 import type { Viewer } from './entitlements.ts';
 import type { Policy } from './policy.ts';
 import { assertWithin, ceilingFor, encode, type Encoded, type Limits } from './limits.ts';
+import { callRef, helpRef, type Surface } from './describe.ts';
 
 export interface DispatchDeps {
   policy: Policy;
@@ -28,6 +29,8 @@ export interface CallRequest {
   /** Fires when the caller goes away (or cancels). */
   signal: AbortSignal;
   log: Logger;
+  /** Who reads the answer: hints name routes on curl, tools on MCP (ctx.ref). Default curl. */
+  surface?: Surface;
   /** Where the handler's ctx.progress(...) goes, on surfaces that have a progress channel. */
   onProgress?: (p: { progress: number; total?: number; message?: string }) => void;
 }
@@ -92,10 +95,12 @@ export class Dispatcher {
     const viewer = await policy.viewer(req.principal, req.log);
     // Resolve against one snapshot: the call finishes on the version it started with.
     const fn = await this.function(viewer, req.namespace, req.fn);
-    const what = `${fn.namespace}.${fn.name}`;
+    const surface = req.surface ?? 'curl';
+    // How errors name the function: as the caller calls it.
+    const what = callRef(surface, `${fn.namespace}.${fn.name}`);
     policy.entitle(req.principal, fn.requires, what);
 
-    const { args, ceiling } = this.#arguments(fn, req.body);
+    const { args, ceiling } = this.#arguments(fn, req.body, what);
     const services = this.#deps.services(req.principal, req.log);
     let result: unknown;
     try {
@@ -114,7 +119,8 @@ export class Dispatcher {
             req.log.warn({ err, fn: what }, 'progress could not be reported');
           }
         };
-        return fn.handler(args, { caller: viewer.caller, signal, log: req.log, services, progress, budget: ceiling });
+        const ref = (name: string, refArgs?: Record<string, unknown>) => callRef(surface, name, refArgs);
+        return fn.handler(args, { caller: viewer.caller, signal, log: req.log, services, progress, budget: ceiling, ref });
       });
     } catch (err) {
       if (err instanceof BadArguments) {
@@ -132,11 +138,11 @@ export class Dispatcher {
       req.log.error({ errorId, fn: what, err }, 'result could not be encoded');
       throw new FunctionFailed(`${what} returned a value that is not JSON`, errorId, err);
     }
-    assertWithin(encoded, ceiling, what, `GET /curl/help/${fn.namespace}/${fn.name}`);
+    assertWithin(encoded, ceiling, what, helpRef(surface, fn.namespace, fn.name));
     return { fn, encoded };
   }
   /** Body -> validated arguments and this call's byte ceiling; a 400 carries the signature. */
-  #arguments(fn: FunctionEntry, rawBody: unknown): { args: Record<string, unknown>; ceiling: number } {
+  #arguments(fn: FunctionEntry, rawBody: unknown, what: string): { args: Record<string, unknown>; ceiling: number } {
     try {
       const body = rawBody ?? {};
       if (typeof body !== 'object' || Array.isArray(body) || body === null)
@@ -154,8 +160,7 @@ export class Dispatcher {
           `the server supplies the user; do not send ${reserved.map((r) => `'${r}'`).join(' or ')}`,
           reserved.map((r) => ({ path: r, message: 'the server supplies the user' })),
         );
-      if (!fn.validate(args))
-        throw new BadArguments(`${fn.namespace}.${fn.name} will not take these arguments`, problemsOf(fn.validate.errors));
+      if (!fn.validate(args)) throw new BadArguments(`${what} will not take these arguments`, problemsOf(fn.validate.errors));
       return { args, ceiling };
     } catch (err) {
       if (err instanceof BadArguments) {

@@ -2,7 +2,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { Caller, FunctionDefinition } from '../sdk/index.ts';
+import type { Caller, FunctionAnnotations, FunctionDefinition, PromptArgument, PromptDefinition } from '../sdk/index.ts';
 
 type JsonSchema = Record<string, any>;
 import { signature } from './describe.ts';
@@ -14,14 +14,20 @@ export const NAMESPACE_RE = /^[a-z](?:[a-z0-9]|_(?!_)){0,31}$/;
 export const FUNCTION_RE = /^[a-z](?:[a-z0-9]|_(?!_)){0,29}$/;
 export const SKILL_RE = /^[a-z0-9](?:[a-z0-9]|[-_](?![-_])){0,63}$/;
 
-const PLUGIN_KEYS = new Set(['namespace', 'description', 'version', 'catalogue', 'visible', 'functions']);
-const FUNCTION_KEYS = new Set(['description', 'args', 'returns', 'examples', 'requires', 'maxBytes', 'handler']);
+const PLUGIN_KEYS = new Set(['namespace', 'description', 'version', 'catalogue', 'visible', 'functions', 'prompts']);
+const PROMPT_KEYS = new Set(['title', 'description', 'arguments', 'render']);
+const PROMPT_ARG_RE = /^[a-z][a-z0-9_]{0,31}$/;
+const FUNCTION_KEYS = new Set(['title', 'annotations', 'description', 'args', 'returns', 'examples', 'requires', 'maxBytes', 'handler']);
 /** Argument names the server supplies or takes for itself. */
 export const RESERVED_ARGS = new Set(['user', 'caller', 'max_bytes_llm']);
+
+const ANNOTATION_KEYS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
 
 export interface FunctionEntry {
   namespace: string;
   name: string;
+  title: string | undefined;
+  annotations: FunctionAnnotations;
   description: string;
   args: JsonSchema;
   returns: JsonSchema | undefined;
@@ -33,6 +39,15 @@ export interface FunctionEntry {
   handler: FunctionDefinition['handler'];
 }
 
+export interface PromptEntry {
+  namespace: string;
+  name: string;
+  title: string | undefined;
+  description: string;
+  arguments: PromptArgument[];
+  render: PromptDefinition['render'];
+}
+
 export interface PluginEntry {
   namespace: string;
   description: string;
@@ -40,6 +55,7 @@ export interface PluginEntry {
   catalogue: 'public' | 'unlisted';
   visible: ((caller: Caller) => boolean | Promise<boolean>) | undefined;
   functions: Map<string, FunctionEntry>;
+  prompts: Map<string, PromptEntry>;
 }
 
 export class ManifestError extends Error {}
@@ -161,11 +177,26 @@ export function buildPlugin(exported: unknown, fallbackVersion: string): PluginE
       const scopes = stringList(def.requires.scopes, `${where}.requires.scopes`);
       requires = { ...(roles ? { roles } : {}), ...(scopes ? { scopes } : {}) };
     }
+    if (def.title !== undefined && (typeof def.title !== 'string' || def.title.trim() === '' || def.title.length > 100))
+      fail(`${where}.title must be a non-empty string of at most 100 characters`);
+    const annotations: FunctionAnnotations = {};
+    if (def.annotations !== undefined) {
+      if (!isPlainObject(def.annotations))
+        fail(`${where}.annotations must be { readOnlyHint?, destructiveHint?, idempotentHint?, openWorldHint? }`);
+      for (const [k, v] of Object.entries(def.annotations)) {
+        if (!(ANNOTATION_KEYS as readonly string[]).includes(k))
+          fail(`${where}.annotations: unknown field '${k}' (allowed: ${ANNOTATION_KEYS.join(', ')})`);
+        if (typeof v !== 'boolean') fail(`${where}.annotations.${k} must be true or false`);
+        annotations[k as (typeof ANNOTATION_KEYS)[number]] = v;
+      }
+    }
     if (def.maxBytes !== undefined && !(Number.isInteger(def.maxBytes) && (def.maxBytes as number) > 0))
       fail(`${where}.maxBytes must be a positive integer`);
     functions.set(name, {
       namespace,
       name,
+      title: typeof def.title === 'string' ? def.title.trim() : undefined,
+      annotations,
       description: def.description,
       args,
       returns,
@@ -179,10 +210,53 @@ export function buildPlugin(exported: unknown, fallbackVersion: string): PluginE
   }
   return {
     namespace,
+    prompts: buildPrompts(namespace, p.prompts),
     description: p.description.trim(),
     version: p.version ?? fallbackVersion,
     catalogue,
     visible: p.visible as PluginEntry['visible'],
     functions,
   };
+}
+
+function buildPrompts(namespace: string, prompts: unknown): Map<string, PromptEntry> {
+  const out = new Map<string, PromptEntry>();
+  if (prompts === undefined) return out;
+  if (!isPlainObject(prompts)) fail('prompts must be an object of prompt definitions');
+  for (const [name, def] of Object.entries(prompts)) {
+    const where = `prompts.${name}`;
+    if (!FUNCTION_RE.test(name)) fail(`${where}: prompt names must match ${FUNCTION_RE.source}`);
+    if (!isPlainObject(def)) fail(`${where} must be an object`);
+    for (const key of Object.keys(def))
+      if (!PROMPT_KEYS.has(key)) fail(`${where}: unknown field '${key}' (allowed: ${[...PROMPT_KEYS].join(', ')})`);
+    if (typeof def.description !== 'string' || def.description.trim() === '') fail(`${where}.description must be a non-empty string`);
+    if (def.title !== undefined && (typeof def.title !== 'string' || def.title.trim() === ''))
+      fail(`${where}.title must be a non-empty string`);
+    if (typeof def.render !== 'function') fail(`${where}.render must be a function (args, ctx) => string`);
+    const args = def.arguments ?? [];
+    if (!Array.isArray(args)) fail(`${where}.arguments must be an array of { name, description?, required? }`);
+    const seen = new Set<string>();
+    const checked = args.map((a: unknown, i): PromptArgument => {
+      if (!isPlainObject(a) || typeof a.name !== 'string' || !PROMPT_ARG_RE.test(a.name))
+        fail(`${where}.arguments[${i}] needs a name matching ${PROMPT_ARG_RE.source}`);
+      if (seen.has(a.name)) fail(`${where}.arguments: '${a.name}' twice`);
+      seen.add(a.name);
+      if (a.description !== undefined && typeof a.description !== 'string') fail(`${where}.arguments[${i}].description must be a string`);
+      if (a.required !== undefined && typeof a.required !== 'boolean') fail(`${where}.arguments[${i}].required must be true or false`);
+      return {
+        name: a.name,
+        ...(typeof a.description === 'string' ? { description: a.description } : {}),
+        ...(a.required === true ? { required: true } : {}),
+      };
+    });
+    out.set(name, {
+      namespace,
+      name,
+      title: typeof def.title === 'string' ? def.title.trim() : undefined,
+      description: def.description.trim(),
+      arguments: checked,
+      render: def.render as PromptEntry['render'],
+    });
+  }
+  return out;
 }

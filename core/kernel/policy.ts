@@ -92,6 +92,14 @@ export class Policy {
     return this.#deps.scopes.list().find((d) => d.scope === scope)?.roles ?? [];
   }
 
+  /** Does the caller have every role and scope `requires` names? (entitle without the why.) */
+  entitled(principal: Principal, requires: Requirements): boolean {
+    return (
+      (requires.roles ?? []).every((r) => principal.user.roles.includes(r)) &&
+      (requires.scopes ?? []).every((s) => this.hasScope(principal, s))
+    );
+  }
+
   /** Visible but not entitled: Forbidden (a role) or MissingScope, naming exactly what is missing. */
   entitle(principal: Principal, requires: Requirements, what: string): void {
     // A scope the token carries but that needs a role the user lacks is the role's fault.

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Logger } from 'pino';
 import type { PluginStatus } from '../sdk/index.ts';
-import { buildPlugin, NAMESPACE_RE, type FunctionEntry, type PluginEntry } from './manifest.ts';
+import { buildPlugin, NAMESPACE_RE, type FunctionEntry, type PluginEntry, type PromptEntry } from './manifest.ts';
 import { loadPluginModule } from './plugin-loader.ts';
 import { readSkillDir, type SkillEntry } from './skills.ts';
 
@@ -16,6 +16,7 @@ export interface NamespaceEntry {
   version: string;
   visible: PluginEntry['visible'];
   functions: ReadonlyMap<string, FunctionEntry>;
+  prompts: ReadonlyMap<string, PromptEntry>;
   skills: ReadonlyMap<string, SkillEntry>;
 }
 
@@ -265,6 +266,7 @@ export class Registry {
         version: p.version,
         visible: p.visible,
         functions: p.functions,
+        prompts: p.prompts,
         skills: u.good.skills,
       });
     }
@@ -283,6 +285,7 @@ export class Registry {
           version: u.good.version,
           visible: undefined,
           functions: new Map(),
+          prompts: new Map(),
           skills: u.good.skills,
         });
       }

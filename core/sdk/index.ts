@@ -150,6 +150,12 @@ export interface Context {
    * caller's `max_bytes_llm`. An answer over it is refused (413); page or cut to stay under it.
    */
   budget: number;
+  /**
+   * A function as this caller calls it, for hints in answers and error messages ("next part:
+   * ..."): `ctx.ref('notetaker.get', { id })` is `notetaker.get {"id": "..."}` to a curl caller and
+   * `notetaker__get {"id": "..."}` (the MCP tool) to an MCP client. `fn` is the dotted name.
+   */
+  ref: (fn: string, args?: Record<string, unknown>) => string;
 }
 
 /** A JSON Schema object; TypeBox schemas are JSON Schema and work as they are. */
@@ -163,10 +169,29 @@ export type JsonSchema = object;
 export type ArgsOf<S> = S extends TSchema & { readonly '~kind': string } ? Static<S> : any;
 
 /**
+ * What calling a function does, for clients that ask before acting (MCP tool annotations). Hints,
+ * not guarantees: the server enforces nothing by them. Omitted fields mean "not said".
+ */
+export interface FunctionAnnotations {
+  /** Changes nothing: reads only. */
+  readOnlyHint?: boolean;
+  /** When not read-only: may overwrite or remove what exists (false: only adds). */
+  destructiveHint?: boolean;
+  /** When not read-only: calling it again with the same arguments changes nothing more. */
+  idempotentHint?: boolean;
+  /** Reaches beyond Folio (the web, another service); false: works on the user's own data only. */
+  openWorldHint?: boolean;
+}
+
+/**
  * One function. `S` is the type of its `args` schema, from which the handler's arguments are
  * inferred (see ArgsOf); `R` is what the handler returns.
  */
 export interface FunctionDefinition<S = JsonSchema, R = unknown> {
+  /** A short human title for client UIs, e.g. 'Search notes'. Default: `namespace.function`. */
+  title?: string;
+  /** What calling it does (read-only, destructive, ...): shown in curl help, passed to MCP clients. */
+  annotations?: FunctionAnnotations;
   description: string;
   /** JSON Schema of the keyword arguments; must be `type: 'object'`. */
   args?: S;
@@ -180,6 +205,34 @@ export interface FunctionDefinition<S = JsonSchema, R = unknown> {
   handler: (args: ArgsOf<S>, ctx: Context) => R | Promise<R>;
 }
 
+/** One argument of a prompt: a string the client asks the user for. */
+export interface PromptArgument {
+  /** ^[a-z][a-z0-9_]{0,31}$ */
+  name: string;
+  description?: string;
+  required?: boolean;
+}
+
+/** What a prompt's `render` gets: who asks, and how to name functions for them (ctx.ref). */
+export interface PromptContext {
+  caller: Caller;
+  ref: (fn: string, args?: Record<string, unknown>) => string;
+}
+
+/**
+ * A prompt: a ready-made request a user picks in their client (MCP prompts, often shown as slash
+ * commands), e.g. "summarize my week's notes". `render` writes the user message it puts in the
+ * conversation; the model then works with the tools as usual.
+ */
+export interface PromptDefinition {
+  /** A short human title, e.g. 'Summarize my week'. */
+  title?: string;
+  description: string;
+  arguments?: PromptArgument[];
+  /** The text of the user message; `args` holds the arguments the user gave (required ones always). */
+  render: (args: Record<string, string>, ctx: PromptContext) => string | Promise<string>;
+}
+
 /** A plugin. `F` maps each function name to the type of that function's `args` schema. */
 export interface PluginDefinition<F = Record<string, JsonSchema>> {
   namespace: string;
@@ -189,6 +242,8 @@ export interface PluginDefinition<F = Record<string, JsonSchema>> {
   /** Entitlement rule: is this namespace shown to the caller? Throwing or hanging hides it. */
   visible?: (caller: Caller) => boolean | Promise<boolean>;
   functions: { [K in keyof F]: FunctionDefinition<F[K]> };
+  /** Prompts (MCP), named like functions; shown to whoever can see the namespace. */
+  prompts?: Record<string, PromptDefinition>;
 }
 
 /**

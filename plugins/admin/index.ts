@@ -12,6 +12,8 @@ export default definePlugin({
   catalogue: 'public',
   functions: {
     mint_curl_token: {
+      title: 'Mint a short-lived token',
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       description:
         'Mint a short-lived bearer token that acts as you, with your scopes or fewer. It never outlives the token that minted it and cannot mint further tokens. Hand it to a script or an agent instead of your API token.',
       args: Type.Object({
@@ -36,6 +38,8 @@ export default definePlugin({
       handler: async ({ ttl_seconds, scopes }, ctx) => ctx.services.access.mintToken(ttl_seconds, scopes),
     },
     create_user: {
+      title: 'Create a user',
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       description: 'Create a user and an API token for them (shown once: hand it over securely).',
       args: Type.Object({
         email: Type.String({ format: 'email', maxLength: 320 }),
@@ -53,6 +57,8 @@ export default definePlugin({
       handler: async (args, ctx) => ctx.services.access.createUser(args),
     },
     set_namespace_access: {
+      title: "Set a user's namespace access",
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       description:
         "Force a namespace on or off for one user, whatever the namespace's own rule says: 'enabled' shows it, 'disabled' hides it (404 everywhere for them), 'default' returns to the rule. Takes effect on their next request.",
       args: Type.Object({
@@ -72,6 +78,8 @@ export default definePlugin({
         ctx.services.access.setNamespaceAccess({ userId: args.user_id, namespace: args.namespace, access: args.access }),
     },
     plugin_status: {
+      title: 'Plugin status',
+      annotations: { readOnlyHint: true, openWorldHint: false },
       description:
         "Every plugin folder the server watches: its namespace, version, when it last loaded, and the error of its last failed reload. state 'stale' means the last reload failed and the previous good version keeps serving; 'failed' means nothing from that folder serves.",
       returns: Type.Array(

@@ -7,6 +7,7 @@ import { list, search, tags, usage } from './lib/read.ts';
 import { append, create, del, prepend, replace_section, restore, update } from './lib/write.ts';
 import { restore_revision, revisions } from './lib/revisions.ts';
 import { generate_report } from './lib/report.ts';
+import { prepare_meeting, summarize_week } from './lib/prompts.ts';
 
 export default definePlugin({
   namespace: 'notetaker',
@@ -29,4 +30,5 @@ export default definePlugin({
     usage,
     generate_report,
   },
+  prompts: { summarize_week, prepare_meeting },
 });

@@ -13,9 +13,9 @@ import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
-  type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
+import { mcpWording, sizeText, typeName } from '../../core/kernel/describe.ts';
 import { startTestServer, req, call, createUser, FIXTURES, type Reply } from '../helpers/server.ts';
 
 const s = await startTestServer({
@@ -103,7 +103,7 @@ function everyFunction(): Array<[string, string]> {
   return out;
 }
 
-t.test('tools are exactly the functions whose curl help answers 200, per user', async (t) => {
+t.test('tools are exactly the functions curl help offers the caller as callable, per user', async (t) => {
   // staff is hidden from alice by its visible rule; mcpx is switched off for sam by an operator.
   await setAccess(sam.id, 'mcpx', 'disabled');
   t.teardown(() => setAccess(sam.id, 'mcpx', 'default'));
@@ -117,10 +117,10 @@ t.test('tools are exactly the functions whose curl help answers 200, per user', 
     const expected: string[] = [];
     for (const [ns, fn] of everyFunction()) {
       const help = await req(s, 'GET', `/curl/help/${ns}/${fn}`, { token });
-      if (help.status === 200) expected.push(`${ns}__${fn}`);
-      else t.equal(help.status, 404, `${who}: ${ns}.${fn} help is 200 or 404`);
+      if (help.status === 200 && !help.text.includes('Not callable by you')) expected.push(`${ns}__${fn}`);
+      else if (help.status !== 200) t.equal(help.status, 404, `${who}: ${ns}.${fn} help is 200 or 404`);
     }
-    t.same([...listed].sort(), expected.sort(), `${who}: tools/list = the functions /curl/help answers for`);
+    t.same([...listed].sort(), expected.sort(), `${who}: tools/list = the functions /curl/help offers them`);
     lists[who] = [...listed];
   }
   t.ok(lists.alice!.includes('mcpx__count') && !lists.sam!.includes('mcpx__count'), 'the toggled namespace differs');
@@ -129,41 +129,130 @@ t.test('tools are exactly the functions whose curl help answers 200, per user', 
     lists.alice!.some((n) => n.startsWith('throws__') || n.startsWith('hangs__')),
     'rules that throw or hang hide',
   );
-  t.ok(lists.sam!.includes('staff__purge'), 'visible but not entitled is listed, as help lists it (calling it is the 403)');
+  t.notOk(lists.sam!.includes('staff__purge'), 'visible but not entitled (a role sam lacks) is not listed');
+  t.notOk(lists.alice!.includes('admin__create_user'), 'nor are admin-only tools for a plain user');
+  t.ok(lists.alice!.includes('admin__mint_curl_token'), 'while the admin namespace tools she may call are');
+  const help = await req(s, 'GET', '/curl/help/staff', { token: sam.token });
+  t.match(
+    help.text,
+    /staff\.purge\(.*\n.*\n {6}Not callable by you \(403\): needs role/,
+    'curl help still lists it, saying why it is not callable',
+  );
+  const purge = (await (await connect(sam.token)).client.callTool({ name: 'staff__purge' })) as CallToolResult;
+  t.equal(purge.isError, true, 'calling it anyway is the 403 result, as on curl');
   for (const name of [...lists.alice!, ...lists.sam!]) t.match(name, /^[a-zA-Z0-9_-]{1,64}$/, `${name} suits strict clients`);
   t.ok(lists.alice!.includes('edge___ping'), 'a namespace ending in _ still maps one way');
 });
 
-t.test("a tool carries the function's help text, examples included, and its schemas", async (t) => {
+const isFunction = (ns: string, fn: string) => s.folio.registry.snapshot.namespaces.get(ns)?.functions.has(fn) === true;
+
+/** The ARGUMENTS block of a curl help text: name -> { type, description }. */
+function helpArguments(help: string): Map<string, { type: string; description: string | undefined }> {
+  const out = new Map<string, { type: string; description: string | undefined }>();
+  const block = help.split('\nARGUMENTS\n')[1]!.split('\n\n')[0]!.split('\n');
+  for (const [i, line] of block.entries()) {
+    const m = /^ {2}([a-z_][a-z0-9_]*): (.+?), (required|optional)/.exec(line);
+    if (!m) continue;
+    const next = block[i + 1];
+    out.set(m[1]!, { type: m[2]!, description: next?.startsWith('      ') ? next.trim() : undefined });
+  }
+  return out;
+}
+
+t.test('a tool is lean (purpose and ceiling; arguments and result in its schemas) and loses nothing curl help says', async (t) => {
   const { client } = await connect(alice.token);
-  const tools = new Map((await client.listTools()).tools.map((tool) => [tool.name, tool] as [string, Tool]));
-  const echo = tools.get('acme__echo')!;
-  const help = await req(s, 'GET', '/curl/help/acme/echo?examples=true', { token: alice.token });
-  // Same text up to the examples, except how to lower the budget on each surface.
-  const [helpBody] = help.text.split('\nEXAMPLES\n');
-  const [toolBody, toolExamples] = echo.description!.split('\nEXAMPLES\n');
-  t.equal(
-    toolBody,
-    helpBody!.replace('add "max_bytes_llm": N to the body', 'add "max_bytes_llm": N to the arguments (or to the request\'s _meta)'),
-  );
-  t.match(toolExamples, /# twice\n {2}\{"name":"acme__echo","arguments":\{"text":"it's","times":2\}\}/, 'examples as tools/call params');
+  const { tools } = await client.listTools();
+  const instructions = client.getInstructions() ?? '';
+  t.match(instructions, /refused, never cut/, 'the size rule is said once, in the server instructions');
+  t.match(instructions, /max_bytes_llm/, 'with how to lower the ceiling');
+  t.ok(tools.length > 10);
+  for (const tool of tools) {
+    const [, ns, name] = /^([a-z0-9_]+?)__(?=[a-z])(.+)$/.exec(tool.name)!;
+    const fn = s.folio.registry.snapshot.namespaces.get(ns!)!.functions.get(name!)!;
+    const help = await req(s, 'GET', `/curl/help/${ns}/${name}`, { token: alice.token });
+    const ceiling = /Answers over (\d+) bytes are refused/.exec(help.text)![1]!;
+    t.ok(
+      tool.description!.startsWith(mcpWording(fn.description.trim(), isFunction)),
+      `${tool.name}: the description is the function's own`,
+    );
+    t.notMatch(
+      tool.description,
+      /\/curl\/|\b(notetaker|meetings|admin)\.[a-z_]+\b/,
+      `${tool.name}: in MCP words (tools, skill:// URIs), not curl's`,
+    );
+    t.match(tool.description, new RegExp(`Answers up to ${sizeText(Number(ceiling))}\\.$`), `${tool.name}: and its ceiling`);
+    t.notMatch(tool.description, /ARGUMENTS|RETURNS|SIZE|EXAMPLES/, `${tool.name}: no blocks repeating the schemas`);
+    const props = (tool.inputSchema.properties ?? {}) as Record<string, Record<string, unknown>>;
+    t.notOk('max_bytes_llm' in props, `${tool.name}: no budget argument in every schema`);
+    const args = helpArguments(help.text);
+    t.same(Object.keys(props).sort(), [...args.keys()].sort(), `${tool.name}: the arguments help lists`);
+    for (const [arg, doc] of args) {
+      t.equal(typeName(props[arg]), doc.type, `${tool.name}.${arg}: same type`);
+      t.equal(props[arg]!.description, doc.description && mcpWording(doc.description, isFunction), `${tool.name}.${arg}: same description`);
+    }
+    const returns = /\nRETURNS\n {2}(.+)\n/.exec(help.text)![1]!;
+    if (tool.outputSchema) {
+      const out = tool.outputSchema as Record<string, any>;
+      const shape = fn.returns?.type === 'object' ? out : out.properties.result;
+      t.equal(typeName(shape), returns, `${tool.name}: outputSchema is what RETURNS says`);
+    } else t.match(returns, /^any/, `${tool.name}: no outputSchema only without returns`);
+  }
+  const echo = tools.find((x) => x.name === 'acme__echo')!;
   const fn = s.folio.registry.snapshot.namespaces.get('acme')!.functions.get('echo')!;
-  const { max_bytes_llm, ...own } = echo.inputSchema.properties as Record<string, unknown>;
-  t.same({ ...echo.inputSchema, properties: own }, fn.args, "inputSchema is the function's args schema");
-  t.match(max_bytes_llm, { type: 'integer', minimum: 1 }, 'plus the budget argument every tool takes');
+  t.same(echo.inputSchema, fn.args, "inputSchema is the function's args schema");
   t.same(
     echo.outputSchema,
     { type: 'object', properties: { result: { type: 'string' } }, required: ['result'] },
     'a non-object return is wrapped',
   );
-  t.same(tools.get('mcpx__count')!.outputSchema, s.folio.registry.snapshot.namespaces.get('mcpx')!.functions.get('count')!.returns);
-  t.notOk(tools.get('acme__noop')!.outputSchema, 'no returns, no outputSchema');
+  t.same(
+    tools.find((x) => x.name === 'mcpx__count')!.outputSchema,
+    s.folio.registry.snapshot.namespaces.get('mcpx')!.functions.get('count')!.returns,
+  );
+  t.notOk(tools.find((x) => x.name === 'acme__noop')!.outputSchema, 'no returns, no outputSchema');
 });
 
-/** Same outcome on both surfaces: the MCP text is the curl body, isError exactly when curl is not 200. */
-function sameAnswer(t: Test, mcp: CallToolResult, curl: Reply, what: string, mask = (x: string) => x) {
+t.test('every first-party tool has a human title and annotations, passed through; curl help says read-only or destructive', async (t) => {
+  const { client } = await connect(admin);
+  const tools = (await client.listTools()).tools.filter((x) => /^(admin|notetaker|meetings)__/.test(x.name));
+  t.ok(tools.length >= 18, 'the first-party tools an admin may call');
+  for (const tool of tools) {
+    const [ns, name] = tool.name.split('__') as [string, string];
+    const fn = s.folio.registry.snapshot.namespaces.get(ns)!.functions.get(name)!;
+    t.ok(tool.title && tool.title !== `${ns}.${name}`, `${tool.name}: a human title (${tool.title})`);
+    t.equal(tool.title, fn.title);
+    t.type(tool.annotations?.readOnlyHint, 'boolean', `${tool.name}: says whether it only reads`);
+    if (tool.annotations?.readOnlyHint === false)
+      t.type(tool.annotations.destructiveHint, 'boolean', `${tool.name}: and if not, whether it destroys`);
+    t.equal(tool.annotations?.openWorldHint, false, `${tool.name}: works on Folio's own data`);
+    t.same(tool.annotations, fn.annotations, `${tool.name}: the plugin's annotations, as declared`);
+  }
+  const byName = new Map(tools.map((x) => [x.name, x]));
+  t.equal(byName.get('notetaker__search')!.annotations!.readOnlyHint, true);
+  t.equal(byName.get('notetaker__delete')!.annotations!.destructiveHint, true);
+  t.equal(byName.get('notetaker__append')!.annotations!.destructiveHint, false, 'an append destroys nothing');
+  const list = await req(s, 'GET', '/curl/help/notetaker', { token: admin });
+  t.match(list.text, /^ {2}notetaker\.search\(.*\) -> .* \[read-only\]$/m, 'the namespace help marks read-only functions');
+  t.match(list.text, /^ {2}notetaker\.delete\(.*\) -> .* \[destructive\]$/m, 'and destructive ones');
+  const one = await req(s, 'GET', '/curl/help/notetaker/replace_section', { token: admin });
+  t.match(one.text, /^Replace a section \(destructive/m, "a function's help gives its title and effect");
+});
+
+/** The curl answer as an MCP client reads it: the function named as its tool, help as its inputSchema. */
+function inMcpWords(curlText: string, tool: string): string {
+  const dotted = tool.replace(/__(?=[a-z])/, '.');
+  return curlText
+    .replaceAll(`help: GET /curl/help/${dotted.replace('.', '/')}`, `help: the inputSchema of ${tool} (tools/list)`)
+    .replaceAll(`see GET /curl/help/${dotted.replace('.', '/')}`, `see the inputSchema of the tool ${tool}`)
+    .replaceAll(`${dotted}(`, `${tool}(`)
+    .replaceAll(`${dotted} `, `${tool} `);
+}
+
+/** Same outcome on both surfaces: the MCP text is the curl body in MCP words, isError exactly when curl is not 200. */
+function sameAnswer(t: Test, mcp: CallToolResult, curl: Reply, what: string, tool: string, mask = (x: string) => x) {
   t.equal(mcp.isError === true, curl.status !== 200, `${what}: isError iff curl answers ${curl.status}`);
-  t.equal(mask(text(mcp)), mask(curl.text), `${what}: same text as curl (${curl.status})`);
+  t.equal(mask(text(mcp)), mask(inMcpWords(curl.text, tool)), `${what}: same text as curl (${curl.status})`);
+  t.notMatch(text(mcp), /\/curl\//, `${what}: no curl route in the MCP text`);
 }
 
 t.test('calls answer what POST /curl/call answers: text, JSON, 400, 403, 404, 409, 413, 500', async (t) => {
@@ -190,7 +279,7 @@ t.test('calls answer what POST /curl/call answers: text, JSON, 400, 403, 404, 40
   for (const [what, c, token, ns, fn, args] of cases) {
     const viaMcp = (await c.client.callTool({ name: `${ns}__${fn}`, arguments: args })) as CallToolResult;
     const viaCurl = await call(s, token, ns, fn, args);
-    sameAnswer(t, viaMcp, viaCurl, what, uuid);
+    sameAnswer(t, viaMcp, viaCurl, what, `${ns}__${fn}`, uuid);
   }
   const noop = (await a.client.callTool({ name: 'acme__noop' })) as CallToolResult;
   t.same(JSON.parse(text(noop)), { ok: true });
@@ -221,6 +310,72 @@ t.test('the byte budget can also come in _meta; the lower one wins, none raises'
   t.match(text(raise), /ceiling of 4096 bytes/, 'never raises');
   const fits = (await client.callTool({ name: 'acme__big', arguments: { size: 100 }, _meta: { max_bytes_llm: 1000 } })) as CallToolResult;
   t.notOk(fits.isError);
+});
+
+t.test('hints in answers name the next call as the caller makes it: the tool on MCP, the dotted name on curl', async (t) => {
+  const { client } = await connect(alice.token);
+  const body = Array.from({ length: 400 }, (_, i) => `line ${i} of a long note`).join('\n');
+  const created = (await client.callTool({ name: 'notetaker__create', arguments: { title: 'Long', body } })) as CallToolResult;
+  const id = (created.structuredContent as { id: string }).id;
+  const part = (await client.callTool({ name: 'notetaker__get', arguments: { id } })) as CallToolResult;
+  const more = (part.structuredContent as { more: string; next_offset: number }).more;
+  t.match(more, new RegExp(`Next part: notetaker__get \\{"id": "${id}", "offset": \\d+\\}\\.$`), 'MCP: the tool and its arguments');
+  const viaCurl = (await call(s, alice.token, 'notetaker', 'get', { id })).json<{ more: string }>();
+  t.match(viaCurl.more, new RegExp(`Next part: notetaker\\.get \\{"id": "${id}", "offset": \\d+\\}\\.$`), 'curl: as before');
+  const stale = (await client.callTool({
+    name: 'notetaker__update',
+    arguments: { id, expected_version: 99, title: 'x' },
+  })) as CallToolResult;
+  t.equal(stale.isError, true);
+  t.match(text(stale), /Read it again \(notetaker__get\).*use notetaker__append\./, 'a conflict says which tools to use');
+  t.notMatch(text(stale), /notetaker\.(get|append)/);
+  const guide = (await client.listTools()).tools.find((x) => x.name === 'notetaker__search')!;
+  t.match(guide.description, /skill:\/\/notetaker\/search_syntax/, 'a guide is named by its resource URI');
+});
+
+t.test('prompts: listed per caller, rendered in MCP words, arguments checked, gated like the namespace', async (t) => {
+  const { client } = await connect(alice.token);
+  const { prompts } = await client.listPrompts();
+  const week = prompts.find((p) => p.name === 'notetaker__summarize_week')!;
+  t.ok(week, 'a first-party prompt is listed');
+  t.equal(week.title, "Summarize my week's notes");
+  t.same(
+    week.arguments?.map((a) => a.name),
+    ['days', 'tag'],
+  );
+  t.ok(
+    prompts.find((p) => p.name === 'notetaker__prepare_meeting')?.arguments?.some((a) => a.name === 'topic' && a.required),
+    'a required argument is marked',
+  );
+
+  const got = await client.getPrompt({ name: 'notetaker__summarize_week', arguments: { days: '3', tag: 'meeting' } });
+  const since = new Date(Date.now() - 3 * 86_400_000).toISOString().slice(0, 10);
+  const first = got.messages[0]!;
+  t.equal(first.role, 'user');
+  const body = (first.content as { text: string }).text;
+  t.match(
+    body,
+    `notetaker__generate_report {"from": "${since}", "tags": ["meeting"], "group_by": "day"}`,
+    'the arguments shape the request',
+  );
+  t.notMatch(body, /\/curl\/|notetaker\.[a-z]/, 'tools named as MCP names them');
+
+  const missing = await mcpError(client.getPrompt({ name: 'notetaker__prepare_meeting', arguments: {} }));
+  t.equal(missing.code, -32602);
+  t.match(missing.message, /missing required argument: topic/);
+  const extra = await mcpError(client.getPrompt({ name: 'notetaker__summarize_week', arguments: { weeks: '2' } }));
+  t.match(extra.message, /'weeks' is not an argument of this prompt \(it takes: days, tag\)/);
+
+  await setAccess(alice.id, 'notetaker', 'disabled');
+  t.teardown(() => setAccess(alice.id, 'notetaker', 'default'));
+  t.notOk(
+    (await client.listPrompts()).prompts.some((p) => p.name.startsWith('notetaker__')),
+    'a hidden namespace has no prompts',
+  );
+  const hidden = await mcpError(client.getPrompt({ name: 'notetaker__summarize_week' }));
+  const absent = await mcpError(client.getPrompt({ name: 'nosuch__summarize_week' }));
+  t.equal(hidden.code, -32602);
+  t.equal(hidden.message.replace('notetaker', 'X'), absent.message.replace('nosuch', 'X'), 'hidden and absent read the same');
 });
 
 t.test('a hidden tool and an absent one are the same unknown-tool error', async (t) => {
@@ -421,10 +576,13 @@ async function rpc(token: string, session: string, message: object): Promise<Arr
   });
   const body = await res.text();
   if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return [JSON.parse(body)];
-  return body
-    .split('\n')
-    .filter((l) => l.startsWith('data: '))
-    .map((l) => JSON.parse(l.slice(6)));
+  return (
+    body
+      .split('\n')
+      // An empty data line is the priming event of a resumable stream (an id to resume from).
+      .filter((l) => l.startsWith('data: ') && l.length > 'data: '.length)
+      .map((l) => JSON.parse(l.slice(6)))
+  );
 }
 
 t.test('two clients sending the same JSON-RPC ids at once each get only their own answers', async (t) => {

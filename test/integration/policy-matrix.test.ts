@@ -1,7 +1,7 @@
 // One policy, every surface: for each group (a row below) x each namespace state x each token kind,
 // the curl call, curl help, MCP tools/list, MCP tools/call and the REST API must reach the same
-// decision: hidden (404 / not listed / unknown tool), forbidden (403), or admitted (the handler ran,
-// whatever it then answered). This is the test that would have caught REST serving a namespace an
+// decision: hidden (404 / not listed / unknown tool), forbidden (403; not listed on MCP either,
+// listed with the reason by curl help), or admitted (the handler ran, whatever it then answered). This is the test that would have caught REST serving a namespace an
 // operator had switched off. A new group joins by adding a row, not a test file.
 //
 // States: default; disabled for the user (operator's switch); hidden by the namespace's own
@@ -269,7 +269,8 @@ for (const row of ROWS) {
           const tools = (await client.listTools()).tools.map((x) => x.name);
           for (const op of ['read', 'write'] as const) {
             const tool = `${row.namespace}__${row[op].fn}`;
-            t.equal(tools.includes(tool), visibleIn(state), `MCP tools/list has ${tool}, ${at}`);
+            // Listed exactly when callable: a forbidden tool (403) is left out of the list, called anyway it is the 403.
+            t.equal(tools.includes(tool), want(op) === 'admitted', `MCP tools/list has ${tool}, ${at}`);
             t.equal(await mcpCall(client, tool, row[op].args(user)), want(op), `MCP tools/call ${tool} (${op}), ${at}`);
           }
         } finally {

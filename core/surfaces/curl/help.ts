@@ -62,10 +62,18 @@ export function namespacesText(namespaces: NamespaceEntry[], pluginErrors: Array
   return lines.join('\n');
 }
 
-export function namespaceText(ns: NamespaceEntry): string {
+/** What a function needs, in words: "role admin, scope notes:write". */
+function requirementsText(fn: FunctionEntry): string {
+  return [...(fn.requires.roles ?? []).map((r) => `role ${r}`), ...(fn.requires.scopes ?? []).map((s) => `scope ${s}`)].join(', ');
+}
+
+/** `callable`: may this caller call it? Those they may not are listed with what they lack (MCP leaves them out). */
+export function namespaceText(ns: NamespaceEntry, callable: (fn: FunctionEntry) => boolean = () => true): string {
   const lines = [`${ns.name}: ${ns.description}`, '', 'FUNCTIONS'];
   for (const fn of [...ns.functions.values()].sort((a, b) => a.name.localeCompare(b.name))) {
-    lines.push(`  ${fn.signature}`, `      ${firstSentence(fn.description)}`);
+    const effect = fn.annotations.readOnlyHint ? ' [read-only]' : fn.annotations.destructiveHint ? ' [destructive]' : '';
+    lines.push(`  ${fn.signature}${effect}`, `      ${firstSentence(fn.description)}`);
+    if (!callable(fn)) lines.push(`      Not callable by you (403): needs ${requirementsText(fn)}.`);
   }
   if (ns.functions.size === 0) lines.push('  (none)');
   lines.push('', `Next: GET /curl/help/${ns.name}/{function} for one function's documentation.`);
@@ -73,7 +81,7 @@ export function namespaceText(ns: NamespaceEntry): string {
   return lines.join('\n');
 }
 
-export function functionText(fn: FunctionEntry, ceiling: number, base: string, withExamples: boolean): string {
+export function functionText(fn: FunctionEntry, ceiling: number, base: string, withExamples: boolean, callable = true): string {
   const d: Describable = { ...fn, ceiling };
   return (
     describeFunction(d, {
@@ -81,6 +89,7 @@ export function functionText(fn: FunctionEntry, ceiling: number, base: string, w
       ...(withExamples ? { example: (f: Describable, args: Record<string, unknown>) => curlCommand(base, f, args) } : {}),
     }) +
     `\nCALL\n  POST ${base}/curl/call/${fn.namespace}/${fn.name} with the arguments as a JSON object body.` +
+    (callable ? '' : `\n  Not callable by you: it needs ${requirementsText(fn)}, and a call answers 403.`) +
     (withExamples || fn.examples.length === 0 ? '' : `\n  Runnable examples: GET /curl/help/${fn.namespace}/${fn.name}?examples=true`)
   );
 }

@@ -98,13 +98,20 @@ export function curlRouter(deps: CurlDeps): Router {
     sendText(ctx, 200, text.namespacesText(namespaces, errors));
   });
   read('/help/:namespace', async (ctx) => {
-    sendText(ctx, 200, text.namespaceText(await deps.dispatcher.namespace(ctx.state.viewer, ctx.params.namespace!)));
+    const ns = await deps.dispatcher.namespace(ctx.state.viewer, ctx.params.namespace!);
+    const principal = ctx.state.principal;
+    sendText(
+      ctx,
+      200,
+      text.namespaceText(ns, (fn) => deps.dispatcher.policy.entitled(principal, fn.requires)),
+    );
   });
   read('/help/:namespace/:function', async (ctx) => {
     const fn = await deps.dispatcher.function(ctx.state.viewer, ctx.params.namespace!, ctx.params.function!);
     const examples = ctx.state.params.examples;
     const withExamples = examples === true || examples === 'true' || examples === '1';
-    sendText(ctx, 200, text.functionText(fn, deps.dispatcher.ceiling(fn), base(ctx), withExamples));
+    const callable = deps.dispatcher.policy.entitled(ctx.state.principal, fn.requires);
+    sendText(ctx, 200, text.functionText(fn, deps.dispatcher.ceiling(fn), base(ctx), withExamples, callable));
   });
   read('/skill', async (ctx) => {
     sendText(ctx, 200, text.skillNamespacesText(await deps.dispatcher.namespaces(ctx.state.viewer)));

@@ -13,8 +13,12 @@ export interface ErrorAnswer {
   aborted?: true;
 }
 
-/** Any error -> status, text and headers. Unknown errors become 500 + an error id (logged). */
-export function errorAnswer(err: unknown, log: Logger): ErrorAnswer {
+/**
+ * Any error -> status, text and headers. Unknown errors become 500 + an error id (logged).
+ * `mcpTool`: the text is for an MCP client calling this tool, so how to call the function names
+ * the tool and its inputSchema, not a curl route.
+ */
+export function errorAnswer(err: unknown, log: Logger, mcpTool?: string): ErrorAnswer {
   if (!(err instanceof FolioError)) {
     const errorId = randomUUID();
     log.error({ errorId, err }, 'unexpected error');
@@ -32,8 +36,9 @@ export function errorAnswer(err: unknown, log: Logger): ErrorAnswer {
   // the current state a write collided with, where the failure is in the log.
   if (err instanceof BadArguments) {
     for (const p of err.problems) lines.push(`  - ${p.path}: ${p.message}`);
-    if (err.signature) lines.push('', `signature: ${err.signature}`);
-    if (err.help) lines.push(`help: GET ${err.help}`);
+    const signature = mcpTool ? err.signature?.replace(/^[a-z0-9_]+\.[a-z0-9_]+\(/, `${mcpTool}(`) : err.signature;
+    if (signature) lines.push('', `signature: ${signature}`);
+    if (err.help) lines.push(mcpTool ? `help: the inputSchema of ${mcpTool} (tools/list)` : `help: GET ${err.help}`);
   } else if (err instanceof Conflict && err.current !== undefined) {
     lines.push('', 'current:', JSON.stringify(err.current, null, 2));
   } else if (err instanceof FunctionFailed) {

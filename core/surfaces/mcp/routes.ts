@@ -15,7 +15,8 @@ import { readJsonBody, type BodyLimits } from '../http/body.ts';
 import { webRequest, writeResponse } from './http-adapter.ts';
 import { authInfoFor, buildServer, type ServerDeps } from './server.ts';
 import { SessionStore, type Session } from './sessions.ts';
-import { FolioTransport } from './transport.ts';
+import { cancelledId, FolioTransport, isRequest } from './transport.ts';
+import { SessionEventStore } from './event-store.ts';
 import {
   corsHeaders,
   hostAllowed,
@@ -172,7 +173,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
       },
     });
 
-    if (!stateful) return serveStateless(ctx, body, authInfo, reqLog);
+    if (!stateful) return serveStateless(ctx, body, authInfo, reqLog, principal.user.id);
 
     const sessionId = ctx.get('mcp-session-id') || undefined;
     if (sessionId) {
@@ -225,6 +226,8 @@ export function mcpSurface(deps: McpDeps): McpSurface {
       deadlineMs,
       log,
       sessionIdGenerator: () => randomUUID(),
+      // Event ids on every SSE event; a client reconnecting with Last-Event-ID gets what it missed.
+      eventStore: new SessionEventStore(),
       onsessioninitialized: (id) => {
         session.id = id;
         store.add(session);
@@ -240,9 +243,46 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     if (session.transport.sessionId === undefined) await session.server.close();
   }
 
-  async function serveStateless(ctx: Context, body: unknown, authInfo: AuthInfo, reqLog: () => Logger) {
+  // Stateless mode: each POST has its own transport, so a notifications/cancelled (which a client
+  // sends on a POST of its own) would reach nothing. The requests in flight on this node, by user
+  // and id, let it reach the one it names. Node-local: a cancel that lands on another node does
+  // nothing (closing the request's HTTP response cancels it on any node).
+  const inFlight = new Map<string, Set<FolioTransport>>();
+  const flightKey = (userId: string, id: string | number) => `${userId}\u0000${typeof id}:${id}`;
+
+  function forwardCancels(messages: unknown[], userId: string, reqLog: () => Logger): void {
+    for (const m of messages) {
+      const id = cancelledId(m);
+      if (id === undefined) continue;
+      const holders = [...(inFlight.get(flightKey(userId, id)) ?? [])].filter((tr) => tr.has(id));
+      // Two of this user's clients with the same id in flight: which one is meant is unknowable.
+      if (holders.length !== 1) {
+        if (holders.length > 1) reqLog().info({ id }, 'mcp cancel ambiguous (same id in flight twice for this user): ignored');
+        continue;
+      }
+      const reason = (m as { params?: { reason?: unknown } }).params?.reason;
+      holders[0]!.cancel(id, typeof reason === 'string' ? reason : undefined);
+    }
+  }
+
+  async function serveStateless(ctx: Context, body: unknown, authInfo: AuthInfo, reqLog: () => Logger, userId: string) {
     const server = buildServer(serverDeps);
     const transport = new FolioTransport({ deadlineMs, log }); // no sessionIdGenerator: stateless
+    const messages: unknown[] = Array.isArray(body) ? body : [body];
+    forwardCancels(messages, userId, reqLog);
+    const keys = messages.filter(isRequest).map((m) => flightKey(userId, m.id));
+    for (const key of keys) {
+      let set = inFlight.get(key);
+      if (!set) inFlight.set(key, (set = new Set()));
+      set.add(transport);
+    }
+    ctx.res.once('close', () => {
+      for (const key of keys) {
+        const set = inFlight.get(key);
+        set?.delete(transport);
+        if (set?.size === 0) inFlight.delete(key);
+      }
+    });
     // The response is the whole exchange: when it ends (or the client hangs up, which is how a
     // stateless client cancels) the handlers' signals fire and everything is dropped.
     ctx.res.once('close', () => {

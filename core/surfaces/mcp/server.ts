@@ -6,6 +6,8 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -24,6 +26,8 @@ import { NotFound, UnknownName } from '../../contract/errors.ts';
 import { errorAnswer } from '../http/error-text.ts';
 import { fingerprintResources, listSkills, parseSkillUri, readSkill, SKILL_TEMPLATE } from './resources.ts';
 import { errorResult, MAX_BYTES_ARG, parseToolName, renderTool, resultOf } from './tools.ts';
+import { listPrompts, promptArgumentsProblem, promptResult } from './prompts.ts';
+import { callRef } from '../../kernel/describe.ts';
 
 /** What a handler knows of the HTTP request it came in on. */
 export interface RequestCaller {
@@ -48,14 +52,22 @@ export interface ToolListing {
   hashes: Map<string, string>;
 }
 
-/** The caller's tools: exactly the functions whose /curl/help/{ns}/{fn} answers 200 for them. */
+/**
+ * The caller's tools: the functions whose /curl/help/{ns}/{fn} answers 200 for them and that they
+ * are entitled to call. Curl help also shows the ones they are not (with what is missing); a tool
+ * list is what an agent may call, and every tool in it costs context, so a 403 is left out.
+ */
 export async function listTools(dispatcher: Dispatcher, caller: RequestCaller): Promise<ToolListing> {
   const viewer = await dispatcher.viewer(caller.principal, caller.log);
   const tools: Tool[] = [];
   const hashes = new Map<string, string>();
+  const snapshot = dispatcher.registry.snapshot;
+  // References to functions in descriptions name tools; any function of the registry counts.
+  const isFunction = (ns: string, fn: string) => snapshot.namespaces.get(ns)?.functions.has(fn) === true;
   for (const ns of await dispatcher.namespaces(viewer)) {
     for (const fn of [...ns.functions.values()].sort((a, b) => a.name.localeCompare(b.name))) {
-      const r = renderTool(fn, dispatcher.ceiling(fn));
+      if (!dispatcher.policy.entitled(caller.principal, fn.requires)) continue;
+      const r = renderTool(fn, dispatcher.ceiling(fn), isFunction, snapshot.generation);
       tools.push(r.tool);
       hashes.set(r.tool.name, r.hash);
     }
@@ -80,7 +92,15 @@ export interface ServerDeps {
   stateful: boolean;
 }
 
-const INSTRUCTIONS = `Folio: the user's notes, files and tools. Tools are named {namespace}__{function}; each tool's description is its full documentation (arguments, result, size limit, examples): read it before calling. Answers over a tool's byte ceiling are refused, never cut: ask for less, or pass max_bytes_llm to cap an answer yourself. Guides for agents are resources skill://{namespace}/{name}; start with a namespace's how_it_works where there is one.`;
+/**
+ * What is the same for every tool, said once here instead of in each tool's description: the
+ * naming, where the documentation is, and the size rule.
+ */
+export const INSTRUCTIONS = [
+  "Folio: the user's notes, files and tools. Tools are named {namespace}__{function}. A tool's description says what it is for and its answer ceiling; its inputSchema documents each argument, its outputSchema the result.",
+  "Size: an answer over its tool's ceiling is refused, never cut. When that happens, ask for less: narrow the arguments (a smaller limit, a filter, one part or page at a time). To cap an answer yourself, send max_bytes_llm: N in the tools/call _meta (or among the arguments); it lowers the ceiling, never raises it.",
+  "Guides for agents are resources skill://{namespace}/{name}; start with a namespace's how_it_works where there is one.",
+].join('\n\n');
 
 /** A JSON-RPC error as the SDK sends it (code, message, data), without McpError's message prefix. */
 function rpcError(code: number, message: string, data?: unknown): Error {
@@ -88,6 +108,8 @@ function rpcError(code: number, message: string, data?: unknown): Error {
 }
 // The spec's unknown-tool error; the same for a hidden tool as for one that does not exist.
 const unknownTool = (name: string) => rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+// The same for a hidden prompt as for one that does not exist.
+const unknownPrompt = (name: string) => rpcError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
 // -32002: the spec's "resource not found"; the same for a hidden guide as for a missing one.
 const resourceNotFound = (uri: string) => rpcError(-32002, `Resource not found: ${uri}`, { uri });
 
@@ -152,6 +174,8 @@ export function buildServer(deps: ServerDeps, hooks?: SessionHooks): Server {
       capabilities: {
         tools: { listChanged: deps.stateful },
         resources: { listChanged: deps.stateful },
+        // Prompts change with the namespaces a caller sees; clients list them when they show them.
+        prompts: { listChanged: false },
         logging: {},
       },
       instructions: INSTRUCTIONS,
@@ -180,6 +204,7 @@ export function buildServer(deps: ServerDeps, hooks?: SessionHooks): Server {
         body,
         signal: extra.signal,
         log: caller.log,
+        surface: 'mcp',
         ...(progress ? { onProgress: progress.report } : {}),
       });
       return resultOf(fn, encoded);
@@ -187,9 +212,43 @@ export function buildServer(deps: ServerDeps, hooks?: SessionHooks): Server {
       // A NotFound from resolving the tool is the protocol's unknown-tool error, the same for
       // hidden and absent; one a handler raised about its own data is a tool result (404 text).
       if (err instanceof UnknownName) throw unknownTool(name);
-      return errorResult(errorAnswer(err, caller.log).text);
+      return errorResult(errorAnswer(err, caller.log, name).text);
     } finally {
       progress?.end();
+    }
+  });
+
+  server.setRequestHandler(ListPromptsRequestSchema, async (_request, extra) => {
+    const caller = callerOf(extra);
+    return { prompts: listPrompts(await dispatcher.namespaces(await dispatcher.viewer(caller.principal, caller.log))) };
+  });
+
+  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+    const caller = callerOf(extra);
+    const { name } = request.params;
+    const target = parseToolName(name);
+    if (!target) throw unknownPrompt(name);
+    const viewer = await dispatcher.viewer(caller.principal, caller.log);
+    let prompt;
+    try {
+      prompt = (await dispatcher.namespace(viewer, target.namespace)).prompts.get(target.fn);
+    } catch (err) {
+      if (err instanceof NotFound) throw unknownPrompt(name);
+      throw err;
+    }
+    if (!prompt) throw unknownPrompt(name);
+    const args = request.params.arguments ?? {};
+    const problem = promptArgumentsProblem(prompt, args);
+    if (problem) throw rpcError(ErrorCode.InvalidParams, `Invalid params: ${problem}`);
+    try {
+      const ctx = { caller: viewer.caller, ref: (fn: string, a?: Record<string, unknown>) => callRef('mcp', fn, a) };
+      const text = await dispatcher.policy.run(`prompt ${name}`, extra.signal, caller.log, () => prompt.render({ ...args }, ctx));
+      if (typeof text !== 'string') throw new Error(`prompt ${name} rendered ${typeof text}, not a string`);
+      return promptResult(prompt, text);
+    } catch (err) {
+      // A plugin's failure: said with an error id (in the log with the cause), never the cause itself.
+      const answer = errorAnswer(err, caller.log);
+      throw rpcError(ErrorCode.InternalError, answer.text);
     }
   });
 

@@ -5,12 +5,9 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { FunctionEntry } from '../../kernel/manifest.ts';
 import type { Encoded } from '../../kernel/limits.ts';
 import { FUNCTION_RE, NAMESPACE_RE } from '../../kernel/manifest.ts';
-import { describeFunction, type Describable } from '../../kernel/describe.ts';
+import { mcpWording, summarizeFunction } from '../../kernel/describe.ts';
 
 type Json = Record<string, any>;
-
-/** How a caller lowers the byte budget on this surface (the SIZE section of each description). */
-export const BUDGET_HINT = 'add "max_bytes_llm": N to the arguments (or to the request\'s _meta)';
 
 /** The reserved argument every tool takes on top of its own; dispatch consumes it. */
 export const MAX_BYTES_ARG = 'max_bytes_llm';
@@ -32,15 +29,43 @@ export function parseToolName(name: string): { namespace: string; fn: string } |
   return NAMESPACE_RE.test(namespace) && FUNCTION_RE.test(fn) ? { namespace, fn } : undefined;
 }
 
-/** An example as the JSON-RPC params of tools/call: what an MCP client sends. */
-export function exampleCall(fn: { namespace: string; name: string }, args: Record<string, unknown>): string {
-  return JSON.stringify({ name: toolName(fn.namespace, fn.name), arguments: args });
+/**
+ * The tool description: purpose, when to use it, what it costs. Arguments and result are in the
+ * schemas, the size rule (the same for every tool) in the server instructions.
+ */
+export function toolDescription(fn: FunctionEntry, ceiling: number, isFunction: (ns: string, fn: string) => boolean): string {
+  return summarizeFunction({ description: mcpWording(fn.description, isFunction), ceiling });
 }
 
-/** The curl help text of the function, with this surface's budget hint and examples. */
-export function toolDescription(fn: FunctionEntry, ceiling: number): string {
-  const d: Describable = { ...fn, ceiling };
-  return describeFunction(d, { budgetHint: BUDGET_HINT, example: exampleCall });
+/**
+ * The same schema in fewer bytes, for listing: `anyOf` of bare types becomes a type list, `anyOf`
+ * of constants an `enum` (what TypeBox emits for `Union`s of `Null` and `Literal`s). It validates
+ * exactly the same values; dispatch validates with the original anyway. `word` rewrites the
+ * descriptions for the surface (see mcpWording).
+ */
+export function compactSchema(schema: unknown, word: (text: string) => string = (x) => x): unknown {
+  if (Array.isArray(schema)) return schema.map((x) => compactSchema(x, word));
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(schema as Record<string, unknown>))
+    out[k] =
+      k === 'const' || k === 'default' || k === 'examples' || k === 'enum'
+        ? v
+        : k === 'description' && typeof v === 'string'
+          ? word(v)
+          : compactSchema(v, word);
+  const alts = out.anyOf as Json[] | undefined;
+  if (Array.isArray(alts) && alts.length > 1 && !('type' in out) && !('enum' in out)) {
+    const only = (a: Json, key: string) => typeof a === 'object' && a !== null && Object.keys(a).length === 1 && key in a;
+    if (alts.every((a) => only(a, 'type') && typeof a.type === 'string')) {
+      delete out.anyOf;
+      out.type = alts.map((a) => a.type as string);
+    } else if (alts.every((a) => only(a, 'const'))) {
+      delete out.anyOf;
+      out.enum = alts.map((a) => a.const as unknown);
+    }
+  }
+  return out;
 }
 
 /**
@@ -56,20 +81,8 @@ export function outputShape(fn: FunctionEntry): { schema: Json; wrapped: boolean
   return { schema: { type: 'object', properties: { result: r }, required: ['result'] }, wrapped: true };
 }
 
-function inputSchema(fn: FunctionEntry, ceiling: number): Tool['inputSchema'] {
-  const args = fn.args;
-  return {
-    ...args,
-    type: 'object',
-    properties: {
-      ...((args.properties as Json | undefined) ?? {}),
-      [MAX_BYTES_ARG]: {
-        type: 'integer',
-        minimum: 1,
-        description: `Optional: refuse answers over this many bytes. Lowers this tool's ceiling of ${ceiling} bytes, never raises it.`,
-      },
-    },
-  };
+function inputSchema(fn: FunctionEntry, word: (text: string) => string): Tool['inputSchema'] {
+  return { ...(compactSchema(fn.args, word) as Json), type: 'object' };
 }
 
 export interface RenderedTool {
@@ -78,23 +91,33 @@ export interface RenderedTool {
   hash: string;
 }
 
-// Registry entries are replaced whole on reload, so an entry's rendering never goes stale and is
-// dropped with the entry.
-const rendered = new WeakMap<FunctionEntry, RenderedTool>();
+// Registry entries are replaced whole on reload, so an entry's rendering is dropped with the
+// entry. Its description may name other namespaces' functions, so it is redone when the ceiling
+// or the set of functions (the snapshot) changes.
+const rendered = new WeakMap<FunctionEntry, { key: string; r: RenderedTool }>();
 
-export function renderTool(fn: FunctionEntry, ceiling: number): RenderedTool {
-  let r = rendered.get(fn);
+export function renderTool(
+  fn: FunctionEntry,
+  ceiling: number,
+  isFunction: (ns: string, fn: string) => boolean,
+  generation = 0,
+): RenderedTool {
+  const key = `${generation}:${ceiling}`;
+  const cached = rendered.get(fn);
+  let r = cached?.key === key ? cached.r : undefined;
   if (!r) {
     const out = outputShape(fn);
+    const word = (text: string) => mcpWording(text, isFunction);
     const tool: Tool = {
       name: toolName(fn.namespace, fn.name),
-      title: `${fn.namespace}.${fn.name}`,
-      description: toolDescription(fn, ceiling),
-      inputSchema: inputSchema(fn, ceiling),
-      ...(out ? { outputSchema: out.schema as Tool['outputSchema'] } : {}),
+      title: fn.title ?? `${fn.namespace}.${fn.name}`,
+      description: toolDescription(fn, ceiling, isFunction),
+      ...(Object.keys(fn.annotations).length > 0 ? { annotations: { ...fn.annotations } } : {}),
+      inputSchema: inputSchema(fn, word),
+      ...(out ? { outputSchema: compactSchema(out.schema, word) as Tool['outputSchema'] } : {}),
     };
     r = { tool, hash: createHash('sha1').update(JSON.stringify(tool)).digest('base64url') };
-    rendered.set(fn, r);
+    rendered.set(fn, { key, r });
   }
   return r;
 }

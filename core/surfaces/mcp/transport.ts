@@ -57,14 +57,14 @@ interface InFlight {
 
 type SendOptions = Parameters<WebStandardStreamableHTTPServerTransport['send']>[1];
 
-function isRequest(m: unknown): m is IncomingRequest {
+export function isRequest(m: unknown): m is IncomingRequest {
   if (typeof m !== 'object' || m === null) return false;
   const { method, id } = m as { method?: unknown; id?: unknown };
   return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number');
 }
 
 /** The request id a notifications/cancelled names, if the message is one. */
-function cancelledId(m: unknown): RequestId | undefined {
+export function cancelledId(m: unknown): RequestId | undefined {
   if (typeof m !== 'object' || m === null || (m as { method?: unknown }).method !== 'notifications/cancelled') return undefined;
   const id = (m as { params?: { requestId?: unknown } }).params?.requestId;
   return typeof id === 'string' || typeof id === 'number' ? id : undefined;
@@ -143,6 +143,21 @@ export class FolioTransport extends WebStandardStreamableHTTPServerTransport {
         if (post.cancelled) this.closeSSEStream(id);
       }
     }
+  }
+
+  /** Is this request id in flight here (admitted, not yet answered or cancelled)? */
+  has(id: RequestId): boolean {
+    return this.#inFlight.has(id);
+  }
+
+  /**
+   * A notifications/cancelled for a request on this transport that came in on another HTTP request
+   * (stateless mode: each POST has its own transport). The same as if it had come here.
+   */
+  cancel(id: RequestId, reason: string | undefined): void {
+    if (!this.#inFlight.has(id)) return;
+    this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, ...(reason ? { reason } : {}) } });
+    this.#cancelled(id);
   }
 
   override async close(): Promise<void> {

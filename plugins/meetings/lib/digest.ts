@@ -1,6 +1,6 @@
 // meetings.digest: a compact markdown digest of the meetings since a date.
 import { Type } from 'typebox';
-import { BadArguments, defineFunction, openItems, type Note } from 'folio/sdk';
+import { BadArguments, defineFunction, openItems, type Context, type Note } from 'folio/sdk';
 import { clip, meetingDate, summarize } from './markdown.ts';
 import { decode, encode, scan } from './scan.ts';
 import { Cursor, DateArg, READ } from './schemas.ts';
@@ -20,7 +20,7 @@ interface Entry {
   text: string;
 }
 
-function entry(note: Note, date: string): Entry {
+function entry(note: Note, date: string, ref: Context['ref']): Entry {
   const { decisions, headlines } = summarize(note.body, note.title);
   const open = openItems(note.body);
   const out = [`## ${date} · ${clip(note.title, 150)}`, `note ${note.id} · version ${note.version}`];
@@ -28,12 +28,14 @@ function entry(note: Note, date: string): Entry {
   if (headlines.length > 0) out.push('', `**Headlines:** ${headlines.join(' · ')}`);
   if (open.length > 0) {
     out.push('', `**Open items (${open.length})**`, ...open.slice(0, 8).map((i) => `- [ ] ${clip(i.text, 200)} (line ${i.line})`));
-    if (open.length > 8) out.push(`- … ${open.length - 8} more: meetings.action_items {"note_id": "${note.id}"}`);
+    if (open.length > 8) out.push(`- … ${open.length - 8} more: ${ref('meetings.action_items', { note_id: note.id })}`);
   } else out.push('', '**Open items:** none');
   return { date, text: out.join('\n') };
 }
 
 export const digest = defineFunction({
+  title: 'Digest of recent meetings',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     'A compact markdown digest of your meetings since a date (default: the last 7 days): per meeting its date, title, note id and version, decisions, headlines and open action items. ' +
     "A meeting is a note tagged meeting; its date is a 'Date: YYYY-MM-DD' line near the top, else a date in the title, else the day the note was created. " +
@@ -59,7 +61,7 @@ export const digest = defineFunction({
       ({ note }) => {
         const date = meetingDate(note.title, note.body, note.created_at);
         if (date < sinceDay || (untilDay !== undefined && date > untilDay)) return 'next';
-        const e = entry(note, date);
+        const e = entry(note, date, ctx.ref);
         const bytes = Buffer.byteLength(e.text) + 2;
         if (entries.length > 0 && size + bytes > BUDGET) return 'stop_before';
         entries.push(e);
@@ -74,12 +76,12 @@ export const digest = defineFunction({
     if (entries.length === 0) out.push(next ? `None in the ${scanned} notes looked at so far.` : 'No meeting notes in this range.', '');
     for (const e of entries) out.push(e.text, '');
     if (next) {
-      const again = JSON.stringify({
+      const again = {
         ...(args.since ? { since: args.since } : { since: sinceDay }),
         ...(args.until ? { until: args.until } : {}),
         cursor: encode(next),
-      });
-      out.push('---', `More meetings: meetings.digest ${again}`);
+      };
+      out.push('---', `More meetings: ${ctx.ref('meetings.digest', again)}`);
     }
     return out.join('\n').trimEnd() + '\n';
   },

@@ -35,6 +35,8 @@ const ItemsArgs = Type.Object({
 });
 
 export const action_items = defineFunction({
+  title: 'Open action items',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     'The open action items (`- [ ] ...` lines) of your meeting notes (notes tagged meeting), grouped by note, most recently updated note first. ' +
     'Each item has its line number in the note; each note its id and version: mark one done with meetings.mark_done {note_id, line, expected_version: version}. ' +
@@ -110,7 +112,9 @@ export const action_items = defineFunction({
       open_items: count,
       next_cursor,
       ...(next_cursor
-        ? { more: 'There may be more open items: call meetings.action_items again with the same arguments and cursor = next_cursor.' }
+        ? {
+            more: `There may be more open items: call ${ctx.ref('meetings.action_items')} again with the same arguments and cursor = next_cursor.`,
+          }
         : {}),
     };
   },
@@ -128,10 +132,10 @@ const DoneArgs = Type.Object({
   }),
 });
 
-function stale(note: Note, expected: number): Conflict {
+function stale(note: Note, expected: number, ref: Context['ref']): Conflict {
   return new Conflict(
     `note ${note.id} is now at version ${note.version}, not version ${expected}: it changed after you read it, and nothing was written. ` +
-      `Its lines may have moved: check the open items below (or meetings.action_items {"note_id": "${note.id}"}) and retry with expected_version ${note.version}.`,
+      `Its lines may have moved: check the open items below (or ${ref('meetings.action_items', { note_id: note.id })}) and retry with expected_version ${note.version}.`,
     {
       note_id: note.id,
       version: note.version,
@@ -145,6 +149,8 @@ function stale(note: Note, expected: number): Conflict {
 }
 
 export const mark_done = defineFunction({
+  title: 'Mark an action item done',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
     'Mark one open action item of a meeting note done: its `- [ ]` becomes `- [x]`, as an edit of the note (its version goes up by one). ' +
     'Needs the note version you read (expected_version): if the note changed since, nothing is written and you get 409 with the current version and open items.',
@@ -161,7 +167,7 @@ export const mark_done = defineFunction({
   requires: WRITE,
   handler: async (args, ctx) => {
     const note = await meetingNote(ctx, args.note_id);
-    if (note.version !== args.expected_version) throw stale(note, args.expected_version);
+    if (note.version !== args.expected_version) throw stale(note, args.expected_version, ctx.ref);
     const body = checkItem(note.body, args.line);
     if (body === null) {
       const lines = note.body.split('\n');
@@ -181,7 +187,7 @@ export const mark_done = defineFunction({
       if (!(err instanceof Conflict)) throw err;
       // Lost a race since we read it, or the note is in the trash.
       const current = await ctx.services.notes.get(note.id);
-      if (current.version !== args.expected_version) throw stale(current, args.expected_version);
+      if (current.version !== args.expected_version) throw stale(current, args.expected_version, ctx.ref);
       throw new Conflict(err.message, { note_id: current.id, version: current.version, deleted_at: current.deleted_at });
     }
     const item = actionItems(note.body).find((i) => i.line === args.line)!;

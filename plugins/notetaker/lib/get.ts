@@ -22,6 +22,8 @@ const GetArgs = Type.Object({
 });
 
 export const get = defineFunction({
+  title: 'Read a note',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     `Read one note: its title, tags, source, version and body. A long body comes in parts of up to ${PART_DEFAULT} characters (length changes that): ` +
     'total_chars is the size of the whole body, and when next_offset is not null, call get again with offset = next_offset for the next part, until next_offset is null. ' +
@@ -92,7 +94,6 @@ export const get = defineFunction({
         outline = hs.slice(0, 40).map((h) => ({ offset: h.offset, level: h.level, heading: clip(h.text, 80) }));
         if (hs.length > 40) headingsTotal = hs.length;
       }
-      const where = sectionName ? `, "section": ${JSON.stringify(sectionName)}` : '';
       const answer = {
         id: note.id,
         title: note.title,
@@ -101,7 +102,9 @@ export const get = defineFunction({
         version: note.version,
         created_at: note.created_at,
         updated_at: note.updated_at,
-        ...(note.deleted_at ? { deleted_at: note.deleted_at, trash: 'This note is in the trash: notetaker.restore brings it back.' } : {}),
+        ...(note.deleted_at
+          ? { deleted_at: note.deleted_at, trash: `This note is in the trash: ${ctx.ref('notetaker.restore')} brings it back.` }
+          : {}),
         ...(sectionName ? { section: sectionName, note_chars: noteChars } : {}),
         total_chars: total,
         offset: part.offset,
@@ -109,7 +112,7 @@ export const get = defineFunction({
         next_offset: part.next,
         ...(part.next !== null
           ? {
-              more: `This part is characters ${part.offset}-${part.offset + part.chars} of ${total}. Next part: notetaker.get {"id": "${note.id}", "offset": ${part.next}${where}}.`,
+              more: `This part is characters ${part.offset}-${part.offset + part.chars} of ${total}. Next part: ${ctx.ref('notetaker.get', { id: note.id, offset: part.next, ...(sectionName ? { section: sectionName } : {}) })}.`,
             }
           : {}),
         ...(outline ? { outline, ...(headingsTotal ? { headings_total: headingsTotal } : {}) } : {}),

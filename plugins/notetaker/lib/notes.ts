@@ -48,12 +48,13 @@ export function currentState(n: Note): Record<string, unknown> {
   };
 }
 
-export function staleConflict(n: Note, expected: number | undefined, retry: string): Conflict {
+/** `ref`: ctx.ref, so the advice names functions as the caller calls them. */
+export function staleConflict(n: Note, expected: number | undefined, retry: string, ref: Context['ref']): Conflict {
   const was = expected === undefined ? '' : `, not version ${expected}`;
   return new Conflict(
     `note ${n.id} is now at version ${n.version}${was}: it changed after you read it, and nothing was written. ` +
-      `Read it again (notetaker.get), redo your change on the current text, then ${retry} with expected_version ${n.version}. ` +
-      'To add text without a version, use notetaker.append.',
+      `Read it again (${ref('notetaker.get')}), redo your change on the current text, then ${retry} with expected_version ${n.version}. ` +
+      `To add text without a version, use ${ref('notetaker.append')}.`,
     currentState(n),
   );
 }
@@ -81,7 +82,7 @@ export async function versioned<T>(
         throw err;
       }
     }
-    if (expected !== undefined && current.version !== expected) throw staleConflict(current, expected, retry);
+    if (expected !== undefined && current.version !== expected) throw staleConflict(current, expected, retry, ctx.ref);
     // Not about the version (e.g. the note is in the trash): the service's words, the compact state.
     throw new Conflict(err.message, currentState(current));
   }

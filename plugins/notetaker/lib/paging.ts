@@ -71,7 +71,7 @@ export async function fitPage<T, R>(opts: {
   return { rows, next_cursor };
 }
 
-/** The "there is more" sentence for an answer, or nothing at the end. */
+/** The "there is more" sentence for an answer, or nothing at the end. `fn`: ctx.ref of the function. */
 export function moreHint(next: string | null, what: string, fn: string): { more?: string } {
   return next ? { more: `There are more ${what}: call ${fn} again with the same arguments and cursor set to next_cursor.` } : {};
 }

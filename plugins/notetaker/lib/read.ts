@@ -36,6 +36,8 @@ const ListRow = Type.Object({
 });
 
 export const list = defineFunction({
+  title: 'List notes',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     'List your notes, most recently updated first: one compact row per note (id, title, tags, updated_at, version, body_bytes), no bodies. ' +
     'Read a note with notetaker.get. When next_cursor is not null there are more: call again with cursor = next_cursor. ' +
@@ -86,7 +88,7 @@ export const list = defineFunction({
       notes: page.rows,
       next_cursor: page.next_cursor,
       ...(total !== undefined ? { total } : {}),
-      ...moreHint(page.next_cursor, 'notes', 'notetaker.list'),
+      ...moreHint(page.next_cursor, 'notes', ctx.ref('notetaker.list')),
     };
   },
 });
@@ -118,6 +120,8 @@ const Hit = Type.Object({
 });
 
 export const search = defineFunction({
+  title: 'Search notes',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     'Search your notes, best match first. q takes web-search syntax: words (all must match), "exact phrase", -word to exclude, a OR b. ' +
     'Works in any language (CJK included), ignores accents and case, and tolerates small typos (those hits say match: "fuzzy"). ' +
@@ -163,7 +167,7 @@ export const search = defineFunction({
         snippet: clip(h.snippet, 400),
       }),
     });
-    return { hits: page.rows, next_cursor: page.next_cursor, ...moreHint(page.next_cursor, 'hits', 'notetaker.search') };
+    return { hits: page.rows, next_cursor: page.next_cursor, ...moreHint(page.next_cursor, 'hits', ctx.ref('notetaker.search')) };
   },
 });
 
@@ -178,6 +182,8 @@ const TagsArgs = Type.Object({
 });
 
 export const tags = defineFunction({
+  title: 'List tags',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     'The tags on your live notes with how many notes carry each, most used first. total counts all tags that match; when next_offset is not null, call again with offset = next_offset.',
   args: TagsArgs,
@@ -208,7 +214,7 @@ export const tags = defineFunction({
       tags: out,
       total: all.length,
       next_offset: next,
-      ...(next !== null ? { more: `There are more tags: call notetaker.tags again with offset ${next}.` } : {}),
+      ...(next !== null ? { more: `There are more tags: call ${ctx.ref('notetaker.tags')} again with offset ${next}.` } : {}),
     };
   },
 });

@@ -64,6 +64,8 @@ async function gather(
 }
 
 export const generate_report = defineFunction({
+  title: 'Generate a report',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
     'A report over your notes (all of them, or those matching q, tags and a date range), grouped by day, week or tag. ' +
     `markdown and html come back as text (up to ${TEXT_MAX_BYTES / 1024} KiB), pdf as a file (up to ${REPORT_MAX_BYTES / 1024 / 1024} MiB). ` +
@@ -108,12 +110,12 @@ export const generate_report = defineFunction({
         return {
           saved_note_id: savedId,
           bytes: size,
-          more: `The report is ${size} bytes, too big for one answer. It is saved as note ${savedId}: read it in parts with notetaker.get {"id": "${savedId}"} and follow next_offset.`,
+          more: `The report is ${size} bytes, too big for one answer. It is saved as note ${savedId}: read it in parts with ${ctx.ref('notetaker.get', { id: savedId })} and follow next_offset.`,
         };
       throw new BadArguments(`the report would be ${size} bytes, over the ${max} this function returns at once`, [
         {
           path: 'from',
-          message: 'narrow the report (from/to, tags or q), or pass save_as_note: true and read the saved note in parts with notetaker.get',
+          message: `narrow the report (from/to, tags or q), or pass save_as_note: true and read the saved note in parts with ${ctx.ref('notetaker.get')}`,
         },
       ]);
     }
@@ -122,6 +124,6 @@ export const generate_report = defineFunction({
       return bytes(data, report.contentType || 'application/pdf', savedId ? `${base}-note-${savedId}.pdf` : `${base}.pdf`);
     }
     const text = new TextDecoder().decode(data);
-    return savedId ? `<!-- saved as note ${savedId}: notetaker.get {"id": "${savedId}"} -->\n${text}` : text;
+    return savedId ? `<!-- saved as note ${savedId}: ${ctx.ref('notetaker.get', { id: savedId })} -->\n${text}` : text;
   },
 });

@@ -63,6 +63,8 @@ const Diff = Type.Object(
 );
 
 export const revisions = defineFunction({
+  title: 'Note history',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     'The history of a note: every change made a version, and every version is kept. Without version: list them, newest first (version, change, title, created_at). ' +
     'With version: read that version (in parts, like get: follow next_offset). With version and diff: true: a unified diff from that version to the current note. ' +
@@ -100,12 +102,12 @@ export const revisions = defineFunction({
         id: args.id,
         revisions: page.rows,
         next_cursor: page.next_cursor,
-        ...moreHint(page.next_cursor, 'versions', 'notetaker.revisions'),
+        ...moreHint(page.next_cursor, 'versions', ctx.ref('notetaker.revisions')),
       };
     }
     const version = args.version;
     const offset = args.offset ?? 0;
-    const inParts = (text: string, extra: string) => {
+    const inParts = (text: string, extra: { diff?: true }) => {
       const total = charLength(text);
       if (offset > total)
         throw new BadArguments(`offset ${offset} is past the end`, [{ path: 'offset', message: `must be at most ${total}` }]);
@@ -116,18 +118,18 @@ export const revisions = defineFunction({
         chars: part.chars,
         next_offset: part.next,
         ...(part.next !== null
-          ? { more: `Next part: notetaker.revisions {"id": "${args.id}", "version": ${version}${extra}, "offset": ${part.next}}.` }
+          ? { more: `Next part: ${ctx.ref('notetaker.revisions', { id: args.id, version, ...extra, offset: part.next })}.` }
           : {}),
         text: part.text,
       };
     };
     if (args.diff) {
       const d = await notes.diff(args.id, version);
-      const { text, ...part } = inParts(d.diff, ', "diff": true');
+      const { text, ...part } = inParts(d.diff, { diff: true });
       return { id: args.id, from_version: d.from_version, to_version: d.to_version, ...part, diff: text };
     }
     const r = await notes.revision(args.id, version);
-    const { text, ...part } = inParts(r.body, '');
+    const { text, ...part } = inParts(r.body, {});
     return {
       id: r.note_id,
       version: r.version,
@@ -153,6 +155,8 @@ const RestoreRevisionArgs = Type.Object({
 });
 
 export const restore_revision = defineFunction({
+  title: 'Restore an earlier version',
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description:
     'Make an old version current again: its title, body and tags are written as a new version, so nothing is lost and this too can be undone. ' +
     'Find versions with notetaker.revisions.',

@@ -31,6 +31,8 @@ const CreateArgs = Type.Object({
 });
 
 export const create = defineFunction({
+  title: 'Create a note',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
     'Create a note for the user (version 1). Answers with its id and version, not the body. The note is marked as coming from an agent unless you say otherwise with source.',
   args: CreateArgs,
@@ -69,6 +71,8 @@ const UpdateArgs = Type.Object({
 });
 
 export const update = defineFunction({
+  title: 'Update a note',
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description:
     'Replace the title, the body and/or the tags of a note (give at least one; what you leave out stays). Needs expected_version, the version you read: ' +
     'if the note changed since, nothing is written and you get 409 with the current version and the head of its text; read it again and redo your change. ' +
@@ -102,6 +106,8 @@ const AppendArgs = Type.Object({
 });
 
 export const append = defineFunction({
+  title: 'Append to a note',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
     'Add text at the end of a note, or at the end of one section (heading). Needs no version: it never overwrites anything, even if the note changed since you read it. ' +
     'To start a new section, append text that begins with a heading line ("## Follow-up"). Answers with the new version.',
@@ -127,6 +133,8 @@ const PrependArgs = Type.Object({
 });
 
 export const prepend = defineFunction({
+  title: 'Prepend to a note',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
     'Add text at the top of a note, or right under one heading. Needs no version and never overwrites anything. Answers with the new version.',
   args: PrependArgs,
@@ -154,6 +162,8 @@ const ReplaceArgs = Type.Object({
 });
 
 export const replace_section = defineFunction({
+  title: 'Replace a section',
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description:
     'Replace the text under one heading, keeping the heading line and the rest of the note. Needs expected_version (409 with the current version if the note changed). ' +
     'Read the section first with notetaker.get {"id": ..., "section": "..."}.',
@@ -182,6 +192,8 @@ const DeleteArgs = Type.Object({
 });
 
 export const del = defineFunction({
+  title: 'Move a note to the trash',
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description:
     'Move a note to the trash (a new version; nothing is lost). It leaves lists and searches; notetaker.list {"trashed": true} shows the trash and notetaker.restore brings it back.',
   args: DeleteArgs,
@@ -195,13 +207,15 @@ export const del = defineFunction({
     const note = await versioned(ctx, args.id, args.expected_version, 'call delete again', () =>
       ctx.services.notes.trash(args.id, args.expected_version),
     );
-    return { ...meta(note), more: `In the trash. To undo: notetaker.restore {"id": "${note.id}"}.` };
+    return { ...meta(note), more: `In the trash. To undo: ${ctx.ref('notetaker.restore', { id: note.id })}.` };
   },
 });
 
 const RestoreArgs = Type.Object({ id: NoteId });
 
 export const restore = defineFunction({
+  title: 'Restore from the trash',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description: 'Bring a note back from the trash (a new version). Find trashed notes with notetaker.list {"trashed": true}.',
   args: RestoreArgs,
   returns: NoteMeta,

@@ -1,0 +1,73 @@
+// Resumability (stateful mode): every SSE event a session sends gets an id and is kept here for a
+// while, so a client that lost its connection reconnects with Last-Event-ID and gets what it
+// missed (the SDK's EventStore interface; the SDK replays through it). One store per session, in
+// the memory of the node that holds the session: sessions are already node-local (sticky routing),
+// so a store another node could read would buy nothing until sessions themselves move.
+// Bounded: the oldest events go first once a session keeps more than `maxEvents` or `maxBytes`.
+import type { EventStore } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+interface Stored {
+  streamId: string;
+  message: JSONRPCMessage;
+  bytes: number;
+}
+
+export interface EventStoreLimits {
+  maxEvents: number;
+  maxBytes: number;
+}
+
+export const EVENT_STORE_LIMITS: EventStoreLimits = { maxEvents: 1000, maxBytes: 4 * 1024 * 1024 };
+
+export class SessionEventStore implements EventStore {
+  readonly #events = new Map<string, Stored>();
+  readonly #limits: EventStoreLimits;
+  #seq = 0;
+  #bytes = 0;
+
+  constructor(limits: EventStoreLimits = EVENT_STORE_LIMITS) {
+    this.#limits = limits;
+  }
+
+  get size(): number {
+    return this.#events.size;
+  }
+
+  storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
+    const id = String(++this.#seq);
+    // The SDK's priming event is an empty message: nothing to replay, only an id to resume from.
+    const bytes = 'jsonrpc' in message ? JSON.stringify(message).length : 0;
+    this.#events.set(id, { streamId, message, bytes });
+    this.#bytes += bytes;
+    for (const [old, e] of this.#events) {
+      if (this.#events.size <= this.#limits.maxEvents && this.#bytes <= this.#limits.maxBytes) break;
+      if (old === id) break;
+      this.#events.delete(old);
+      this.#bytes -= e.bytes;
+    }
+    return Promise.resolve(id);
+  }
+
+  /** The stream an event was sent on; undefined for an id this session never gave (or forgot). */
+  getStreamIdForEventId(eventId: string): Promise<string | undefined> {
+    return Promise.resolve(this.#events.get(eventId)?.streamId);
+  }
+
+  async replayEventsAfter(
+    lastEventId: string,
+    { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> },
+  ): Promise<string> {
+    const last = this.#events.get(lastEventId);
+    if (!last) throw new Error(`unknown event id ${lastEventId}`);
+    let after = false;
+    for (const [id, e] of [...this.#events]) {
+      if (id === lastEventId) {
+        after = true;
+        continue;
+      }
+      if (after && e.streamId === last.streamId && 'jsonrpc' in e.message) await send(id, e.message);
+    }
+    return last.streamId;
+  }
+}
