@@ -97,6 +97,8 @@ export default definePlugin({
       handler: async (_args, ctx) => ctx.services.pluginStatus(),
     },
     failed_jobs: {
+      title: 'List failed background jobs',
+      annotations: { readOnlyHint: true, openWorldHint: false },
       description:
         'Background jobs (text extraction, garbage collection, ...) that failed every retry: what they were given, the last error, how many attempts. Kept for a while (jobs.deadLetterRetentionDays); retry_failed_job runs one again.',
       args: Type.Object({
@@ -113,15 +115,17 @@ export default definePlugin({
           failed_at: Type.String({ format: 'date-time' }),
         }),
       ),
-      requires: { roles: ['admin'] },
+      requires: { roles: ['admin'], scopes: ['admin'] },
       handler: async ({ limit }, ctx) => ctx.services.jobs.deadLetters(limit),
     },
     retry_failed_job: {
+      title: 'Retry a failed background job',
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       description: 'Queue a failed job (an id from failed_jobs) again, as a new job with fresh retries.',
       args: Type.Object({ id: Type.String({ format: 'uuid', description: 'The id failed_jobs listed.' }) }),
       returns: Type.Object({ id: Type.String(), retried: Type.Boolean() }),
       examples: [{ args: { id: '00000000-0000-4000-8000-000000000000' } }],
-      requires: { roles: ['admin'] },
+      requires: { roles: ['admin'], scopes: ['admin'] },
       handler: async ({ id }, ctx) => ctx.services.jobs.retryDeadLetter(id),
     },
   },

@@ -160,7 +160,11 @@ t.test('the MCP SDK client connects with OAuth', async (t) => {
   const grants = (await req(s, 'GET', '/api/v1/oauth/grants', { token: user.token })).json().items;
   t.equal(grants.length, 1);
   t.equal(grants[0].client_name, 'Test Agent');
-  t.same(grants[0].scopes, ['notes:read', 'notes:write', 'tokens'], 'what the signing-in token allows; admin and users are not granted');
+  t.same(
+    grants[0].scopes,
+    ['files:read', 'files:write', 'notes:read', 'notes:write', 'tokens'],
+    'what the signing-in token allows; admin and users are not granted',
+  );
   const clients = (await req(s, 'GET', '/api/v1/oauth/clients', { token: s.adminToken })).json().items;
   t.ok(clients.some((c: { client_id: string }) => c.client_id === provider.info!.client_id));
   t.equal((await req(s, 'GET', '/api/v1/oauth/clients', { token: user.token })).status, 403, 'clients are for admins');

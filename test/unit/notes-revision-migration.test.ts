@@ -72,10 +72,11 @@ const fullCopyBytes = async () =>
   (await em().execute<Array<{ n: number }>>(`select sum(octet_length(body))::float8 as n from note_revisions`))[0]!.n;
 const before = await fullCopyBytes();
 
+// The conversion, and whatever other domains' later migrations there are.
 const applied = await db.orm.migrator.up();
-t.same(
-  applied.map((m) => m.name),
-  ['Migration20261124000000_note_revision_deltas'],
+t.ok(
+  applied.some((m) => m.name === 'Migration20261124000000_note_revision_deltas'),
+  'the delta migration ran',
 );
 
 const notes = new NotesServiceImpl(db);

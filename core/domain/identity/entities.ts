@@ -99,6 +99,7 @@ export const OAuthRecord = defineEntity({
     userCode: p.text().nullable(),
     expiresAt: p.datetime().columnType('timestamptz').nullable(),
     consumedAt: p.datetime().columnType('timestamptz').nullable(),
+    createdAt: p.datetime().columnType('timestamptz').defaultRaw('clock_timestamp()'),
   },
   primaryKeys: ['model', 'id'],
 });

@@ -6,6 +6,7 @@ import { identityEntities } from './entities.ts';
 import { Migration20261121000000_identity } from './migrations/Migration20261121000000_identity.ts';
 import { Migration20261123100000_personal_tokens } from './migrations/Migration20261123100000_personal_tokens.ts';
 import { Migration20261123110000_oauth } from './migrations/Migration20261123110000_oauth.ts';
+import { Migration20261124100000_oauth_created_at } from './migrations/Migration20261124100000_oauth_created_at.ts';
 import type { TokenSettings } from './personal-tokens.ts';
 import { bindIdentity } from './plugin-api.ts';
 import { oauthRoutes, tokenRoutes, userRoutes } from './rest/routes.ts';
@@ -19,6 +20,7 @@ export const identityDomain = defineDomain<IdentityService, TokenSettings>({
     { name: 'Migration20261121000000_identity', class: Migration20261121000000_identity },
     { name: 'Migration20261123100000_personal_tokens', class: Migration20261123100000_personal_tokens },
     { name: 'Migration20261123110000_oauth', class: Migration20261123110000_oauth },
+    { name: 'Migration20261124100000_oauth_created_at', class: Migration20261124100000_oauth_created_at },
   ],
   scopes: {
     tokens: {

@@ -89,7 +89,7 @@ export class OAuthStore {
       `select g.payload as g, c.payload as c from oauth_records g
          left join oauth_records c on c.model = 'Client' and c.id = encode(sha256(convert_to(g.payload->>'clientId', 'UTF8')), 'hex')
         where g.model = 'Grant' and g.payload->>'accountId' = ? and (g.expires_at is null or g.expires_at > now())
-        order by (g.payload->>'iat')::bigint desc`,
+        order by (g.payload->>'iat')::bigint desc, g.created_at desc`,
       [userId],
     );
     return rows.map(({ g, c }) => grantOf(g, c));

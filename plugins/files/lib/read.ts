@@ -17,6 +17,8 @@ const row = (f: FileMeta) => ({
 });
 
 export const list = defineFunction({
+  title: 'List files',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     'List your files, most recently updated first: id, name, folder, content_type, size, version. ' +
     'When next_cursor is not null there are more: call again with cursor = next_cursor. trashed: true lists the trash.',
@@ -40,6 +42,8 @@ export const list = defineFunction({
 });
 
 export const info = defineFunction({
+  title: "Show a file's details",
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     "One file's metadata (name, type, size, sha256, version, attached note) and its versions, newest first. " +
     'Read text with files.read; get the bytes with files.download.',
@@ -62,6 +66,8 @@ const TEXTUAL = /^(text\/|application\/(json|xml|yaml|x-yaml|javascript|csv|x-nd
 const OVERHEAD = 600;
 
 export const read = defineFunction({
+  title: "Read a file's text",
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     "Read a text file's content in parts that fit this call's byte budget. Start at offset 0; when next_offset is not null, " +
     'call again with offset = next_offset. Binary files (images, PDFs, ...) are refused: use files.download.',
@@ -87,6 +93,8 @@ export const read = defineFunction({
 });
 
 export const download = defineFunction({
+  title: 'Download a file',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     "A file's raw bytes, with its content type and name: what an attachment download is. Within this call's byte ceiling; " +
     'a larger file is refused with the URL to fetch it from with your bearer token (GET, Range supported).',

@@ -4,6 +4,8 @@ import { BadArguments, defineFunction } from 'folio/sdk';
 import { FileId, Folder, Name, NoteId, READ, Version, WRITE } from './schemas.ts';
 
 export const write = defineFunction({
+  title: 'Write a text file',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
     'Write a small text file (UTF-8). Without id: a new file named `name`. With id and expected_version: new content for that ' +
     'file, as a new version (a stale expected_version is refused, nothing written). Larger or binary files: upload over REST.',
@@ -42,6 +44,8 @@ export const write = defineFunction({
 });
 
 export const attach = defineFunction({
+  title: 'Attach a file to a note',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description: 'Attach a file to one of your notes (note_id: null detaches it). A note lists its files with files.attachments.',
   args: Type.Object({ id: FileId, note_id: Type.Union([NoteId, Type.Null()]) }),
   examples: [{ args: { id: '0b0e6c9e-2f7a-4c1e-9d8e-8f1d2a3b4c5d', note_id: '7c9e6679-7425-40de-944b-e07fc1f90ae7' } }],
@@ -50,6 +54,8 @@ export const attach = defineFunction({
 });
 
 export const attachments = defineFunction({
+  title: "List a note's files",
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description: 'The files attached to one of your notes.',
   args: Type.Object({ note_id: NoteId }),
   examples: [{ args: { note_id: '7c9e6679-7425-40de-944b-e07fc1f90ae7' } }],
@@ -58,6 +64,8 @@ export const attachments = defineFunction({
 });
 
 export const del = defineFunction({
+  title: 'Move a file to the trash',
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description: 'Move a file to the trash (files.restore brings it back; its share links stop answering meanwhile).',
   args: Type.Object({ id: FileId }),
   requires: WRITE,
@@ -65,6 +73,8 @@ export const del = defineFunction({
 });
 
 export const restore = defineFunction({
+  title: 'Restore a file from the trash',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description: 'Bring a file back from the trash.',
   args: Type.Object({ id: FileId }),
   requires: WRITE,
@@ -72,6 +82,8 @@ export const restore = defineFunction({
 });
 
 export const share = defineFunction({
+  title: 'Create a share link',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   description:
     'Make a share link: anyone holding its url can download the file without an account. Optional expiry, password ' +
     '(sent as X-Share-Password), download limit, label, and a pinned version. The url is shown only now.',
@@ -92,6 +104,8 @@ export const share = defineFunction({
 });
 
 export const shares = defineFunction({
+  title: 'List your share links',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description: 'Your share links with their downloads, last access and state (active, expired, exhausted).',
   args: Type.Object({ file_id: Type.Optional(FileId) }),
   requires: READ,
@@ -99,6 +113,8 @@ export const shares = defineFunction({
 });
 
 export const revoke_share = defineFunction({
+  title: 'Revoke a share link',
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description: 'Revoke a share link (its id from files.shares): it stops working at once.',
   args: Type.Object({ id: Type.String({ format: 'uuid', description: 'The share link id.' }) }),
   requires: WRITE,

@@ -220,6 +220,8 @@ export const tags = defineFunction({
 });
 
 export const usage = defineFunction({
+  title: 'Show your storage use',
+  annotations: { readOnlyHint: true, openWorldHint: false },
   description:
     'The bytes you store against your storage quota: used (every kind together), quota (null: no limit) and by_kind (notes: every revision as stored, a snapshot or a small delta each; files). ' +
     'A write that would go over the quota is refused (quota_exceeded) and stores nothing; purging notes from the trash frees their bytes.',
