@@ -11,15 +11,16 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { formatCall, runCall, type CallResult } from './call.ts';
+import { formatIsolation, runIsolation, type IsolationResult } from './isolation.ts';
 import { formatMemory, runMemory, type MemoryResult } from './memory.ts';
 import { formatNotes, notesSummaryRows, runNotes, type NotesResult } from './notes.ts';
 import { formatReload, runReload, type ReloadResult } from './reload.ts';
 import { assertNode24, progress } from './util.ts';
 
-const NAMES = ['call', 'reload', 'memory', 'notes'] as const;
+const NAMES = ['call', 'reload', 'memory', 'isolation', 'notes'] as const;
 type Name = (typeof NAMES)[number];
 /** What a bare `npm run bench` runs; notes only with --only (it seeds 100k notes and takes long). */
-const DEFAULT: Name[] = ['call', 'reload', 'memory'];
+const DEFAULT: Name[] = ['call', 'reload', 'memory', 'isolation'];
 
 function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boolean } {
   let only: Name[] = [...DEFAULT];
@@ -41,7 +42,7 @@ function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boo
 
 function usage(problem?: string): never {
   if (problem) process.stderr.write(`bench: ${problem}\n`);
-  process.stderr.write('usage: npm run bench -- [--only=call|reload|memory|notes[,...]] [--quick] [--profile]\n');
+  process.stderr.write('usage: npm run bench -- [--only=call|reload|memory|isolation|notes[,...]] [--quick] [--profile]\n');
   process.exit(problem ? 2 : 0);
 }
 
@@ -53,6 +54,7 @@ interface Summary {
   call?: CallResult;
   reload?: ReloadResult;
   memory?: MemoryResult;
+  isolation?: IsolationResult;
   notes?: NotesResult;
   errors: Record<string, string>;
 }
@@ -97,6 +99,17 @@ function summaryRows(s: Summary): string[][] {
       ]);
     }
   }
+  if (s.isolation) {
+    const i = s.isolation;
+    rows.push([
+      'isolation',
+      'worker/in-process req/s',
+      String(i.ratio),
+      `${i.worker.reqPerSec} vs ${i.inProcess.reqPerSec} req/s, p99 ${i.worker.p99Ms} vs ${i.inProcess.p99Ms} ms`,
+      `${i.pass ? 'PASS' : 'FAIL'} (>= ${i.targetRatio})`,
+    ]);
+    rows.push(['isolation', 'RSS MB per isolated plugin', String(i.memory.rssPerPluginMB), `over ${i.memory.plugins} plugins`, '']);
+  }
   if (s.notes) rows.push(...notesSummaryRows(s.notes));
   for (const [name, err] of Object.entries(s.errors)) rows.push([name, 'ERROR', '', err.split('\n')[0]!.slice(0, 100), 'ERROR']);
   return rows;
@@ -126,6 +139,7 @@ async function main(): Promise<void> {
       if (name === 'call') details.push(formatCall((summary.call = await runCall({ quick, profile }))));
       if (name === 'reload') details.push(formatReload((summary.reload = await runReload({ quick }))));
       if (name === 'memory') details.push(formatMemory((summary.memory = await runMemory({ quick }))));
+      if (name === 'isolation') details.push(formatIsolation((summary.isolation = await runIsolation({ quick }))));
       if (name === 'notes') details.push(formatNotes((summary.notes = await runNotes({ quick }))));
     } catch (err) {
       summary.errors[name] = (err as Error).stack ?? String(err);
