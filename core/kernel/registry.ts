@@ -8,7 +8,7 @@ import type { PluginStatus } from '../sdk/index.ts';
 import { buildPlugin, NAMESPACE_RE, type FunctionEntry, type PluginEntry } from './manifest.ts';
 import { bundlePlugin } from './plugin-loader.ts';
 import { evaluateBundle } from './plugin-eval.ts';
-import { PluginHost, type IsolationLimits, type IsolationMode } from './isolation/host.ts';
+import { PluginHost, stopSpares, type IsolationLimits, type IsolationMode } from './isolation/host.ts';
 import { readSkillDir, type SkillEntry } from './skills.ts';
 
 export interface NamespaceEntry {
@@ -115,6 +115,7 @@ export class Registry {
     await this.#watcher?.close();
     await this.#queue;
     for (const u of this.#units.values()) u.good?.host?.close();
+    await stopSpares();
   }
 
   onChange(listener: ChangeListener): () => void {

@@ -105,6 +105,51 @@ function resultOf(w: WireResult): unknown {
   }
 }
 
+// Starting a worker (a V8 isolate, a Node environment, Folio's worker module) is most of the time a
+// load takes. One spare is kept started, ahead of need: a load or reload takes it and only sends the
+// bundle, and the next spare starts in the background. It holds no plugin and does not keep the
+// process alive.
+const spares = new Map<number, { worker: Worker; forget: () => void }>();
+
+function newWorker(heapMb: number): Worker {
+  return new Worker(WORKER_URL, {
+    resourceLimits: { maxOldGenerationSizeMb: heapMb },
+    // Folio's own flags and hooks (a test runner's, a profiler's) are not the plugin's.
+    execArgv: [],
+    name: 'folio plugin',
+  });
+}
+
+function makeSpare(heapMb: number): void {
+  if (spares.has(heapMb)) return;
+  const worker = newWorker(heapMb);
+  worker.unref();
+  const forget = () => {
+    if (spares.get(heapMb)?.worker === worker) spares.delete(heapMb);
+  };
+  worker.on('error', forget);
+  worker.on('exit', forget);
+  spares.set(heapMb, { worker, forget });
+}
+
+function takeSpare(heapMb: number): Worker {
+  const spare = spares.get(heapMb);
+  spares.delete(heapMb);
+  setImmediate(() => makeSpare(heapMb)).unref();
+  if (!spare) return newWorker(heapMb);
+  spare.worker.off('error', spare.forget);
+  spare.worker.off('exit', spare.forget);
+  spare.worker.ref();
+  return spare.worker;
+}
+
+/** Stops the spare workers (when the registry closes). */
+export async function stopSpares(): Promise<void> {
+  const all = [...spares.values()];
+  spares.clear();
+  await Promise.all(all.map((s) => s.worker.terminate()));
+}
+
 export class PluginHost {
   readonly #bundle: Bundle;
   readonly #limits: IsolationLimits;
@@ -209,13 +254,9 @@ export class PluginHost {
   // ---- worker lifecycle ------------------------------------------------------------------------
 
   #spawn(): Worker {
-    return new Worker(WORKER_URL, {
-      workerData: { bundle: this.#bundle },
-      resourceLimits: { maxOldGenerationSizeMb: this.#limits.heapMb },
-      // Folio's own flags and hooks (a test runner's, a profiler's) are not the plugin's.
-      execArgv: [],
-      name: `plugin ${basename(this.#bundle.dir)}`,
-    });
+    const worker = takeSpare(this.#limits.heapMb);
+    worker.postMessage({ type: 'load', bundle: this.#bundle } satisfies ToWorker);
+    return worker;
   }
 
   /** Spawns a worker and waits for its plugin to load, within the import deadline. */

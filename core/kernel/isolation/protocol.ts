@@ -27,10 +27,6 @@ export function shapeOf(v: unknown, depth = 0): unknown {
   }
 }
 
-export interface WorkerInit {
-  bundle: Bundle;
-}
-
 /** An error as data. */
 export interface WireError {
   name: string;
@@ -47,6 +43,7 @@ export type WireResult =
   | { kind: 'bytes'; data: Uint8Array; contentType: string; filename: string | undefined };
 
 export type ToWorker =
+  | { type: 'load'; bundle: Bundle }
   | { type: 'ping'; seq: number }
   | { type: 'call'; id: number; fn: string; args: Record<string, unknown>; caller: Caller; budget: number }
   | { type: 'abort'; id: number; reason: string }

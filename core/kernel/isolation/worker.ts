@@ -2,13 +2,12 @@
 // exported (as data, for Folio to validate), then answers Folio's messages: calls, visible() checks, aborts, pings. ctx is
 // rebuilt here with the same shape a plugin gets in-process: ctx.services, ctx.progress and
 // ctx.log send messages back to Folio; ctx.signal fires when Folio says the call is over.
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { isBytes, type Caller, type Context, type Services } from '../../sdk/index.ts';
 import { evaluateBundle } from '../plugin-eval.ts';
-import { fromWire, shapeOf, toWire, type FromWorker, type ToWorker, type WireResult, type WorkerInit } from './protocol.ts';
+import { fromWire, shapeOf, toWire, type FromWorker, type ToWorker, type WireResult } from './protocol.ts';
 
 const port = parentPort!;
-const init = workerData as WorkerInit;
 const send = (m: FromWorker): void => port.postMessage(m);
 
 interface Running {
@@ -124,17 +123,23 @@ async function visible(plugin: Plugin, m: Extract<ToWorker, { type: 'visible' }>
   }
 }
 
-let plugin: Plugin;
-try {
-  const exported = evaluateBundle(init.bundle);
-  plugin = exported as Plugin;
-  send({ type: 'ready', shape: shapeOf(exported) });
-} catch (err) {
-  send({ type: 'load-failed', error: toWire(err) });
-  process.exit(0);
+// A worker starts empty (a spare, made ahead of need) and loads the plugin its first message brings.
+let plugin: Plugin | undefined;
+
+function load(m: Extract<ToWorker, { type: 'load' }>): void {
+  try {
+    const exported = evaluateBundle(m.bundle);
+    plugin = exported as Plugin;
+    send({ type: 'ready', shape: shapeOf(exported) });
+  } catch (err) {
+    send({ type: 'load-failed', error: toWire(err) });
+    process.exit(0);
+  }
 }
 
 port.on('message', (m: ToWorker) => {
+  if (m.type === 'load') return load(m);
+  if (!plugin) return;
   switch (m.type) {
     case 'ping':
       send({ type: 'pong', seq: m.seq });
