@@ -77,6 +77,7 @@ function summaryRows(s: Summary): string[][] {
     for (const [name, st] of [
       ['entry edit', s.reload.entry],
       ['deep edit', s.reload.deep],
+      ['entry edit in-process', s.reload.entryInProcess],
     ] as const)
       rows.push([
         'reload',

@@ -8,7 +8,7 @@ import type { PluginStatus } from '../sdk/index.ts';
 import { buildPlugin, NAMESPACE_RE, type FunctionEntry, type PluginEntry } from './manifest.ts';
 import { bundlePlugin } from './plugin-loader.ts';
 import { evaluateBundle } from './plugin-eval.ts';
-import { PluginHost, stopSpares, type IsolationLimits, type IsolationMode } from './isolation/host.ts';
+import { PluginHost, stopSpares, trialLoad, type IsolationLimits, type IsolationMode } from './isolation/host.ts';
 import { readSkillDir, type SkillEntry } from './skills.ts';
 
 export interface NamespaceEntry {
@@ -260,38 +260,23 @@ export class Registry {
 
   /**
    * Every plugin is first evaluated in a worker, within the import deadline: a module that never
-   * finishes loading stops its worker, not Folio. An isolated plugin stays there; an in-process
-   * one is then evaluated again on Folio's thread and its worker stops.
+   * finishes loading stops that worker, not Folio. An isolated plugin stays in its worker; an
+   * in-process one is evaluated in the trial worker, then again on Folio's thread.
    */
   async #loadPlugin(dir: string): Promise<Good> {
     const iso = this.#opts.isolation;
     const bundle = await bundlePlugin(dir);
-    const host = await PluginHost.start(bundle, iso, this.#opts.log.child({ plugin: path.basename(dir) }));
+    let host: PluginHost | undefined;
     let plugin: PluginEntry;
+    if (iso.modeFor(dir) === 'worker') {
+      host = await PluginHost.start(bundle, iso, this.#opts.log.child({ plugin: path.basename(dir) }));
+    } else await trialLoad(bundle, iso);
     try {
-      if (iso.modeFor(dir) === 'worker') plugin = host.entry();
-      else {
-        host.close();
-        plugin = buildPlugin(evaluateBundle(bundle), bundle.version);
-      }
-    } catch (err) {
-      host.close();
-      throw err;
-    }
-    const kept = iso.modeFor(dir) === 'worker' ? host : undefined;
-    try {
+      plugin = host ? host.entry() : buildPlugin(evaluateBundle(bundle), bundle.version);
       const skills = readSkillDir(plugin.namespace, path.join(dir, 'skills'));
-      return {
-        namespace: plugin.namespace,
-        plugin,
-        skills,
-        files: bundle.files,
-        version: plugin.version,
-        loadedAt: new Date(),
-        host: kept,
-      };
+      return { namespace: plugin.namespace, plugin, skills, files: bundle.files, version: plugin.version, loadedAt: new Date(), host };
     } catch (err) {
-      kept?.close();
+      host?.close();
       throw err;
     }
   }

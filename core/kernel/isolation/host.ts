@@ -143,11 +143,74 @@ function takeSpare(heapMb: number): Worker {
   return spare.worker;
 }
 
-/** Stops the spare workers (when the registry closes). */
+// In-process plugins are first evaluated here, in one long-lived worker, so that a module that never
+// finishes loading stops this worker and not Folio. Each trial's module is dropped after it loads.
+type TrialAnswer = Extract<FromWorker, { type: 'trial-result' }> | Error;
+interface TrialWorker {
+  worker: Worker;
+  seq: number;
+  waiting: Map<number, (answer: TrialAnswer) => void>;
+}
+let trials: TrialWorker | undefined;
+
+function trialWorker(heapMb: number): TrialWorker {
+  if (trials) return trials;
+  const worker = newWorker(heapMb);
+  worker.unref();
+  const t: TrialWorker = { worker, seq: 0, waiting: new Map() };
+  let reason: string | undefined;
+  worker.on('message', (m: FromWorker) => {
+    if (m.type !== 'trial-result') return;
+    t.waiting.get(m.id)?.(m);
+    t.waiting.delete(m.id);
+  });
+  worker.on('error', (err: Error) => {
+    reason ??= err.message;
+  });
+  worker.on('exit', (code) => {
+    if (trials === t) trials = undefined;
+    for (const settle of t.waiting.values()) settle(new LoadError(`its worker ${reason ?? `exited (code ${code})`} while loading`));
+    t.waiting.clear();
+  });
+  trials = t;
+  return t;
+}
+
+/**
+ * Evaluates a bundle in the trial worker within the import deadline; rejects (LoadError) as the
+ * load would fail. The worker that missed the deadline is stopped; the next trial starts another.
+ */
+export async function trialLoad(bundle: Bundle, limits: Pick<IsolationLimits, 'heapMb' | 'importTimeoutMs'>): Promise<void> {
+  const t = trialWorker(limits.heapMb);
+  const id = ++t.seq;
+  const ms = limits.importTimeoutMs;
+  let timer: NodeJS.Timeout | undefined;
+  t.worker.ref();
+  try {
+    const answer = await new Promise<TrialAnswer>((resolve) => {
+      t.waiting.set(id, resolve);
+      timer = setTimeout(() => {
+        t.waiting.delete(id);
+        if (trials === t) trials = undefined;
+        void t.worker.terminate();
+        resolve(new LoadError(`loading did not finish within ${ms} ms (the import deadline); its worker was stopped`));
+      }, ms);
+      t.worker.postMessage({ type: 'trial', id, bundle } satisfies ToWorker);
+    });
+    if (answer instanceof Error) throw answer;
+    if (!answer.ok) throw new LoadError(fromWire(answer.error).message);
+  } finally {
+    clearTimeout(timer);
+    if (t.waiting.size === 0) t.worker.unref();
+  }
+}
+
+/** Stops the spare and trial workers (when the registry closes). */
 export async function stopSpares(): Promise<void> {
-  const all = [...spares.values()];
+  const all = [...[...spares.values()].map((s) => s.worker), ...(trials ? [trials.worker] : [])];
   spares.clear();
-  await Promise.all(all.map((s) => s.worker.terminate()));
+  trials = undefined;
+  await Promise.all(all.map((w) => w.terminate()));
 }
 
 export class PluginHost {

@@ -44,6 +44,7 @@ export type WireResult =
 
 export type ToWorker =
   | { type: 'load'; bundle: Bundle }
+  | { type: 'trial'; id: number; bundle: Bundle }
   | { type: 'ping'; seq: number }
   | { type: 'call'; id: number; fn: string; args: Record<string, unknown>; caller: Caller; budget: number }
   | { type: 'abort'; id: number; reason: string }
@@ -55,6 +56,8 @@ export type FromWorker =
   | { type: 'ready'; shape: unknown }
   | { type: 'load-failed'; error: WireError }
   | { type: 'pong'; seq: number }
+  | { type: 'trial-result'; id: number; ok: true }
+  | { type: 'trial-result'; id: number; ok: false; error: WireError }
   | { type: 'result'; id: number; ok: true; value: WireResult }
   | { type: 'result'; id: number; ok: false; error: WireError }
   | { type: 'visible-result'; id: number; ok: true; value: unknown }

@@ -137,8 +137,19 @@ function load(m: Extract<ToWorker, { type: 'load' }>): void {
   }
 }
 
+/** A trial (of a plugin that will run in-process): evaluate it, say whether it loaded, keep nothing. */
+function trial(m: Extract<ToWorker, { type: 'trial' }>): void {
+  try {
+    evaluateBundle(m.bundle);
+    send({ type: 'trial-result', id: m.id, ok: true });
+  } catch (err) {
+    send({ type: 'trial-result', id: m.id, ok: false, error: toWire(err) });
+  }
+}
+
 port.on('message', (m: ToWorker) => {
   if (m.type === 'load') return load(m);
+  if (m.type === 'trial') return trial(m);
   if (!plugin) return;
   switch (m.type) {
     case 'ping':
