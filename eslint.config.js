@@ -99,6 +99,25 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
     },
   },
+  // The CLI (cli/) is a client of the REST API: at run time it imports nothing of the server.
+  // cli/codegen.ts, which builds the OpenAPI document in-process at build time, is the exception.
+  {
+    files: ['cli/**/*.ts'],
+    ignores: ['cli/codegen.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/core/**', '**/plugins/**', '#sdk', 'folio/sdk'],
+              message: 'the CLI talks to Folio over the REST API only (cli/lib/client.ts)',
+            },
+          ],
+        },
+      ],
+    },
+  },
   // Tests: the type-checked rules apply as elsewhere (floating and misused promises, unbound
   // methods, ...) except the few below.
   {

@@ -7,6 +7,8 @@
 //   DATABASE_URL=postgres://... npm run bench   the call benchmark also runs against PostgreSQL
 //   npm run bench -- --only=notes         list/get/search latency on 100k notes (not in the default set:
 //                                         ~15-30 min; see bench/notes.ts)
+//   npm run bench -- --only=revisions     bytes stored per small edit of a 1 MB note, before and after delta
+//                                         revisions (~10 min; see bench/revisions.ts)
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,11 +17,12 @@ import { formatIsolation, runIsolation, type IsolationResult } from './isolation
 import { formatMemory, runMemory, type MemoryResult } from './memory.ts';
 import { formatNotes, notesSummaryRows, runNotes, type NotesResult } from './notes.ts';
 import { formatReload, runReload, type ReloadResult } from './reload.ts';
+import { formatRevisions, revisionsSummaryRows, runRevisions, type RevisionsResult } from './revisions.ts';
 import { assertNode24, progress } from './util.ts';
 
-const NAMES = ['call', 'reload', 'memory', 'isolation', 'notes'] as const;
+const NAMES = ['call', 'reload', 'memory', 'isolation', 'notes', 'revisions'] as const;
 type Name = (typeof NAMES)[number];
-/** What a bare `npm run bench` runs; notes only with --only (it seeds 100k notes and takes long). */
+/** What a bare `npm run bench` runs; notes and revisions only with --only (they take long). */
 const DEFAULT: Name[] = ['call', 'reload', 'memory', 'isolation'];
 
 function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boolean } {
@@ -42,7 +45,7 @@ function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boo
 
 function usage(problem?: string): never {
   if (problem) process.stderr.write(`bench: ${problem}\n`);
-  process.stderr.write('usage: npm run bench -- [--only=call|reload|memory|isolation|notes[,...]] [--quick] [--profile]\n');
+  process.stderr.write('usage: npm run bench -- [--only=call|reload|memory|isolation|notes|revisions[,...]] [--quick] [--profile]\n');
   process.exit(problem ? 2 : 0);
 }
 
@@ -56,6 +59,7 @@ interface Summary {
   memory?: MemoryResult;
   isolation?: IsolationResult;
   notes?: NotesResult;
+  revisions?: RevisionsResult;
   errors: Record<string, string>;
 }
 
@@ -112,6 +116,7 @@ function summaryRows(s: Summary): string[][] {
     rows.push(['isolation', 'RSS MB per isolated plugin', String(i.memory.rssPerPluginMB), `over ${i.memory.plugins} plugins`, '']);
   }
   if (s.notes) rows.push(...notesSummaryRows(s.notes));
+  if (s.revisions) rows.push(...revisionsSummaryRows(s.revisions));
   for (const [name, err] of Object.entries(s.errors)) rows.push([name, 'ERROR', '', err.split('\n')[0]!.slice(0, 100), 'ERROR']);
   return rows;
 }
@@ -142,6 +147,7 @@ async function main(): Promise<void> {
       if (name === 'memory') details.push(formatMemory((summary.memory = await runMemory({ quick }))));
       if (name === 'isolation') details.push(formatIsolation((summary.isolation = await runIsolation({ quick }))));
       if (name === 'notes') details.push(formatNotes((summary.notes = await runNotes({ quick }))));
+      if (name === 'revisions') details.push(formatRevisions((summary.revisions = await runRevisions({ quick }))));
     } catch (err) {
       summary.errors[name] = (err as Error).stack ?? String(err);
       progress(`${name} FAILED: ${(err as Error).stack ?? String(err)}`);

@@ -892,14 +892,16 @@ select t.id, $1::uuid, t.title, t.body, t.tags::text[], t.source, t.version, t.b
 
 // Every version of a note has its revision, as the service keeps them: 'create' at creation, edits
 // in between, the last one at updated_at ('trash' for a trashed note). Contents are the current
-// ones (the read paths never read revisions; this keeps the table's size realistic).
+// ones (the read paths never read revisions; this keeps the table's size realistic), each stored as
+// a snapshot (core/domain/notes/revision-store.ts) and counted against the user's storage.
 const INSERT_REVISIONS = `
-insert into note_revisions (note_id, version, owner_id, title, body, tags, change, body_bytes, created_at)
+insert into note_revisions (note_id, version, owner_id, title, body, tags, change, body_bytes, created_at, base_version, stored_bytes)
 select n.id, v, n.owner_id, n.title, n.body, n.tags,
        case when v = 1 then 'create' when v = n.version and n.deleted_at is not null then 'trash' when v % 2 = 0 then 'update' else 'append' end,
        n.body_bytes,
        case when v = 1 then n.created_at when v = n.version then n.updated_at
-            else n.created_at + (n.updated_at - n.created_at) * (v - 1) / (n.version - 1) end
+            else n.created_at + (n.updated_at - n.created_at) * (v - 1) / (n.version - 1) end,
+       v, octet_length(n.title) + n.body_bytes + coalesce((select sum(octet_length(t)) from unnest(n.tags) t), 0)
   from notes n cross join lateral generate_series(1, n.version) v
  where n.id = any($1::uuid[])`;
 
@@ -1032,6 +1034,10 @@ export async function loadNotes(
     ]);
   }
   await sql.query(`insert into note_stats (owner_id, live_count) values ($1, $2)`, [userId, live.length]);
+  await sql.query(
+    `insert into storage_usage (owner_id, kind, bytes) select $1::uuid, 'notes', coalesce(sum(stored_bytes), 0) from note_revisions where owner_id = $1`,
+    [userId],
+  );
   const tags = [...tagCounts.keys()].sort();
   await sql.query(
     `insert into note_tag_stats (owner_id, tag, live_count) select $1::uuid, t, c from unnest($2::text[], $3::int[]) as d(t, c)`,

@@ -3,7 +3,7 @@
 // found, and the token's scopes are checked there too (declared here for help and a clean 403).
 import { definePlugin } from 'folio/sdk';
 import { get } from './lib/get.ts';
-import { list, search, tags } from './lib/read.ts';
+import { list, search, tags, usage } from './lib/read.ts';
 import { append, create, del, prepend, replace_section, restore, update } from './lib/write.ts';
 import { restore_revision, revisions } from './lib/revisions.ts';
 import { generate_report } from './lib/report.ts';
@@ -26,6 +26,7 @@ export default definePlugin({
     revisions,
     restore_revision,
     tags,
+    usage,
     generate_report,
   },
 });

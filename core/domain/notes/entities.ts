@@ -73,13 +73,30 @@ export const NoteRevision = defineEntity({
     version: p.integer().primary(),
     owner: p.manyToOne(User).fieldName('owner_id').deleteRule('cascade'),
     title: p.text(),
-    body: p.text().lazy(),
+    /** The full body, when this revision is a snapshot (core/domain/notes/revision-store.ts). */
+    body: p.text().nullable().lazy(),
+    /** Otherwise the delta from the previous version's body (core/domain/notes/revision-delta.ts). */
+    delta: p.text().nullable().lazy(),
     tags: p.array().columnType('text[]').default([]),
     change: p.enum(REVISION_CHANGES).columnType('text'),
+    /** UTF-8 length of this version's body, however it is stored. */
     bodyBytes: p.integer().default(0),
     createdAt: p.datetime().columnType('timestamptz').defaultRaw('now()'),
+    /** The snapshot this revision's chain of deltas starts from (its own version for a snapshot). */
+    baseVersion: p.integer(),
+    /** Bytes of the deltas from that snapshot up to this revision. */
+    chainBytes: p.integer().default(0),
+    /** What this revision counts against its owner's storage quota. */
+    storedBytes: p.integer().default(0),
   },
   primaryKeys: ['note', 'version'],
+  checks: [
+    { name: 'note_revisions_body_or_delta_check', expression: '(body is null) <> (delta is null)' },
+    {
+      name: 'note_revisions_base_version_check',
+      expression: 'base_version <= version and (body is null or base_version = version)',
+    },
+  ],
 });
 export type NoteRevision = InferEntity<typeof NoteRevision>;
 

@@ -5,6 +5,7 @@ import { defineDomain } from '../../contract/domain.ts';
 import { notesEntities } from './entities.ts';
 import { bindNotes } from './plugin-api.ts';
 import { Migration20261122000000_notes } from './migrations/Migration20261122000000_notes.ts';
+import { Migration20261124000000_note_revision_deltas } from './migrations/Migration20261124000000_note_revision_deltas.ts';
 import { notetakerRoutes } from './rest/routes.ts';
 import { COMPONENTS } from './rest/schemas.ts';
 import { NotesServiceImpl } from './service.ts';
@@ -18,7 +19,10 @@ export interface NotesSettings {
 export const notesDomain = defineDomain<CachedNotes, NotesSettings>({
   name: 'notes',
   entities: notesEntities,
-  migrations: [{ name: 'Migration20261122000000_notes', class: Migration20261122000000_notes }],
+  migrations: [
+    { name: 'Migration20261122000000_notes', class: Migration20261122000000_notes },
+    { name: 'Migration20261124000000_note_revision_deltas', class: Migration20261124000000_note_revision_deltas },
+  ],
   scopes: {
     'notes:read': { description: 'Read your notes: list, get, search, revisions, tags, reports.' },
     'notes:write': {
@@ -26,7 +30,8 @@ export const notesDomain = defineDomain<CachedNotes, NotesSettings>({
       implies: ['notes:read'],
     },
   },
-  create: ({ db, feed, settings }) => withSummaryCache(new NotesServiceImpl(db, { trashRetentionDays: settings.trashRetentionDays }), feed),
+  create: ({ db, feed, settings, storage }) =>
+    withSummaryCache(new NotesServiceImpl(db, { trashRetentionDays: settings.trashRetentionDays, storage }), feed),
   rest: {
     tag: 'notetaker',
     description: 'Read, search and edit notes; trash and revisions; generate reports from notes.',

@@ -12,6 +12,7 @@ const NOTES_SCOPES: Record<keyof NotesService, 'notes:read' | 'notes:write'> = {
   tags: 'notes:read',
   search: 'notes:read',
   summary: 'notes:read',
+  storageUse: 'notes:read',
   report: 'notes:read', // and notes:write when it saves the report as a note
   create: 'notes:write',
   update: 'notes:write',

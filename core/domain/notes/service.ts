@@ -8,9 +8,11 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { createTwoFilesPatch } from 'diff';
 import { Conflict, NotFound } from '../../contract/errors.ts';
 import type { Principal } from '../identity/types.ts';
+import { chargeStorage, storageUsage, type StorageSettings } from '../storage/usage.ts';
 import { applyStatsDelta, applyWordDelta, derive, tagDelta, VECTOR_WORDS_SQL, wordDelta, wordsOf, type Content } from './derived.ts';
 import { appendToBody, appendUnderHeading, prependToBody, prependUnderHeading, replaceUnderHeading } from './markdown.ts';
 import { buildReport } from './report.ts';
+import { chainState, metaBytes, planRevision, revisionBody } from './revision-store.ts';
 import {
   NOTE_COLUMNS,
   NOW_MS,
@@ -43,6 +45,7 @@ import type {
   RevisionSummary,
   SearchHit,
   SearchOptions,
+  StorageUse,
   UpdateNote,
 } from './types.ts';
 import * as v from './validate.ts';
@@ -52,7 +55,12 @@ export interface NotesServiceOptions {
   trashRetentionDays?: number;
   /** How many notes a report fetches per query (default 500). */
   reportBatchSize?: number;
+  /** The per-user storage quota that revisions count against (default: no limit). */
+  storage?: StorageSettings;
 }
+
+/** The storage kind note revisions are counted under. */
+const STORAGE_KIND = 'notes';
 
 type Mutation = (cur: NoteRow) => Content;
 
@@ -69,9 +77,11 @@ export class NotesServiceImpl implements NotesService {
   readonly #orm: MikroORM;
   readonly #retentionDays: number;
   readonly #reportBatchSize: number;
+  readonly #storage: StorageSettings;
 
   constructor(db: { orm: MikroORM }, opts: NotesServiceOptions = {}) {
     this.#orm = db.orm;
+    this.#storage = opts.storage ?? { quotaBytesPerUser: null };
     this.#retentionDays = opts.trashRetentionDays ?? 30;
     this.#reportBatchSize = opts.reportBatchSize ?? 500;
     if (!(this.#retentionDays >= 0)) throw new Error('trashRetentionDays must be >= 0');
@@ -139,6 +149,11 @@ export class NotesServiceImpl implements NotesService {
     return { count: row?.count ?? 0, tags: row?.tags ?? {} };
   }
 
+  async storageUse(p: Principal): Promise<StorageUse> {
+    const u = await storageUsage(this.#em(), p.user.id, this.#storage);
+    return { used: u.total, quota: u.quota, by_kind: { notes: 0, ...u.byKind } };
+  }
+
   async search(p: Principal, opts: SearchOptions): Promise<Page<SearchHit>> {
     return searchNotes(this.#em(), p.user.id, opts);
   }
@@ -158,6 +173,8 @@ export class NotesServiceImpl implements NotesService {
   async #insert(ownerId: string, content: Content, source: Note['source']): Promise<Note> {
     const id = randomUUID();
     const d = derive(content);
+    // The first revision is a snapshot.
+    const stored = metaBytes(content.title, content.tags) + d.bodyBytes;
     return this.#em().transactional(async (em) => {
       const [r] = await rows<{ ts_ms: number }>(
         em,
@@ -166,13 +183,14 @@ export class NotesServiceImpl implements NotesService {
            select ?, ?, ?, ?, array[?]::text[], ?, 1, ?, ?, array[?]::text[], ?::tsvector, c.ts, c.ts
              from (select ${NOW_MS} as ts) c
            returning *)
-         insert into note_revisions (note_id, version, owner_id, title, body, tags, change, body_bytes, created_at)
-         select n.id, n.version, n.owner_id, n.title, n.body, n.tags, 'create', n.body_bytes, n.updated_at from n
+         insert into note_revisions (note_id, version, owner_id, title, body, tags, change, body_bytes, created_at, base_version, chain_bytes, stored_bytes)
+         select n.id, n.version, n.owner_id, n.title, n.body, n.tags, 'create', n.body_bytes, n.updated_at, n.version, 0, ? from n
          returning ${ms('created_at', 'ts_ms')}`,
-        [id, ownerId, content.title, content.body, content.tags, source, d.bodyBytes, d.excerpt, d.openItems, d.vector],
+        [id, ownerId, content.title, content.body, content.tags, source, d.bodyBytes, d.excerpt, d.openItems, d.vector, stored],
       );
       await applyWordDelta(em, ownerId, wordDelta(new Set(), d.words));
       await applyStatsDelta(em, ownerId, tagDelta(null, content.tags), 1);
+      await chargeStorage(em, ownerId, STORAGE_KIND, stored, this.#storage);
       const at = new Date(r!.ts_ms).toISOString();
       return { id, ...content, source, version: 1, created_at: at, updated_at: at, deleted_at: null };
     });
@@ -242,16 +260,18 @@ export class NotesServiceImpl implements NotesService {
     const expected = expectedVersion === undefined ? undefined : v.version(expectedVersion, 'expected_version');
     if (!v.isUuid(id)) throw notFound();
     const em = this.#em();
-    const [rev] = await rows<RevisionRow & { body: string }>(
+    const [rev] = await rows<RevisionRow>(
       em,
-      `select ${REVISION_COLUMNS}, body from note_revisions where note_id = ? and owner_id = ? and version = ?`,
+      `select ${REVISION_COLUMNS} from note_revisions where note_id = ? and owner_id = ? and version = ?`,
       [id, p.user.id, wanted],
     );
     if (!rev) throw new NotFound(`note ${id} has no version ${wanted}`);
+    const body = await revisionBody(em, id, p.user.id, wanted);
+    if (body === null) throw new NotFound(`note ${id} has no version ${wanted}`);
     return this.#write(p, id, {
       change: 'restore_revision',
       expectedVersion: expected,
-      mutate: () => ({ title: rev.title, body: rev.body, tags: rev.tags }),
+      mutate: () => ({ title: rev.title, body, tags: rev.tags }),
     });
   }
 
@@ -291,21 +311,27 @@ export class NotesServiceImpl implements NotesService {
       } else {
         set = spec.change === 'trash' ? `deleted_at = c.ts` : `deleted_at = null`;
       }
+      // Read once the row is locked, in a statement of its own: a statement that waited for the lock
+      // sees the note as its writer left it, but not that writer's revision.
+      const chain = await chainState(em, id, cur.version);
+      const rev = planRevision(cur.version + 1, chain, cur.body, next);
       const [r] = await rows<{ version: number; ts_ms: number }>(
         em,
         `with n as (
            update notes set ${set}, version = notes.version + 1, updated_at = c.ts
              from (select ${NOW_MS} as ts) c
             where notes.id = ? and notes.owner_id = ? returning notes.*)
-         insert into note_revisions (note_id, version, owner_id, title, body, tags, change, body_bytes, created_at)
-         select n.id, n.version, n.owner_id, n.title, n.body, n.tags, ?, n.body_bytes, n.updated_at from n
+         insert into note_revisions (note_id, version, owner_id, title, body, delta, tags, change, body_bytes, created_at, base_version, chain_bytes, stored_bytes)
+         select n.id, n.version, n.owner_id, n.title, case when ?::boolean then n.body end, ?, n.tags, ?, n.body_bytes, n.updated_at, ?, ?, ? from n
          returning version, ${ms('created_at', 'ts_ms')}`,
-        [...params, id, owner, spec.change],
+        [...params, id, owner, rev.snapshot, rev.delta, spec.change, rev.base_version, rev.chain_bytes, rev.stored_bytes],
       );
       const liveBefore = trashed ? null : cur.tags;
       const liveAfter = spec.change === 'trash' ? null : next.tags;
       const live = spec.change === 'trash' ? -1 : spec.change === 'untrash' ? 1 : 0;
       await applyStatsDelta(em, owner, tagDelta(liveBefore, liveAfter), live);
+      // Last, once every other lock of the write is held: the quota's per-user lock.
+      await chargeStorage(em, owner, STORAGE_KIND, rev.stored_bytes, this.#storage);
       const at = new Date(r!.ts_ms).toISOString();
       return {
         ...toNote(current),
@@ -333,8 +359,14 @@ export class NotesServiceImpl implements NotesService {
       if (!cur) throw notFound();
       const { old_words: oldWords, ...current } = cur;
       if (cur.deleted_ms === null) throw new Conflict('only a note in the trash can be purged; trash it first', toNote(current));
+      const [freed] = await rows<{ bytes: number }>(
+        em,
+        `select coalesce(sum(stored_bytes), 0)::float8 as bytes from note_revisions where note_id = ? and owner_id = ?`,
+        [id, owner],
+      );
       await em.execute(`delete from notes where id = ? and owner_id = ?`, [id, owner]);
       await applyWordDelta(em, owner, wordDelta(wordsOf(oldWords), new Set()));
+      await chargeStorage(em, owner, STORAGE_KIND, -(freed?.bytes ?? 0), this.#storage);
     });
   }
 
@@ -349,21 +381,27 @@ export class NotesServiceImpl implements NotesService {
     let total = 0;
     for (;;) {
       const n = await this.#em().transactional(async (em) => {
-        const found = await rows<{ id: string; owner_id: string; old_words: string[] }>(
+        const found = await rows<{ id: string; owner_id: string; old_words: string[]; stored: number }>(
           em,
-          `select id, owner_id, ${VECTOR_WORDS_SQL('search_vector')} as old_words from notes
+          `select id, owner_id, ${VECTOR_WORDS_SQL('search_vector')} as old_words,
+                  (select coalesce(sum(r.stored_bytes), 0) from note_revisions r where r.note_id = notes.id)::float8 as stored
+             from notes
             where deleted_at is not null and deleted_at < ?::timestamptz
             order by deleted_at limit ? for update skip locked`,
           [olderThan.toISOString(), batch],
         );
         if (found.length === 0) return 0;
         await em.execute(`delete from notes where id = any(array[?]::uuid[])`, [found.map((f) => f.id)]);
-        const byOwner = new Map<string, Map<string, number>>();
+        const byOwner = new Map<string, { words: Map<string, number>; freed: number }>();
         for (const f of found) {
-          const d = byOwner.get(f.owner_id) ?? new Map<string, number>();
-          byOwner.set(f.owner_id, wordDelta(wordsOf(f.old_words), new Set(), d));
+          const o = byOwner.get(f.owner_id) ?? { words: new Map<string, number>(), freed: 0 };
+          wordDelta(wordsOf(f.old_words), new Set(), o.words);
+          o.freed += f.stored;
+          byOwner.set(f.owner_id, o);
         }
-        for (const owner of [...byOwner.keys()].sort()) await applyWordDelta(em, owner, byOwner.get(owner)!);
+        const owners = [...byOwner.keys()].sort();
+        for (const owner of owners) await applyWordDelta(em, owner, byOwner.get(owner)!.words);
+        for (const owner of owners) await chargeStorage(em, owner, STORAGE_KIND, -byOwner.get(owner)!.freed, this.#storage);
         return found.length;
       });
       total += n;
@@ -401,13 +439,15 @@ export class NotesServiceImpl implements NotesService {
   async revision(p: Principal, id: string, version: number): Promise<Revision> {
     const wanted = v.version(version, 'version');
     if (!v.isUuid(id)) throw notFound();
-    const [row] = await rows<RevisionRow & { body: string }>(
-      this.#em(),
-      `select ${REVISION_COLUMNS}, body from note_revisions where note_id = ? and owner_id = ? and version = ?`,
+    const em = this.#em();
+    const [row] = await rows<RevisionRow>(
+      em,
+      `select ${REVISION_COLUMNS} from note_revisions where note_id = ? and owner_id = ? and version = ?`,
       [id, p.user.id, wanted],
     );
-    if (!row) throw new NotFound(`no note ${id} with a version ${wanted}`);
-    return toRevision(row);
+    const body = row ? await revisionBody(em, id, p.user.id, wanted) : null;
+    if (!row || body === null) throw new NotFound(`no note ${id} with a version ${wanted}`);
+    return toRevision({ ...row, body });
   }
 
   async diff(p: Principal, id: string, version: number): Promise<{ from_version: number; to_version: number; diff: string }> {

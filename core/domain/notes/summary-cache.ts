@@ -38,7 +38,7 @@ export function withSummaryCache(inner: NotesService, feed: ChangeFeed): CachedN
 
   const wrapped: Record<string, unknown> = { inner };
   // Reads pass through unchanged.
-  for (const name of ['list', 'get', 'revisions', 'revision', 'diff', 'tags', 'search'] as const)
+  for (const name of ['list', 'get', 'revisions', 'revision', 'diff', 'tags', 'search', 'storageUse'] as const)
     wrapped[name] = (inner[name] as (...a: unknown[]) => unknown).bind(inner);
   for (const name of WRITES) {
     wrapped[name] = async (p: Principal, ...args: unknown[]) => {

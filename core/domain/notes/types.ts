@@ -115,6 +115,15 @@ export interface SearchHit {
   match: 'fulltext' | 'fuzzy';
 }
 
+/** What the caller stores against the storage quota, in bytes (note revisions, files, ...). */
+export interface StorageUse {
+  used: number;
+  /** The quota in force; null when there is none. */
+  quota: number | null;
+  /** `used`, per kind of storage: `notes` (revisions as stored), `files`, ... */
+  by_kind: Record<string, number>;
+}
+
 export interface NotesSummary {
   count: number;
   tags: Record<string, number>;
@@ -157,6 +166,8 @@ export interface NotesService {
   restoreRevision(p: Principal, id: string, version: number, expectedVersion?: number): Promise<Note>;
   tags(p: Principal): Promise<Array<{ tag: string; count: number }>>;
   search(p: Principal, opts: SearchOptions): Promise<Page<SearchHit>>;
+  /** The caller's storage use against the quota, notes and everything else it counts. */
+  storageUse(p: Principal): Promise<StorageUse>;
   /** Count and tag counts of the caller's live notes: cheap enough for every request. */
   summary(userId: string): Promise<NotesSummary>;
   /** Streams the report; never holds every selected note in memory. */

@@ -212,3 +212,18 @@ export const tags = defineFunction({
     };
   },
 });
+
+export const usage = defineFunction({
+  description:
+    'The bytes you store against your storage quota: used (every kind together), quota (null: no limit) and by_kind (notes: every revision as stored, a snapshot or a small delta each; files). ' +
+    'A write that would go over the quota is refused (quota_exceeded) and stores nothing; purging notes from the trash frees their bytes.',
+  args: Type.Object({}),
+  returns: Type.Object({
+    used: Type.Integer(),
+    quota: Type.Union([Type.Integer(), Type.Null()]),
+    by_kind: Type.Record(Type.String(), Type.Integer()),
+  }),
+  examples: [{ args: {} }],
+  requires: READ,
+  handler: async (_args, ctx) => ctx.services.notes.storageUse(),
+});

@@ -107,6 +107,7 @@ export function notetakerRoutes(notes: NotesService): Route[] {
       tags,
       scopes: WRITE,
       body: S.CreateNote,
+      problems: ['quota_exceeded'],
       responses: {
         201: {
           description: 'Created.',
@@ -143,7 +144,7 @@ export function notetakerRoutes(notes: NotesService): Route[] {
       headers: [IF_MATCH],
       body: S.PatchNote,
       responses: { 200: { description: 'The note after the edit.', schema: S.Note, headers: [ETAG] } },
-      problems: ['precondition_failed', 'precondition_required', 'conflict'],
+      problems: ['precondition_failed', 'precondition_required', 'conflict', 'quota_exceeded'],
       notFound: NOTE_404,
       handler: async ({ principal, params, body, header }) => {
         const fields = FIELDS.filter((k) => body[k] !== undefined);
@@ -200,7 +201,7 @@ export function notetakerRoutes(notes: NotesService): Route[] {
       headers: [IF_MATCH],
       body: S.PutNote,
       responses: { 200: { description: 'The note after the edit.', schema: S.Note, headers: [ETAG] } },
-      problems: ['precondition_failed', 'precondition_required', 'conflict'],
+      problems: ['precondition_failed', 'precondition_required', 'conflict', 'quota_exceeded'],
       notFound: NOTE_404,
       handler: async ({ principal, params, body, header }) => {
         const version = await versionOf(notes, principal, params.id, header('if-match'), body.expected_version);
@@ -223,7 +224,7 @@ export function notetakerRoutes(notes: NotesService): Route[] {
       params: S.IdParams,
       headers: [IF_MATCH],
       responses: { 200: { description: 'The note, now in the trash (deleted_at set).', schema: S.Note, headers: [ETAG] } },
-      problems: ['precondition_failed', 'conflict', 'bad_request'],
+      problems: ['precondition_failed', 'conflict', 'bad_request', 'quota_exceeded'],
       notFound: NOTE_404,
       handler: async ({ principal, params, header }) => {
         const v = await versionOf(notes, principal, params.id, header('if-match'), undefined, false);
@@ -240,7 +241,7 @@ export function notetakerRoutes(notes: NotesService): Route[] {
       scopes: WRITE,
       params: S.IdParams,
       responses: { 200: { description: 'The note, live again.', schema: S.Note, headers: [ETAG] } },
-      problems: ['conflict'],
+      problems: ['conflict', 'quota_exceeded'],
       notFound: NOTE_404,
       handler: async ({ principal, params }) => noteReply(await notes.untrash(principal, params.id)),
     }),
@@ -327,7 +328,7 @@ export function notetakerRoutes(notes: NotesService): Route[] {
       params: S.RevisionParams,
       headers: [IF_MATCH],
       responses: { 200: { description: 'The note after the restore.', schema: S.Note, headers: [ETAG] } },
-      problems: ['precondition_failed', 'conflict', 'bad_request'],
+      problems: ['precondition_failed', 'conflict', 'bad_request', 'quota_exceeded'],
       notFound: REVISION_404,
       handler: async ({ principal, params, header }) => {
         const v = await versionOf(notes, principal, params.id, header('if-match'), undefined, false);
@@ -344,6 +345,18 @@ export function notetakerRoutes(notes: NotesService): Route[] {
       scopes: READ,
       responses: { 200: { description: 'The tags.', schema: S.TagList } },
       handler: async ({ principal }) => ({ status: 200, body: { items: await notes.tags(principal) } }),
+    }),
+    route({
+      id: 'getStorageUse',
+      method: 'GET',
+      path: '/notetaker/usage',
+      summary: 'Storage use',
+      description:
+        'The bytes you store against your storage quota: note revisions as stored (a snapshot or a delta each, with its title and tags) and files. A write that would take used over quota is refused with 507 quota_exceeded and stores nothing; purging notes from the trash frees their bytes.',
+      tags,
+      scopes: READ,
+      responses: { 200: { description: 'Your storage use.', schema: S.StorageUse } },
+      handler: async ({ principal }) => ({ status: 200, body: await notes.storageUse(principal) }),
     }),
     route({
       id: 'searchNotes',

@@ -106,6 +106,17 @@ export const TagList = Type.Object({
   items: Type.Array(TagCount, { description: 'Every tag of your live notes with how many carry it, most used first.' }),
 });
 
+export const StorageUse = Type.Object(
+  {
+    used: Type.Integer({ minimum: 0, description: 'Bytes you store, every kind together.' }),
+    quota: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Your quota in bytes; null: no limit.' }),
+    by_kind: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+      description: '`used` per kind: `notes` (every revision as stored), `files`, ...',
+    }),
+  },
+  { description: 'What you store against your storage quota.' },
+);
+
 /** A page of a list: opaque cursor, the limit used, and whether the asked-for limit was clamped. */
 function page(name: string, item: TSchema) {
   return Type.Object(
@@ -289,6 +300,7 @@ export const COMPONENTS: Record<string, TSchema> = {
   SearchPage,
   TagList,
   TagCount,
+  StorageUse,
   CreateNote,
   PatchNote,
   PutNote,

@@ -1,0 +1,9 @@
+// The CLI's command groups, in the order `folio --help` lists them. Adding the commands of a REST
+// group is one file under cli/commands/ exporting a CommandGroup (see notes.ts), and one line here.
+import type { CommandGroup } from '../lib/group.ts';
+import { apiCommand } from './api.ts';
+import { auth } from './auth.ts';
+import { completion } from './completion.ts';
+import { notes } from './notes.ts';
+
+export const GROUPS: CommandGroup[] = [notes, apiCommand, auth, completion];

@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+// The `folio` command (package.json "bin"). Node 24 runs this TypeScript as it is.
+import { run } from './main.ts';
+
+// `folio notes list | head -1` closes the pipe early: that is not an error.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
+process.exitCode = await run(process.argv);

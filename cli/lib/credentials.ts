@@ -1,0 +1,42 @@
+// Where tokens live: a file only its owner can read, $XDG_CONFIG_HOME/folio/credentials.json
+// (mode 0600, in a 0700 folder), one token per profile. The tokens never go into config.json, so
+// that file can be shown or shared without leaking one.
+import { chmodSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { configDir, readJsonFile, writePrivate } from './config.ts';
+
+export interface CredentialStore {
+  /** Where the tokens are, for `auth status`. */
+  describe(): string;
+  get(profile: string): string | undefined;
+  set(profile: string, token: string): void;
+  delete(profile: string): boolean;
+}
+
+export function fileStore(file = path.join(configDir(), 'credentials.json')): CredentialStore {
+  const read = () => {
+    // A file someone else can read is tightened, not trusted as it is.
+    try {
+      if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+    } catch {
+      /* absent: nothing stored yet */
+    }
+    return readJsonFile<Record<string, string>>(file, {});
+  };
+  return {
+    describe: () => file,
+    get: (profile) => read()[profile],
+    set(profile, token) {
+      const all = read();
+      all[profile] = token;
+      writePrivate(file, JSON.stringify(all, null, 2) + '\n');
+    },
+    delete(profile) {
+      const all = read();
+      if (!(profile in all)) return false;
+      delete all[profile];
+      writePrivate(file, JSON.stringify(all, null, 2) + '\n');
+      return true;
+    },
+  };
+}

@@ -1,0 +1,41 @@
+// What the CLI promises without a server: its generated REST types match the server's OpenAPI
+// document (a REST change without `npm run cli:generate` fails here, so CI catches the drift), and
+// every command's --help ends with examples, and the package's bin is the CLI.
+import t from 'tap';
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { GENERATED, generatedTypes } from '../../cli/codegen.ts';
+import { buildProgram } from '../../cli/main.ts';
+import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
+
+t.test('cli/generated/openapi.d.ts is what the current REST API generates', async (t) => {
+  const checkedIn = await readFile(GENERATED, 'utf8');
+  t.ok(checkedIn === (await generatedTypes()), 'out of date: run npm run cli:generate and commit cli/generated/openapi.d.ts');
+  t.match(checkedIn, '"/notetaker/notes/{id}"', 'it is the REST API (a path of the notetaker group)');
+});
+
+t.test('every command has a --help with an example', async (t) => {
+  const all: Command[] = [];
+  const walk = (c: Command) => {
+    all.push(c);
+    c.commands.forEach(walk);
+  };
+  walk(buildProgram());
+  t.ok(all.length > 15, `${all.length} commands`);
+  for (const cmd of all) {
+    if (cmd.name() === 'help') continue;
+    let help = '';
+    cmd.configureOutput({ writeOut: (s) => (help += s) });
+    cmd.outputHelp();
+    t.match(help, /\nExamples:\n {2}\$ .*\bfolio /, `folio ... ${cmd.name()} --help has examples`);
+  }
+});
+
+t.test('the package bin `folio` is cli/folio.ts, executable, run by the node on PATH (the pinned one under npm/npx)', async (t) => {
+  const pkg = JSON.parse(await readFile(path.join(PACKAGE_ROOT, 'package.json'), 'utf8'));
+  t.same(pkg.bin, { folio: 'cli/folio.ts' });
+  const bin = path.join(PACKAGE_ROOT, pkg.bin.folio);
+  t.ok((await stat(bin)).mode & 0o111, 'executable');
+  t.match(await readFile(bin, 'utf8'), /^#!\/usr\/bin\/env node\n/);
+});
