@@ -121,7 +121,7 @@ t.test('a visibility rule that never returns hides its namespace and is stopped'
   t.notMatch(help.text, /hidden_spin/, 'the namespace is hidden from the caller');
   t.match(help.text, /crossing/, 'others are listed');
   t.equal((await call(s, bob.token, 'hidden_spin', 'hello')).status, 404);
-  const st = await eventually(statusOf.bind(null, 'visible_spin'), (p) => p?.state !== 'loaded', 10_000);
+  const st = await eventually(statusOf.bind(null, 'visible_spin'), (p) => p?.state !== 'loaded', 20_000);
   t.match(st?.last_error, /CPU deadline/, 'its worker was stopped for computing too long');
   await rm(P('visible_spin'), { recursive: true });
 });

@@ -384,11 +384,12 @@ export class PluginHost {
     this.#heartbeat = setInterval(() => {
       const worker = this.#worker;
       const now = performance.now();
-      // Folio's own thread was busy (a pong may be waiting behind this tick): count from now.
-      const late = now - lastTick > 2 * every;
+      // Folio's own thread was late for this tick (busy, or a busy machine): that delay is not the
+      // worker's, so the ping's clock is moved on by it (a pong may be waiting behind this tick).
+      const lateBy = now - lastTick - every;
       lastTick = now;
       if (!worker) return;
-      if (late) this.#pingAt = undefined;
+      if (this.#pingAt !== undefined && lateBy > every) this.#pingAt += lateBy;
       if (this.#pingAt === undefined) {
         this.#pingAt = now;
         worker.postMessage({ type: 'ping', seq: ++this.#pingSeq } satisfies ToWorker);
