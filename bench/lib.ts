@@ -59,6 +59,8 @@ export interface BenchFolioOptions {
    * made here and removed by close(). A parent that may have to kill its child passes one.
    */
   dataDir?: string | undefined;
+  /** Configuration deep-merged last (e.g. `{ isolation: {...} }`). */
+  overrides?: Record<string, unknown>;
 }
 
 export async function startBenchFolio(opts: BenchFolioOptions): Promise<BenchFolio> {
@@ -80,6 +82,7 @@ export async function startBenchFolio(opts: BenchFolioOptions): Promise<BenchFol
         bootstrapAdminToken: ADMIN_TOKEN,
         logLevel: 'silent',
         reload: { watch: opts.watch ?? true, debounceMs: opts.debounceMs ?? 20 },
+        ...opts.overrides,
       },
     });
     folio = await startFolio(config, pino({ level: 'silent' }));

@@ -5,7 +5,8 @@
 // Child processes (each `node --expose-gc bench/memory.ts --child=...`, on this Node 24 binary),
 // one after the other, all on exactly the same module texts:
 //   folio: write the new index.mjs, await folio.registry.reload(dir) (the watcher is off), then
-//          call the function over HTTP once and check that the new version answers;
+//          call the function over HTTP once and check that the new version answers (the plugin
+//          runs in-process, on the heap measured here);
 //   naive: write the same text, then `await import(file + '?v=' + i)` and call the handler. Node
 //          never unloads an ES module, so every version stays reachable from the module map: the
 //          baseline that motivates Folio's loader (esbuild bundle + vm.compileFunction).
@@ -128,7 +129,14 @@ async function child(mode: 'folio' | 'naive', warmup: number, checkpoints: numbe
       await writeFile(path.join(dir, 'index.mjs'), memSource(0));
       const dataDir = path.join(scratch, 'data');
       await mkdir(dataDir);
-      const b = await startBenchFolio({ plugins: [path.join(scratch, 'plugins')], watch: false, dataDir });
+      // The loader's memory on Folio's own heap: the plugin runs in-process. (An isolated plugin's
+      // versions live and die with their workers: test/integration/isolation.test.ts.)
+      const b = await startBenchFolio({
+        plugins: [path.join(scratch, 'plugins')],
+        watch: false,
+        dataDir,
+        overrides: { isolation: { mode: 'in-process' } },
+      });
       close = () => b.close();
       step = async (v) => {
         await writeFile(path.join(dir, 'index.mjs'), memSource(v));

@@ -6,6 +6,8 @@
 // every ~5 ms until the answer carries the new version. Two kinds of edit:
 //   entry edit: the plugin's index.mjs changes;
 //   deep edit:  only lib/helper.mjs changes, a file the entry imports (bundled by the loader).
+// Both plugins run isolated (the default for a plugin outside ./plugins); the entry edits are then
+// repeated on a copy that runs in-process (isolation.plugins), as this run's baseline.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ADMIN_TOKEN, callFn, startBenchFolio } from './lib.ts';
@@ -34,14 +36,17 @@ export interface LatencyStats {
 
 export interface ReloadResult {
   settings: { debounceMs: number; pollMs: number; engine: string };
+  /** The plugins here run isolated (Folio's default for a plugin outside ./plugins). */
   entry: LatencyStats;
   deep: LatencyStats;
+  /** The same entry edits on a copy that runs in-process, in the same Folio: the baseline of this run. */
+  entryInProcess: LatencyStats;
   targetP95Ms: number;
 }
 
-const entrySource = (v: number) => `// version ${v}
+const entrySource = (v: number, ns = 'hot') => `// version ${v}
 export default {
-  namespace: 'hot',
+  namespace: '${ns}',
   description: 'Hot reload benchmark plugin.',
   catalogue: 'public',
   functions: {
@@ -120,14 +125,22 @@ export async function runReload(opts: ReloadOptions): Promise<ReloadResult> {
   try {
     const hotDir = path.join(scratch, 'hot');
     const deepDir = path.join(scratch, 'deep');
+    const inProcDir = path.join(scratch, 'hot_inproc');
     await mkdir(hotDir);
+    await mkdir(inProcDir);
+    await writeFile(path.join(inProcDir, 'index.mjs'), entrySource(0, 'hot_inproc'));
     await mkdir(path.join(deepDir, 'lib'), { recursive: true });
     await writeFile(path.join(hotDir, 'index.mjs'), entrySource(0));
     await writeFile(path.join(deepDir, 'index.mjs'), deepEntrySource);
     await writeFile(path.join(deepDir, 'lib/helper.mjs'), helperSource(0));
 
-    bench = await startBenchFolio({ plugins: [scratch], watch: true, debounceMs: DEBOUNCE_MS });
-    for (const ns of ['hot', 'deep'])
+    bench = await startBenchFolio({
+      plugins: [scratch],
+      watch: true,
+      debounceMs: DEBOUNCE_MS,
+      overrides: { isolation: { plugins: { hot_inproc: 'in-process' } } },
+    });
+    for (const ns of ['hot', 'deep', 'hot_inproc'])
       if ((await servedVersion(bench.url, ns)) !== 0) throw new Error(`${ns}.version is not serving version 0 after start`);
     await sleep(200); // let the watcher settle
 
@@ -136,7 +149,21 @@ export async function runReload(opts: ReloadOptions): Promise<ReloadResult> {
     progress(`reload: ${n} entry edits, then ${nDeep} deep edits (debounce ${DEBOUNCE_MS} ms, poll every ${POLL_MS} ms)`);
     const entry = await series(bench.url, 'hot', path.join(hotDir, 'index.mjs'), entrySource, n, 'entry edit (index.mjs)');
     const deep = await series(bench.url, 'deep', path.join(deepDir, 'lib/helper.mjs'), helperSource, nDeep, 'deep edit (lib/helper.mjs)');
-    return { settings: { debounceMs: DEBOUNCE_MS, pollMs: POLL_MS, engine: bench.engine }, entry, deep, targetP95Ms: TARGET_P95_MS };
+    const entryInProcess = await series(
+      bench.url,
+      'hot_inproc',
+      path.join(inProcDir, 'index.mjs'),
+      (v) => entrySource(v, 'hot_inproc'),
+      n,
+      'entry edit, in-process plugin',
+    );
+    return {
+      settings: { debounceMs: DEBOUNCE_MS, pollMs: POLL_MS, engine: bench.engine },
+      entry,
+      deep,
+      entryInProcess,
+      targetP95Ms: TARGET_P95_MS,
+    };
   } finally {
     await bench?.close();
     await removeDir(scratch);
@@ -149,7 +176,8 @@ export function formatReload(r: ReloadResult): string {
   return [
     `hot reload: file write -> new version answering (watcher debounce ${r.settings.debounceMs} ms, poll ${r.settings.pollMs} ms)`,
     `  ${'edit'.padEnd(28)} ${'n'.padStart(5)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)} ${'max ms'.padStart(8)} ${'timeouts'.padStart(8)}`,
-    row('entry (index.mjs)', r.entry),
-    row('deep (lib/helper.mjs)', r.deep),
+    row('entry (index.mjs), isolated', r.entry),
+    row('deep (lib/helper.mjs), isolated', r.deep),
+    row('entry, in-process', r.entryInProcess),
   ].join('\n');
 }

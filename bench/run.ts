@@ -16,6 +16,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { formatCall, runCall, type CallResult } from './call.ts';
+import { formatIsolation, runIsolation, type IsolationResult } from './isolation.ts';
 import { formatMemory, runMemory, type MemoryResult } from './memory.ts';
 import { formatNotes, notesSummaryRows, runNotes, type NotesResult } from './notes.ts';
 import { formatReload, runReload, type ReloadResult } from './reload.ts';
@@ -25,10 +26,10 @@ import { formatReportLoad, runReportLoad, type ReportLoadResult } from './report
 import { formatFuzz, runFuzz, type FuzzRun } from './fuzz.ts';
 import { assertNode24, progress } from './util.ts';
 
-const NAMES = ['call', 'reload', 'memory', 'notes', 'revisions', 'files', 'reports', 'fuzz'] as const;
+const NAMES = ['call', 'reload', 'memory', 'isolation', 'notes', 'revisions', 'files', 'reports', 'fuzz'] as const;
 type Name = (typeof NAMES)[number];
 /** What a bare `npm run bench` runs; notes, revisions, files, reports and fuzz only with --only (they take long). */
-const DEFAULT: Name[] = ['call', 'reload', 'memory'];
+const DEFAULT: Name[] = ['call', 'reload', 'memory', 'isolation'];
 
 function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boolean } {
   let only: Name[] = [...DEFAULT];
@@ -51,7 +52,7 @@ function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boo
 function usage(problem?: string): never {
   if (problem) process.stderr.write(`bench: ${problem}\n`);
   process.stderr.write(
-    'usage: npm run bench -- [--only=call|reload|memory|notes|revisions|files|reports|fuzz[,...]] [--quick] [--profile]\n',
+    'usage: npm run bench -- [--only=call|reload|memory|isolation|notes|revisions|files|reports|fuzz[,...]] [--quick] [--profile]\n',
   );
   process.exit(problem ? 2 : 0);
 }
@@ -65,6 +66,7 @@ interface Summary {
   reload?: ReloadResult;
   memory?: MemoryResult;
   files?: FilesResult;
+  isolation?: IsolationResult;
   notes?: NotesResult;
   revisions?: RevisionsResult;
   reports?: ReportLoadResult;
@@ -90,6 +92,7 @@ function summaryRows(s: Summary): string[][] {
     for (const [name, st] of [
       ['entry edit', s.reload.entry],
       ['deep edit', s.reload.deep],
+      ['entry edit in-process', s.reload.entryInProcess],
     ] as const)
       rows.push([
         'reload',
@@ -132,6 +135,17 @@ function summaryRows(s: Summary): string[][] {
         m.bounded ? 'BOUNDED' : 'GROWS',
       ]);
     }
+  }
+  if (s.isolation) {
+    const i = s.isolation;
+    rows.push([
+      'isolation',
+      'worker/in-process req/s',
+      String(i.ratio),
+      `${i.worker.reqPerSec} vs ${i.inProcess.reqPerSec} req/s, p99 ${i.worker.p99Ms} vs ${i.inProcess.p99Ms} ms`,
+      `${i.pass ? 'PASS' : 'FAIL'} (>= ${i.targetRatio})`,
+    ]);
+    rows.push(['isolation', 'RSS MB per isolated plugin', String(i.memory.rssPerPluginMB), `over ${i.memory.plugins} plugins`, '']);
   }
   if (s.notes) rows.push(...notesSummaryRows(s.notes));
   if (s.revisions) rows.push(...revisionsSummaryRows(s.revisions));
@@ -183,6 +197,7 @@ async function main(): Promise<void> {
       if (name === 'reload') details.push(formatReload((summary.reload = await runReload({ quick }))));
       if (name === 'memory') details.push(formatMemory((summary.memory = await runMemory({ quick }))));
       if (name === 'files') details.push(formatFiles((summary.files = await runFiles({ quick }))));
+      if (name === 'isolation') details.push(formatIsolation((summary.isolation = await runIsolation({ quick }))));
       if (name === 'notes') details.push(formatNotes((summary.notes = await runNotes({ quick }))));
       if (name === 'revisions') details.push(formatRevisions((summary.revisions = await runRevisions({ quick }))));
       if (name === 'reports') details.push(formatReportLoad((summary.reports = await runReportLoad({ quick }))));

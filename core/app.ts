@@ -18,6 +18,7 @@ import { Authenticator } from './kernel/auth.ts';
 import { PACKAGE, type Config } from './kernel/config.ts';
 import { Dispatcher } from './kernel/dispatch.ts';
 import { Registry } from './kernel/registry.ts';
+import { isolationSettings } from './kernel/isolation/host.ts';
 import { Policy } from './kernel/policy.ts';
 import { ScopeCatalogue } from './kernel/scopes.ts';
 import { servicesFor } from './kernel/services.ts';
@@ -137,6 +138,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     skillsDirs: config.skillsDir,
     log: log.child({ component: 'registry' }),
     debounceMs: config.reload.debounceMs,
+    isolation: isolationSettings(config),
   });
   await registry.loadAll();
   if (config.reload.watch) await registry.watch();

@@ -30,6 +30,23 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    isolation: Type.Object(
+      {
+        /** Where plugins run: third-party (a worker each, except Folio's own plugins), worker (all), in-process (none). */
+        mode: Type.Union([Type.Literal('third-party'), Type.Literal('worker'), Type.Literal('in-process')]),
+        /** Per plugin folder name: 'worker' or 'in-process', over `mode`. */
+        plugins: Type.Record(Type.String({ minLength: 1 }), Type.Union([Type.Literal('worker'), Type.Literal('in-process')])),
+        /** An isolated plugin's heap limit in MB: past it its worker dies, not Folio. */
+        heapMb: Int(16, 65_536),
+        /** How long an isolated plugin may compute without a pause before its worker is stopped. */
+        cpuTimeoutMs: Int(10),
+        /** How long loading a plugin's module may take (every plugin, isolated or not). */
+        importTimeoutMs: Int(10),
+        /** Crashes of an isolated plugin within a minute after which it is disabled until its files change. */
+        maxCrashes: Int(1, 1000),
+      },
+      { additionalProperties: false },
+    ),
     reload: Type.Object({ watch: Type.Boolean(), debounceMs: Int(0, 10_000) }, { additionalProperties: false }),
     tokens: Type.Object({ mintDefaultTtlSeconds: Int(1), mintMaxTtlSeconds: Int(1) }, { additionalProperties: false }),
     notes: Type.Object(
@@ -148,6 +165,10 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   REQUEST_MAX_BYTES: { at: ['limits', 'requestBytes'], parse: num },
   HANDLER_TIMEOUT_MS: { at: ['limits', 'handlerTimeoutMs'], parse: num },
   VISIBLE_TIMEOUT_MS: { at: ['limits', 'visibleTimeoutMs'], parse: num },
+  PLUGIN_ISOLATION: { at: ['isolation', 'mode'], parse: str },
+  PLUGIN_HEAP_MB: { at: ['isolation', 'heapMb'], parse: num },
+  PLUGIN_CPU_TIMEOUT_MS: { at: ['isolation', 'cpuTimeoutMs'], parse: num },
+  PLUGIN_IMPORT_TIMEOUT_MS: { at: ['isolation', 'importTimeoutMs'], parse: num },
   RELOAD_WATCH: { at: ['reload', 'watch'], parse: bool },
   RELOAD_DEBOUNCE_MS: { at: ['reload', 'debounceMs'], parse: num },
   MCP_MODE: { at: ['mcp', 'mode'], parse: str },

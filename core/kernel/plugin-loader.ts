@@ -1,19 +1,18 @@
-// Loads one plugin package into memory that can be collected again.
+// Bundles one plugin package so that it loads into memory that can be collected again.
 //
 // Node never unloads an ES module, and `import('./x.ts?v=2')` re-evaluates only the entry, not
 // the files it imports. So a plugin's own files are bundled by esbuild into one CommonJS string
-// and evaluated as a function (vm.compileFunction): a new version re-reads every file, and the old
+// and evaluated as a function (vm.compileFunction, core/kernel/plugin-eval.ts): a new version re-reads every file, and the old
 // version is garbage once the registry drops it. Bare imports (npm packages, Node built-ins) stay
 // external and go through Node's own cache once, so they are shared across versions and bounded.
-import { createRequire } from 'node:module';
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import v8 from 'node:v8';
-import vm from 'node:vm';
 import { build } from 'esbuild';
-import * as sdk from '../sdk/index.ts';
-import { PACKAGE_ROOT } from './config.ts';
+import { LoadError, SDK_SPECIFIERS, type Bundle } from './plugin-eval.ts';
+
+export { LoadError, type Bundle } from './plugin-eval.ts';
 
 // V8's compilation cache keeps the source of every script it compiled, keyed by that source, for
 // the life of the process: each plugin version would stay in memory after its functions are
@@ -22,19 +21,6 @@ import { PACKAGE_ROOT } from './config.ts';
 v8.setFlagsFromString('--no-compilation-cache');
 
 const ENTRY_CANDIDATES = ['index.ts', 'index.js', 'index.mjs'];
-const SDK_SPECIFIERS = new Set(['folio/sdk', '@folio/sdk', 'folio']);
-const folioRequire = createRequire(path.join(PACKAGE_ROOT, 'package.json'));
-
-export interface LoadedModule {
-  exported: unknown;
-  /** Every file of the plugin that went into this version. */
-  files: string[];
-  entry: string;
-  /** package.json version, or a short hash of the bundled code. */
-  version: string;
-}
-
-export class LoadError extends Error {}
 
 interface PackageJson {
   version?: string;
@@ -81,7 +67,8 @@ export function resolveEntry(dir: string, pkg: PackageJson | undefined): string 
   throw new LoadError(`no entry: add package.json "exports"/"main", or one of ${ENTRY_CANDIDATES.join(', ')}`);
 }
 
-export async function loadPluginModule(dir: string): Promise<LoadedModule> {
+/** Bundles a plugin's own files into one CommonJS string (nothing of the plugin runs yet). */
+export async function bundlePlugin(dir: string): Promise<Bundle> {
   const pkg = readPackageJson(dir);
   const entry = resolveEntry(dir, pkg);
   let result;
@@ -118,30 +105,5 @@ export async function loadPluginModule(dir: string): Promise<LoadedModule> {
   const code = result.outputFiles[0]?.text ?? '';
   const files = Object.keys(result.metafile.inputs).map((f) => path.resolve(dir, f));
   const version = pkg?.version ?? createHash('sha256').update(code).digest('hex').slice(0, 12);
-
-  const pluginRequire = createRequire(entry);
-  const requireShim = (spec: string): unknown => {
-    if (SDK_SPECIFIERS.has(spec)) return sdk;
-    try {
-      return pluginRequire(spec);
-    } catch (err) {
-      // A plugin outside this tree may lean on Folio's own packages (typebox, ...).
-      if ((err as { code?: string }).code === 'MODULE_NOT_FOUND' && !spec.startsWith('.')) return folioRequire(spec);
-      throw err;
-    }
-  };
-  const module = { exports: {} as Record<string, unknown> };
-  try {
-    const fn = vm.compileFunction(code, ['exports', 'require', 'module', '__filename', '__dirname'], {
-      filename: entry,
-      // `await import('pkg')` inside a handler resolves like any import of the main program.
-      importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-    }) as (exports: unknown, require: typeof requireShim, module: { exports: unknown }, filename: string, dirname: string) => void;
-    fn(module.exports, requireShim, module, entry, dir);
-  } catch (err) {
-    throw new LoadError(`evaluating ${path.basename(entry)}: ${(err as Error).message}`);
-  }
-  const exp = module.exports;
-  const exported = exp && typeof exp === 'object' && 'default' in exp ? exp.default : exp;
-  return { exported, files, entry, version };
+  return { code, files, entry, dir, version };
 }

@@ -6,7 +6,9 @@ import { watch, type FSWatcher } from 'chokidar';
 import type { Logger } from 'pino';
 import type { PluginStatus } from '../sdk/index.ts';
 import { buildPlugin, NAMESPACE_RE, type FunctionEntry, type PluginEntry, type PromptEntry } from './manifest.ts';
-import { loadPluginModule } from './plugin-loader.ts';
+import { bundlePlugin } from './plugin-loader.ts';
+import { evaluateBundle } from './plugin-eval.ts';
+import { PluginHost, stopSpares, trialLoad, type IsolationLimits, type IsolationMode } from './isolation/host.ts';
 import { readSkillDir, type SkillEntry } from './skills.ts';
 
 export interface NamespaceEntry {
@@ -34,6 +36,8 @@ interface Good {
   files: string[];
   version: string;
   loadedAt: Date;
+  /** The worker an isolated plugin runs in; none for an in-process plugin or a skills folder. */
+  host: PluginHost | undefined;
 }
 
 interface Unit {
@@ -51,6 +55,10 @@ export interface RegistryOptions {
   skillsDirs: string[];
   log: Logger;
   debounceMs: number;
+  isolation: IsolationLimits & {
+    /** Where this plugin folder runs: in a worker of its own, or on Folio's thread. */
+    modeFor(dir: string): IsolationMode;
+  };
 }
 
 export type ChangeListener = (snapshot: Snapshot, changed: ReadonlySet<string>) => void;
@@ -107,6 +115,8 @@ export class Registry {
     this.#timers.clear();
     await this.#watcher?.close();
     await this.#queue;
+    for (const u of this.#units.values()) u.good?.host?.close();
+    await stopSpares();
   }
 
   onChange(listener: ChangeListener): () => void {
@@ -125,15 +135,19 @@ export class Registry {
     return [...this.#units.values()]
       .filter((u) => u.kind === 'plugin')
       .sort((a, b) => a.order - b.order)
-      .map((u) => ({
-        namespace: u.good?.namespace ?? null,
-        dir: u.dir,
-        version: u.good?.version ?? null,
-        state: u.error ? (u.good ? 'stale' : 'failed') : 'loaded',
-        loaded_at: u.good?.loadedAt.toISOString() ?? null,
-        last_attempt_at: u.lastAttempt.toISOString(),
-        last_error: u.error ?? null,
-      }));
+      .map((u) => {
+        const health = u.good?.host?.health;
+        return {
+          namespace: u.good?.namespace ?? null,
+          dir: u.dir,
+          version: u.good?.version ?? null,
+          state: u.error ? (u.good ? 'stale' : 'failed') : health?.degraded ? 'degraded' : 'loaded',
+          isolation: this.#opts.isolation.modeFor(u.dir),
+          loaded_at: u.good?.loadedAt.toISOString() ?? null,
+          last_attempt_at: u.lastAttempt.toISOString(),
+          last_error: u.error ?? health?.lastCrash ?? null,
+        };
+      });
   }
 
   /** Errors of units that are failing now, for admins. */
@@ -205,6 +219,7 @@ export class Registry {
     if (!existsSync(dir)) {
       if (unit) {
         this.#units.delete(key);
+        unit.good?.host?.retire();
         this.#opts.log.info({ dir, namespace: before }, `${kind} removed`);
       }
       const changed = new Set(before ? [before] : []);
@@ -220,15 +235,21 @@ export class Registry {
       this.#units.set(key, unit);
     }
     unit.lastAttempt = new Date();
+    let good: Good | undefined;
     try {
-      const good = kind === 'plugin' ? await this.#loadPlugin(dir) : this.#loadSkills(dir);
-      const taken = [...this.#units.values()].find((u) => u !== unit && u.kind === kind && u.good?.namespace === good.namespace);
-      if (taken) throw new Error(`duplicate namespace '${good.namespace}': already served by ${taken.dir}`);
+      good = kind === 'plugin' ? await this.#loadPlugin(dir) : this.#loadSkills(dir);
+      const ns = good.namespace;
+      const taken = [...this.#units.values()].find((u) => u !== unit && u.kind === kind && u.good?.namespace === ns);
+      if (taken) throw new Error(`duplicate namespace '${ns}': already served by ${taken.dir}`);
+      // Calls in flight on the previous version finish there; its worker stops after them.
+      unit.good?.host?.retire();
       unit.good = good;
       unit.error = undefined;
+      this.#watchHost(unit, good);
       this.#opts.log.info({ dir, namespace: good.namespace, version: good.version }, `${kind} loaded`);
       return new Set([good.namespace, ...(before && before !== good.namespace ? [before] : [])]);
     } catch (err) {
+      good?.host?.close();
       unit.error = (err as Error).message;
       this.#opts.log.error(
         { dir, err: (err as Error).message, keeping: unit.good?.version ?? null },
@@ -238,18 +259,51 @@ export class Registry {
     }
   }
 
+  /**
+   * Every plugin is first evaluated in a worker, within the import deadline: a module that never
+   * finishes loading stops that worker, not Folio. An isolated plugin stays in its worker; an
+   * in-process one is evaluated in the trial worker, then again on Folio's thread.
+   */
   async #loadPlugin(dir: string): Promise<Good> {
-    const mod = await loadPluginModule(dir);
-    const plugin = buildPlugin(mod.exported, mod.version);
-    const skills = readSkillDir(plugin.namespace, path.join(dir, 'skills'));
-    return { namespace: plugin.namespace, plugin, skills, files: mod.files, version: plugin.version, loadedAt: new Date() };
+    const iso = this.#opts.isolation;
+    const bundle = await bundlePlugin(dir);
+    let host: PluginHost | undefined;
+    let plugin: PluginEntry;
+    if (iso.modeFor(dir) === 'worker') {
+      host = await PluginHost.start(bundle, iso, this.#opts.log.child({ plugin: path.basename(dir) }));
+    } else await trialLoad(bundle, iso);
+    try {
+      plugin = host ? host.entry() : buildPlugin(evaluateBundle(bundle), bundle.version);
+      const skills = readSkillDir(plugin.namespace, path.join(dir, 'skills'));
+      return { namespace: plugin.namespace, plugin, skills, files: bundle.files, version: plugin.version, loadedAt: new Date(), host };
+    } catch (err) {
+      host?.close();
+      throw err;
+    }
+  }
+
+  /** An isolated plugin that keeps crashing is taken out of service, with the reason, until its files change. */
+  #watchHost(unit: Unit, good: Good): void {
+    const host = good.host;
+    if (!host) return;
+    host.listen({
+      disabled: (reason) =>
+        void this.#enqueue(() => {
+          if (unit.good !== good) return Promise.resolve();
+          unit.good = undefined;
+          unit.error = reason;
+          this.#opts.log.error({ dir: unit.dir, namespace: good.namespace }, `plugin ${reason}`);
+          this.#publish(new Set([good.namespace]));
+          return Promise.resolve();
+        }),
+    });
   }
 
   #loadSkills(dir: string): Good {
     const namespace = path.basename(dir);
     if (!NAMESPACE_RE.test(namespace)) throw new Error(`skill folder name must be a namespace name (${NAMESPACE_RE.source})`);
     const skills = readSkillDir(namespace, dir);
-    return { namespace, plugin: undefined, skills, files: [], version: String(skills.size), loadedAt: new Date() };
+    return { namespace, plugin: undefined, skills, files: [], version: String(skills.size), loadedAt: new Date(), host: undefined };
   }
 
   #publish(changed: Set<string>): void {

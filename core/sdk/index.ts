@@ -80,8 +80,14 @@ export interface PluginStatus {
   namespace: string | null;
   dir: string;
   version: string | null;
-  /** loaded: the current files serve. stale: the last reload failed, the previous version serves. failed: nothing serves. */
-  state: 'loaded' | 'stale' | 'failed';
+  /**
+   * loaded: the current files serve. stale: the last reload failed, the previous version serves.
+   * failed: nothing serves. degraded: an isolated plugin whose worker was stopped (CPU deadline)
+   * or crashed (heap limit, uncaught error) since it loaded; it was restarted and serves.
+   */
+  state: 'loaded' | 'stale' | 'failed' | 'degraded';
+  /** worker: the plugin runs in a worker thread of its own; in-process: on Folio's own thread. */
+  isolation: 'worker' | 'in-process';
   loaded_at: string | null;
   last_attempt_at: string;
   last_error: string | null;

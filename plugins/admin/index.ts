@@ -81,13 +81,14 @@ export default definePlugin({
       title: 'Plugin status',
       annotations: { readOnlyHint: true, openWorldHint: false },
       description:
-        "Every plugin folder the server watches: its namespace, version, when it last loaded, and the error of its last failed reload. state 'stale' means the last reload failed and the previous good version keeps serving; 'failed' means nothing from that folder serves.",
+        "Every plugin folder the server watches: its namespace, version, when it last loaded, and the error of its last failed reload. state 'stale' means the last reload failed and the previous good version keeps serving; 'failed' means nothing from that folder serves; 'degraded' means an isolated plugin's worker was stopped or crashed since it loaded (last_error says why) and was restarted. isolation says whether the plugin runs in a worker of its own or on the server's thread.",
       returns: Type.Array(
         Type.Object({
           namespace: Type.Union([Type.String(), Type.Null()]),
           dir: Type.String(),
           version: Type.Union([Type.String(), Type.Null()]),
-          state: Type.Union([Type.Literal('loaded'), Type.Literal('stale'), Type.Literal('failed')]),
+          state: Type.Union([Type.Literal('loaded'), Type.Literal('stale'), Type.Literal('failed'), Type.Literal('degraded')]),
+          isolation: Type.Union([Type.Literal('worker'), Type.Literal('in-process')]),
           loaded_at: Type.Union([Type.String(), Type.Null()]),
           last_attempt_at: Type.String(),
           last_error: Type.Union([Type.String(), Type.Null()]),

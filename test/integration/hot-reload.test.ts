@@ -7,7 +7,12 @@ import v8 from 'node:v8';
 import { mkdir, writeFile, rm, cp, readFile } from 'node:fs/promises';
 import { startTestServer, req, call, createUser, eventually, FIXTURES } from '../helpers/server.ts';
 
-const s = await startTestServer({ copyToScratch: [path.join(FIXTURES, 'typed/greeter')] });
+// In-process plugins here (the burst test counts loads on this thread); test/integration/isolation.test.ts
+// covers reloading isolated plugins.
+const s = await startTestServer({
+  copyToScratch: [path.join(FIXTURES, 'typed/greeter')],
+  overrides: { isolation: { mode: 'in-process' } },
+});
 t.teardown(() => s.close());
 const admin = s.adminToken;
 const bob = await createUser(s, 'bob@example.com');

@@ -13,6 +13,8 @@ import { route } from '../../core/contract/rest.ts';
 import { restFramework } from '../../core/surfaces/rest/router.ts';
 import { Policy } from '../../core/kernel/policy.ts';
 import { Registry } from '../../core/kernel/registry.ts';
+import { isolationSettings } from '../../core/kernel/isolation/host.ts';
+import { loadConfig } from '../../core/kernel/config.ts';
 import { ScopeCatalogue } from '../../core/kernel/scopes.ts';
 import { streamReport } from '../../core/domain/notes/rest/report.ts';
 
@@ -117,7 +119,13 @@ const routes = [
 
 // The real policy over an empty registry: no namespace switches, no notes.
 const policy = new Policy({
-  registry: new Registry({ pluginsDirs: [], skillsDirs: [], log: pino({ level: 'silent' }), debounceMs: 50 }),
+  registry: new Registry({
+    pluginsDirs: [],
+    skillsDirs: [],
+    log: pino({ level: 'silent' }),
+    debounceMs: 50,
+    isolation: isolationSettings(loadConfig({ env: {} })),
+  }),
   scopes: new ScopeCatalogue([]),
   limits: { handlerTimeoutMs: 30_000, visibleTimeoutMs: 200 },
   overrides: async () => new Map(),
