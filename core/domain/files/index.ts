@@ -12,7 +12,8 @@ import { bindFiles } from './plugin-api.ts';
 import { filesPublicRoutes } from './rest/public.ts';
 import { filedbRoutes } from './rest/routes.ts';
 import { COMPONENTS } from './rest/schemas.ts';
-import { FilesServiceImpl, type FilesSettings } from './service.ts';
+import { gcBlobs } from './jobs.ts';
+import { FilesServiceImpl, GC_JOB, type FilesSettings } from './service.ts';
 
 export type { FilesSettings };
 
@@ -31,10 +32,26 @@ export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
       implies: ['files:read'],
     },
   },
-  create: ({ db, log, settings, storage, dataDir, publicUrl }) => {
+  create: ({ db, log, settings, storage, dataDir, publicUrl, jobs }) => {
     const store: BlobStore =
       settings.blobStore.kind === 's3' ? S3BlobStore.fromSettings(settings.blobStore.s3) : new DiskBlobStore(path.join(dataDir, 'blobs'));
-    return new FilesServiceImpl(db, store, settings, storage, { log, publicUrl });
+    const files = new FilesServiceImpl(db, store, settings, storage, { log, publicUrl, jobs });
+    // Removes blobs nothing references any more, and staging objects of abandoned uploads. Queued
+    // by every purge (in its transaction) and by the upkeep below.
+    jobs.define(GC_JOB, {
+      handler: async (_data, job) => {
+        const done = await gcBlobs({
+          store,
+          collect: (sha256) => files.collectBlob(sha256),
+          stagingGraceMs: STAGING_GRACE_MS,
+          signal: job.signal,
+          progress: (p) => job.progress(p),
+        });
+        if (done.removed > 0 || done.staging > 0) log.info(done, 'garbage-collected file blobs');
+        return done;
+      },
+    });
+    return files;
   },
   rest: {
     tag: 'filedb',
@@ -50,8 +67,7 @@ export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
     run: async (files, log) => {
       const purged = await files.purgeExpiredTrash();
       if (purged > 0) log.info({ purged }, 'purged files past their trash retention');
-      const swept = await files.store.sweepStaging(STAGING_GRACE_MS);
-      if (swept > 0) log.info({ swept }, 'removed abandoned upload staging files');
+      await files.enqueueGc();
     },
   },
 });

@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import type { JobQueue } from '../../db/jobs.ts';
 import { Aborted, Conflict, FileTooLarge, NotFound, QuotaExceeded, StorageFull } from '../../contract/errors.ts';
 import type { StorageSettings } from '../../contract/domain.ts';
 import { chargeStorage, storageUsage } from '../storage/usage.ts';
@@ -54,6 +55,14 @@ export interface FilesSettings {
 export const FILE_404 = 'no such file. It may never have existed, have been purged, or belong to another account.';
 const notFound = () => new NotFound(FILE_404);
 const STORAGE_KIND = 'files';
+/** The garbage-collection job's name. */
+export const GC_JOB = 'files-gc-blobs';
+
+/**
+ * Serialises a write that commits a blob with the collector's check-and-remove of that blob: the
+ * write holds it shared until its rows commit, the collector exclusively while it decides.
+ */
+const BLOB_LOCK = `pg_advisory_xact_lock%s(hashtextextended('files-blob:' || ?, 0))`;
 
 async function rows<T>(em: EntityManager, sql: string, params: unknown[] = []): Promise<T[]> {
   return await em.execute<T[]>(sql, params);
@@ -79,14 +88,16 @@ export class FilesServiceImpl implements FilesService {
   readonly #shares: Shares;
   /** The server's base URL, for links in answers. */
   readonly publicUrl: () => string;
+  readonly #jobs: JobQueue | undefined;
 
   constructor(
     db: { orm: MikroORM },
     store: BlobStore,
     settings: FilesSettings,
     storage: StorageSettings,
-    opts: { log?: Logger; publicUrl?: () => string } = {},
+    opts: { log?: Logger; publicUrl?: () => string; jobs?: JobQueue } = {},
   ) {
+    this.#jobs = opts.jobs;
     this.#orm = db.orm;
     this.publicUrl = opts.publicUrl ?? (() => '');
     this.store = store;
@@ -150,6 +161,7 @@ export class FilesServiceImpl implements FilesService {
     try {
       return await this.#em().transactional(async (em) => {
         const out = await write(em);
+        await em.execute(`select ${BLOB_LOCK.replace('%s', '_shared')}`, [staged.sha256]);
         await staged.commit();
         return out;
       });
@@ -412,6 +424,13 @@ export class FilesServiceImpl implements FilesService {
     await em.execute(`delete from files where id = ? and owner_id = ?`, [id, owner]);
     const bytes = Number(held?.bytes ?? 0);
     if (bytes > 0) await chargeStorage(em, owner, STORAGE_KIND, -bytes, this.#storage);
+    // The purge may have freed blobs: collect them once it commits (a job, not inline).
+    await this.enqueueGc(em);
+  }
+
+  /** Queues a garbage collection (at most one waits at a time), in `em`'s transaction when given. */
+  async enqueueGc(em?: EntityManager): Promise<void> {
+    await this.#jobs?.send(GC_JOB, {}, { singletonKey: GC_JOB, ...(em ? { em } : {}) });
   }
 
   /** Purges files trashed longer than the retention; returns how many. */
@@ -482,14 +501,30 @@ export class FilesServiceImpl implements FilesService {
   /**
    * Is this blob referenced by any file version (live or trashed file; a share link serves a
    * version, so it is covered)? The garbage collector removes only blobs for which this is false
-   * and which are older than its grace period (a blob is written shortly before its row commits).
+   * (see collectBlob).
    */
-  async references(sha256: string): Promise<boolean> {
+  async references(sha256: string, em: EntityManager = this.#em()): Promise<boolean> {
     const [r] = await rows<{ n: number }>(
-      this.#em(),
+      em,
       `select (exists (select 1 from file_versions where sha256 = ?) or exists (select 1 from files where sha256 = ?))::int as n`,
       [sha256, sha256],
     );
     return (r?.n ?? 0) === 1;
+  }
+
+  /**
+   * Removes the blob when nothing references it; says whether it did. A write commits its blob
+   * inside its transaction just before its rows commit: it holds the blob's lock shared until then,
+   * so the check here either waits and sees its rows, or runs first, and the write's commit then
+   * stores the bytes again from its staging copy (the blob is absent, so it is renamed in, not
+   * touched).
+   */
+  async collectBlob(sha256: string): Promise<boolean> {
+    return this.#em().transactional(async (em) => {
+      await em.execute(`select ${BLOB_LOCK.replace('%s', '')}`, [sha256]);
+      if (await this.references(sha256, em)) return false;
+      await this.store.remove(sha256);
+      return true;
+    });
   }
 }
