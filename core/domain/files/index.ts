@@ -8,22 +8,28 @@ import { DiskBlobStore } from './disk-store.ts';
 import { S3BlobStore } from './s3-store.ts';
 import { filesEntities } from './entities.ts';
 import { Migration20261124000000_files } from './migrations/Migration20261124000000_files.ts';
+import { Migration20261125000000_file_text } from './migrations/Migration20261125000000_file_text.ts';
 import { bindFiles } from './plugin-api.ts';
 import { filesPublicRoutes } from './rest/public.ts';
 import { filedbRoutes } from './rest/routes.ts';
 import { COMPONENTS } from './rest/schemas.ts';
 import { gcBlobs } from './jobs.ts';
-import { FilesServiceImpl, GC_JOB, type FilesSettings } from './service.ts';
+import { EXTRACT_JOB, FilesServiceImpl, GC_JOB, type ExtractJobData, type FilesSettings } from './service.ts';
 
 export type { FilesSettings };
 
+/** At most this much of a file is read for its text (a PDF or DOCX over it is skipped). */
+const EXTRACT_MAX_BYTES = 32 * 1024 * 1024;
 /** Staging files older than this are abandoned uploads. */
 const STAGING_GRACE_MS = 24 * 3600_000;
 
 export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
   name: 'files',
   entities: filesEntities,
-  migrations: [{ name: 'Migration20261124000000_files', class: Migration20261124000000_files }],
+  migrations: [
+    { name: 'Migration20261124000000_files', class: Migration20261124000000_files },
+    { name: 'Migration20261125000000_file_text', class: Migration20261125000000_file_text },
+  ],
   scopes: {
     'files:read': { description: 'Read your files: list, metadata, versions, download; list share links.' },
     'files:write': {
@@ -49,6 +55,13 @@ export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
         });
         if (done.removed > 0 || done.staging > 0) log.info(done, 'garbage-collected file blobs');
         return done;
+      },
+    });
+    // The text of a new version, for search: queued by every write in its transaction.
+    jobs.define<ExtractJobData>(EXTRACT_JOB, {
+      handler: async (data, job) => {
+        const out = await files.extractVersion(data, { maxBytes: EXTRACT_MAX_BYTES, signal: job.signal });
+        return out && { status: out.status, ...(out.status === 'skipped' ? { reason: out.reason } : { chars: out.text.length }) };
       },
     });
     return files;

@@ -21,6 +21,7 @@ import { chargeStorage, storageUsage } from '../storage/usage.ts';
 import type { Principal } from '../identity/types.ts';
 import * as v from '../notes/validate.ts';
 import type { BlobStore, StagedBlob } from './blob-store.ts';
+import { extractTextJob, type ExtractOutcome } from './jobs.ts';
 import { BlobLimitExceeded } from './blob-store.ts';
 import type { S3BlobStoreSettings } from './s3-store.ts';
 import { decideType, declaredType, SNIFF_BYTES } from './content-type.ts';
@@ -57,6 +58,12 @@ const notFound = () => new NotFound(FILE_404);
 const STORAGE_KIND = 'files';
 /** The garbage-collection job's name. */
 export const GC_JOB = 'files-gc-blobs';
+/** The text-extraction job's name; its data is one version. */
+export const EXTRACT_JOB = 'files-extract-text';
+export interface ExtractJobData {
+  file_id: string;
+  version: number;
+}
 
 /**
  * Serialises a write that commits a blob with the collector's check-and-remove of that blob: the
@@ -213,6 +220,9 @@ export class FilesServiceImpl implements FilesService {
        values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [f.id, f.version, owner, f.name, f.content_type, f.size, f.sha256, change, f.updated_at],
     );
+    // Its text, for search, once the version commits.
+    const data: ExtractJobData = { file_id: f.id, version: f.version };
+    await this.#jobs?.send(EXTRACT_JOB, data, { em });
   }
 
   /** Locks the caller's file row for the transaction; a trashed file takes no new content. */
@@ -526,5 +536,39 @@ export class FilesServiceImpl implements FilesService {
       await this.store.remove(sha256);
       return true;
     });
+  }
+
+  /**
+   * Extracts and stores the text of one version (the extract-text job). A version purged in the
+   * meantime is nothing to do.
+   */
+  async extractVersion(data: ExtractJobData, opts: { maxBytes: number; signal?: AbortSignal }): Promise<ExtractOutcome | null> {
+    const [row] = await rows<{ sha256: string; content_type: string }>(
+      this.#em(),
+      `select sha256, content_type from file_versions where file_id = ? and version = ?`,
+      [data.file_id, data.version],
+    );
+    if (!row) return null;
+    const out = await extractTextJob({
+      read: () => this.store.read(row.sha256),
+      contentType: row.content_type,
+      maxBytes: opts.maxBytes,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    await this.#em().execute(
+      `update file_versions set extraction_state = ?, extraction_note = ?, extracted_text = ?, extracted_pages = ?::jsonb
+        where file_id = ? and version = ?`,
+      out.status === 'extracted'
+        ? [
+            'extracted',
+            out.truncated ? 'truncated' : null,
+            out.text,
+            out.pages ? JSON.stringify(out.pages) : null,
+            data.file_id,
+            data.version,
+          ]
+        : ['skipped', out.reason, null, null, data.file_id, data.version],
+    );
+    return out;
   }
 }
