@@ -30,17 +30,17 @@ t.test('gc-blobs removes what nothing references and abandoned writes past their
   await store.stage(Readable.from([Buffer.from('abandoned upload')])); // never committed
   await new Promise((r) => setTimeout(r, 1100)); // object dates have one-second resolution
 
-  const young = await gcBlobs({ store, isReferenced: async (h) => h === kept, stagingGraceMs: 3600_000 });
+  const young = await gcBlobs({ store, collect: async (h) => h !== kept && (await store.remove(h), true), stagingGraceMs: 3600_000 });
   t.same(young, { checked: 2, removed: 1, staging: 0 }, 'a recent staging object is spared');
   t.same(await store.stat(kept), { size: 10 });
   t.equal(await store.stat(orphan), null);
 
-  const old = await gcBlobs({ store, isReferenced: async (h) => h === kept, stagingGraceMs: 0 });
+  const old = await gcBlobs({ store, collect: async (h) => h !== kept && (await store.remove(h), true), stagingGraceMs: 0 });
   t.same(old, { checked: 1, removed: 0, staging: 1 });
 
   const ac = new AbortController();
   ac.abort();
-  await t.rejects(gcBlobs({ store, isReferenced: async () => false, stagingGraceMs: 0, signal: ac.signal }), { name: 'AbortError' });
+  await t.rejects(gcBlobs({ store, collect: async () => true, stagingGraceMs: 0, signal: ac.signal }), { name: 'AbortError' });
   t.same(await store.stat(kept), { size: 10 }, 'a cancelled run removes nothing');
 });
 

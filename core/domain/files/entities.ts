@@ -1,4 +1,4 @@
-// Files tables. The schema is owned by ./migrations/Migration20261124000000_files.ts; these
+// Files tables. The schema is owned by ./migrations/ (files, then file_text); these
 // definitions describe the same columns. The service writes with SQL (row locks, quota charges in
 // the same transaction), so the entities are for the ORM's schema knowledge.
 import { randomUUID } from 'node:crypto';
@@ -53,6 +53,10 @@ export const FileVersionRow = defineEntity({
     sha256: p.text().index('file_versions_sha256_index'),
     change: p.text(),
     createdAt: p.datetime().columnType('timestamptz').defaultRaw('now()'),
+    extractionState: p.text().default('pending'),
+    extractionNote: p.text().nullable(),
+    extractedText: p.text().nullable(),
+    extractedPages: p.json<string[]>().nullable(),
   },
   primaryKeys: ['file', 'version'],
 });

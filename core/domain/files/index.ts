@@ -8,21 +8,28 @@ import { DiskBlobStore } from './disk-store.ts';
 import { S3BlobStore } from './s3-store.ts';
 import { filesEntities } from './entities.ts';
 import { Migration20261124000000_files } from './migrations/Migration20261124000000_files.ts';
+import { Migration20261125000000_file_text } from './migrations/Migration20261125000000_file_text.ts';
 import { bindFiles } from './plugin-api.ts';
 import { filesPublicRoutes } from './rest/public.ts';
 import { filedbRoutes } from './rest/routes.ts';
 import { COMPONENTS } from './rest/schemas.ts';
-import { FilesServiceImpl, type FilesSettings } from './service.ts';
+import { gcBlobs } from './jobs.ts';
+import { EXTRACT_JOB, FilesServiceImpl, GC_JOB, type ExtractJobData, type FilesSettings } from './service.ts';
 
 export type { FilesSettings };
 
+/** At most this much of a file is read for its text (a PDF or DOCX over it is skipped). */
+const EXTRACT_MAX_BYTES = 32 * 1024 * 1024;
 /** Staging files older than this are abandoned uploads. */
 const STAGING_GRACE_MS = 24 * 3600_000;
 
 export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
   name: 'files',
   entities: filesEntities,
-  migrations: [{ name: 'Migration20261124000000_files', class: Migration20261124000000_files }],
+  migrations: [
+    { name: 'Migration20261124000000_files', class: Migration20261124000000_files },
+    { name: 'Migration20261125000000_file_text', class: Migration20261125000000_file_text },
+  ],
   scopes: {
     'files:read': { description: 'Read your files: list, metadata, versions, download; list share links.' },
     'files:write': {
@@ -31,10 +38,33 @@ export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
       implies: ['files:read'],
     },
   },
-  create: ({ db, log, settings, storage, dataDir, publicUrl }) => {
+  create: ({ db, log, settings, storage, dataDir, publicUrl, jobs }) => {
     const store: BlobStore =
       settings.blobStore.kind === 's3' ? S3BlobStore.fromSettings(settings.blobStore.s3) : new DiskBlobStore(path.join(dataDir, 'blobs'));
-    return new FilesServiceImpl(db, store, settings, storage, { log, publicUrl });
+    const files = new FilesServiceImpl(db, store, settings, storage, { log, publicUrl, jobs });
+    // Removes blobs nothing references any more, and staging objects of abandoned uploads. Queued
+    // by every purge (in its transaction) and by the upkeep below.
+    jobs.define(GC_JOB, {
+      handler: async (_data, job) => {
+        const done = await gcBlobs({
+          store,
+          collect: (sha256) => files.collectBlob(sha256),
+          stagingGraceMs: STAGING_GRACE_MS,
+          signal: job.signal,
+          progress: (p) => job.progress(p),
+        });
+        if (done.removed > 0 || done.staging > 0) log.info(done, 'garbage-collected file blobs');
+        return done;
+      },
+    });
+    // The text of a new version, for search: queued by every write in its transaction.
+    jobs.define<ExtractJobData>(EXTRACT_JOB, {
+      handler: async (data, job) => {
+        const out = await files.extractVersion(data, { maxBytes: EXTRACT_MAX_BYTES, signal: job.signal });
+        return out && { status: out.status, ...(out.status === 'skipped' ? { reason: out.reason } : { chars: out.text.length }) };
+      },
+    });
+    return files;
   },
   rest: {
     tag: 'filedb',
@@ -50,8 +80,7 @@ export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
     run: async (files, log) => {
       const purged = await files.purgeExpiredTrash();
       if (purged > 0) log.info({ purged }, 'purged files past their trash retention');
-      const swept = await files.store.sweepStaging(STAGING_GRACE_MS);
-      if (swept > 0) log.info({ swept }, 'removed abandoned upload staging files');
+      await files.enqueueGc();
     },
   },
 });

@@ -16,15 +16,15 @@ export interface GcResult {
 }
 
 /**
- * Removes every blob `isReferenced` says nothing refers to, then staging objects older than
- * `stagingGraceMs`. `isReferenced` must count every reference a blob can have (a version, a trash
- * entry, a share link) and a write that has committed its blob but not yet its row: the store
- * renews a blob's date when identical content is committed again, so a caller can spare recent
- * blobs there. Stops between blobs when `signal` aborts.
+ * Offers every stored blob to `collect`, which removes it when nothing refers to it and says
+ * whether it did, then removes staging objects older than `stagingGraceMs`. `collect` must count
+ * every reference a blob can have (a version, a trash entry, a share link) and must not race a
+ * write that commits the same blob with its row (the files service checks and removes under a
+ * lock the write takes too). Stops between blobs when `signal` aborts.
  */
 export async function gcBlobs(opts: {
   store: BlobStore;
-  isReferenced(sha256: string): Promise<boolean>;
+  collect(sha256: string): Promise<boolean>;
   stagingGraceMs: number;
   signal?: AbortSignal;
   progress?(done: GcResult): Promise<void>;
@@ -33,10 +33,7 @@ export async function gcBlobs(opts: {
   for await (const sha256 of opts.store.list()) {
     opts.signal?.throwIfAborted();
     result.checked++;
-    if (!(await opts.isReferenced(sha256))) {
-      await opts.store.remove(sha256);
-      result.removed++;
-    }
+    if (await opts.collect(sha256)) result.removed++;
     if (result.checked % 1000 === 0) await opts.progress?.({ ...result });
   }
   opts.signal?.throwIfAborted();

@@ -14,12 +14,14 @@ import { randomUUID } from 'node:crypto';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import type { JobQueue } from '../../db/jobs.ts';
 import { Aborted, Conflict, FileTooLarge, NotFound, QuotaExceeded, StorageFull } from '../../contract/errors.ts';
 import type { StorageSettings } from '../../contract/domain.ts';
 import { chargeStorage, storageUsage } from '../storage/usage.ts';
 import type { Principal } from '../identity/types.ts';
 import * as v from '../notes/validate.ts';
 import type { BlobStore, StagedBlob } from './blob-store.ts';
+import { extractTextJob, type ExtractOutcome } from './jobs.ts';
 import { BlobLimitExceeded } from './blob-store.ts';
 import type { S3BlobStoreSettings } from './s3-store.ts';
 import { decideType, declaredType, SNIFF_BYTES } from './content-type.ts';
@@ -54,6 +56,20 @@ export interface FilesSettings {
 export const FILE_404 = 'no such file. It may never have existed, have been purged, or belong to another account.';
 const notFound = () => new NotFound(FILE_404);
 const STORAGE_KIND = 'files';
+/** The garbage-collection job's name. */
+export const GC_JOB = 'files-gc-blobs';
+/** The text-extraction job's name; its data is one version. */
+export const EXTRACT_JOB = 'files-extract-text';
+export interface ExtractJobData {
+  file_id: string;
+  version: number;
+}
+
+/**
+ * Serialises a write that commits a blob with the collector's check-and-remove of that blob: the
+ * write holds it shared until its rows commit, the collector exclusively while it decides.
+ */
+const BLOB_LOCK = `pg_advisory_xact_lock%s(hashtextextended('files-blob:' || ?, 0))`;
 
 async function rows<T>(em: EntityManager, sql: string, params: unknown[] = []): Promise<T[]> {
   return await em.execute<T[]>(sql, params);
@@ -79,14 +95,16 @@ export class FilesServiceImpl implements FilesService {
   readonly #shares: Shares;
   /** The server's base URL, for links in answers. */
   readonly publicUrl: () => string;
+  readonly #jobs: JobQueue | undefined;
 
   constructor(
     db: { orm: MikroORM },
     store: BlobStore,
     settings: FilesSettings,
     storage: StorageSettings,
-    opts: { log?: Logger; publicUrl?: () => string } = {},
+    opts: { log?: Logger; publicUrl?: () => string; jobs?: JobQueue } = {},
   ) {
+    this.#jobs = opts.jobs;
     this.#orm = db.orm;
     this.publicUrl = opts.publicUrl ?? (() => '');
     this.store = store;
@@ -150,6 +168,7 @@ export class FilesServiceImpl implements FilesService {
     try {
       return await this.#em().transactional(async (em) => {
         const out = await write(em);
+        await em.execute(`select ${BLOB_LOCK.replace('%s', '_shared')}`, [staged.sha256]);
         await staged.commit();
         return out;
       });
@@ -201,6 +220,9 @@ export class FilesServiceImpl implements FilesService {
        values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [f.id, f.version, owner, f.name, f.content_type, f.size, f.sha256, change, f.updated_at],
     );
+    // Its text, for search, once the version commits.
+    const data: ExtractJobData = { file_id: f.id, version: f.version };
+    await this.#jobs?.send(EXTRACT_JOB, data, { em });
   }
 
   /** Locks the caller's file row for the transaction; a trashed file takes no new content. */
@@ -412,6 +434,13 @@ export class FilesServiceImpl implements FilesService {
     await em.execute(`delete from files where id = ? and owner_id = ?`, [id, owner]);
     const bytes = Number(held?.bytes ?? 0);
     if (bytes > 0) await chargeStorage(em, owner, STORAGE_KIND, -bytes, this.#storage);
+    // The purge may have freed blobs: collect them once it commits (a job, not inline).
+    await this.enqueueGc(em);
+  }
+
+  /** Queues a garbage collection (at most one waits at a time), in `em`'s transaction when given. */
+  async enqueueGc(em?: EntityManager): Promise<void> {
+    await this.#jobs?.send(GC_JOB, {}, { singletonKey: GC_JOB, ...(em ? { em } : {}) });
   }
 
   /** Purges files trashed longer than the retention; returns how many. */
@@ -482,14 +511,64 @@ export class FilesServiceImpl implements FilesService {
   /**
    * Is this blob referenced by any file version (live or trashed file; a share link serves a
    * version, so it is covered)? The garbage collector removes only blobs for which this is false
-   * and which are older than its grace period (a blob is written shortly before its row commits).
+   * (see collectBlob).
    */
-  async references(sha256: string): Promise<boolean> {
+  async references(sha256: string, em: EntityManager = this.#em()): Promise<boolean> {
     const [r] = await rows<{ n: number }>(
-      this.#em(),
+      em,
       `select (exists (select 1 from file_versions where sha256 = ?) or exists (select 1 from files where sha256 = ?))::int as n`,
       [sha256, sha256],
     );
     return (r?.n ?? 0) === 1;
+  }
+
+  /**
+   * Removes the blob when nothing references it; says whether it did. A write commits its blob
+   * inside its transaction just before its rows commit: it holds the blob's lock shared until then,
+   * so the check here either waits and sees its rows, or runs first, and the write's commit then
+   * stores the bytes again from its staging copy (the blob is absent, so it is renamed in, not
+   * touched).
+   */
+  async collectBlob(sha256: string): Promise<boolean> {
+    return this.#em().transactional(async (em) => {
+      await em.execute(`select ${BLOB_LOCK.replace('%s', '')}`, [sha256]);
+      if (await this.references(sha256, em)) return false;
+      await this.store.remove(sha256);
+      return true;
+    });
+  }
+
+  /**
+   * Extracts and stores the text of one version (the extract-text job). A version purged in the
+   * meantime is nothing to do.
+   */
+  async extractVersion(data: ExtractJobData, opts: { maxBytes: number; signal?: AbortSignal }): Promise<ExtractOutcome | null> {
+    const [row] = await rows<{ sha256: string; content_type: string }>(
+      this.#em(),
+      `select sha256, content_type from file_versions where file_id = ? and version = ?`,
+      [data.file_id, data.version],
+    );
+    if (!row) return null;
+    const out = await extractTextJob({
+      read: () => this.store.read(row.sha256),
+      contentType: row.content_type,
+      maxBytes: opts.maxBytes,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    await this.#em().execute(
+      `update file_versions set extraction_state = ?, extraction_note = ?, extracted_text = ?, extracted_pages = ?::jsonb
+        where file_id = ? and version = ?`,
+      out.status === 'extracted'
+        ? [
+            'extracted',
+            out.truncated ? 'truncated' : null,
+            out.text,
+            out.pages ? JSON.stringify(out.pages) : null,
+            data.file_id,
+            data.version,
+          ]
+        : ['skipped', out.reason, null, null, data.file_id, data.version],
+    );
+    return out;
   }
 }
