@@ -4,6 +4,9 @@ import type { CommandGroup } from '../lib/group.ts';
 import { apiCommand } from './api.ts';
 import { auth } from './auth.ts';
 import { completion } from './completion.ts';
+import { files } from './files.ts';
 import { notes } from './notes.ts';
+import { tokens } from './tokens.ts';
+import { users } from './users.ts';
 
-export const GROUPS: CommandGroup[] = [notes, apiCommand, auth, completion];
+export const GROUPS: CommandGroup[] = [notes, files, tokens, users, apiCommand, auth, completion];

@@ -1,0 +1,340 @@
+// `folio files ...`: the filedb REST group (/api/v1/filedb). Uploads and downloads stream between
+// the disk and the server (a large file never sits in memory), with a progress bar on stderr when
+// stderr is a terminal.
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { InvalidArgumentError, type Command } from 'commander';
+import type { components } from '../generated/openapi.d.ts';
+import { API_PREFIX, failure, ok, send, type Target } from '../lib/client.ts';
+import { CliError, EXIT } from '../lib/errors.ts';
+import { examples, type Cli, type CommandGroup } from '../lib/group.ts';
+import { emit, readStdin, table, when, withOutput, type OutputOptions } from '../lib/output.ts';
+
+type File = components['schemas']['File'];
+type Share = components['schemas']['ShareLink'] & { url?: string };
+
+const positive = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of 1 or more');
+  return n;
+};
+const info = (line: string) => process.stderr.write(line + '\n');
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[u]}`;
+}
+
+/**
+ * A pass-through stream that draws a one-line bar on stderr as bytes go by (at most ten times a
+ * second), and clears it at the end. When stderr is not a terminal it draws nothing.
+ */
+function progress(label: string, total: number | undefined): Transform {
+  const tty = process.stderr.isTTY === true;
+  let done = 0;
+  let last = 0;
+  const draw = (final = false) => {
+    if (!tty) return;
+    const now = Date.now();
+    if (!final && now - last < 100) return;
+    last = now;
+    const width = Math.max(10, Math.min(30, (process.stderr.columns || 80) - label.length - 30));
+    let line: string;
+    if (total) {
+      const ratio = Math.min(1, done / total);
+      const filled = Math.round(ratio * width);
+      line = `${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(ratio * 100)).padStart(3)}% ${bytes(done)}/${bytes(total)}`;
+    } else line = `${label} ${bytes(done)}`;
+    process.stderr.write(`\r\x1b[2K${line}`);
+  };
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      done += chunk.length;
+      draw();
+      cb(null, chunk);
+    },
+    flush(cb) {
+      if (tty) process.stderr.write('\r\x1b[2K');
+      cb();
+    },
+  });
+}
+
+/** A request straight to the REST API with the token, for the streaming calls openapi-fetch would buffer. */
+function authed(target: Target, p: string, init: RequestInit): Promise<Response> {
+  return send(target, target.url + API_PREFIX + p, {
+    ...init,
+    headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${target.token ?? ''}` },
+  });
+}
+
+const fileColumns = [
+  { header: 'ID', get: (f: File) => f.id },
+  { header: 'NAME', get: (f: File) => f.name, flexible: true },
+  { header: 'SIZE', get: (f: File) => bytes(f.size) },
+  { header: 'VERSION', get: (f: File) => String(f.version) },
+  { header: 'UPDATED', get: (f: File) => when(f.updated_at) },
+];
+
+export const files: CommandGroup = {
+  register(program: Command, cli: Cli) {
+    const group = program.command('files').description('files: upload, download, versions, trash, share links');
+    examples(group, 'folio files upload report.pdf', 'folio files list', 'folio files download 01J... -o report.pdf');
+
+    const list = withOutput(group.command('list').alias('ls').description('list your files, most recently updated first'))
+      .option('--folder <folder>', 'only the files in this folder')
+      .option('-L, --limit <n>', 'how many files at most', positive, 50)
+      .option('--trash', 'the files in the trash instead')
+      .action(async (o: OutputOptions & { folder?: string; limit: number; trash?: boolean }) => {
+        const { api, target } = cli.client();
+        const items: File[] = [];
+        let cursor: string | undefined;
+        do {
+          const limit = Math.min(100, o.limit - items.length);
+          const query = { limit, ...(cursor ? { cursor } : {}) };
+          const page = o.trash
+            ? await ok(target, await api.GET('/filedb/trash', { params: { query } }))
+            : await ok(
+                target,
+                await api.GET('/filedb/files', { params: { query: { ...query, ...(o.folder ? { folder: o.folder } : {}) } } }),
+              );
+          items.push(...page.items);
+          cursor = page.next_cursor ?? undefined;
+        } while (cursor && items.length < o.limit);
+        emit(items, o, () => table(items, fileColumns, o.trash ? 'the trash is empty' : 'no files'));
+      });
+    examples(list, 'folio files list --folder trips/2026', 'folio files list --json id,name,size');
+
+    const infoCmd = withOutput(group.command('info').description("a file's details: name, size, type, version, sha256"))
+      .argument('<id>', 'the file id')
+      .action(async (id: string, o: OutputOptions) => {
+        const { api, target } = cli.client();
+        const f = await ok(target, await api.GET('/filedb/files/{id}', { params: { path: { id } } }));
+        emit(f, o, () => {
+          const rows: Array<[string, string]> = [
+            ['id', f.id],
+            ['name', f.name],
+            ['folder', f.folder || '-'],
+            ['size', `${bytes(f.size)} (${f.size} bytes)`],
+            ['type', f.content_type],
+            ['version', String(f.version)],
+            ['sha256', f.sha256],
+            ['note', f.note_id ?? '-'],
+            ['updated', f.updated_at],
+          ];
+          for (const [k, v] of rows) process.stdout.write(`${k.padEnd(8)} ${v}\n`);
+        });
+      });
+    examples(infoCmd, 'folio files info 01J...', 'folio files info 01J... --json sha256');
+
+    const upload = withOutput(group.command('upload').description('upload a file (streamed from disk) and print its id'))
+      .argument('<path>', 'the file to upload')
+      .option('--name <name>', 'the name to store it under (default: the file name)')
+      .option('--folder <folder>', 'the folder to put it in')
+      .option('--note <note-id>', 'attach it to this note')
+      .action(async (file: string, o: OutputOptions & { name?: string; folder?: string; note?: string }) => {
+        const target = cli.target();
+        cli.client(); // fails with "not logged in" before the file is opened
+        let size: number;
+        try {
+          const st = await stat(file);
+          if (!st.isFile()) throw new CliError(`${file} is not a regular file`, EXIT.usage);
+          size = st.size;
+        } catch (err) {
+          if (err instanceof CliError) throw err;
+          throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, EXIT.usage);
+        }
+        const query = new URLSearchParams({ name: o.name ?? path.basename(file) });
+        if (o.folder) query.set('folder', o.folder);
+        if (o.note) query.set('note_id', o.note);
+        const body = Readable.toWeb(createReadStream(file).pipe(progress(`uploading ${path.basename(file)}`, size)));
+        const res = await authed(target, `/filedb/files?${query.toString()}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
+          body,
+          duplex: 'half',
+        });
+        if (!res.ok) throw await failure(target, res);
+        const f = (await res.json()) as File;
+        emit(f, o, () => process.stdout.write(f.id + '\n'));
+      });
+    examples(
+      upload,
+      'folio files upload report.pdf',
+      'folio files upload scan.png --name receipt.png --note 01J...',
+      'ID=$(folio files upload backup.tar.gz)',
+    );
+
+    const download = group
+      .command('download')
+      .alias('get')
+      .description('download a file (streamed to disk); without -o, to stdout when piped, else to its own name')
+      .argument('<id>', 'the file id')
+      .option('-o, --output <path>', 'write it here (- for stdout)')
+      .option('--version <n>', 'an earlier version of the file', positive)
+      .action(async (id: string, o: { output?: string; version?: number }) => {
+        const { api, target } = cli.client();
+        let out = o.output;
+        if (out === undefined && process.stdout.isTTY) {
+          out = (await ok(target, await api.GET('/filedb/files/{id}', { params: { path: { id } } }))).name;
+        }
+        const p = o.version
+          ? `/filedb/files/${encodeURIComponent(id)}/versions/${o.version}/content`
+          : `/filedb/files/${encodeURIComponent(id)}/content`;
+        const res = await authed(target, p, { method: 'GET' });
+        if (!res.ok || !res.body) throw await failure(target, res);
+        const length = Number(res.headers.get('content-length')) || undefined;
+        const body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>);
+        if (out === undefined || out === '-') {
+          await pipeline(body, progress(`downloading ${id}`, length), process.stdout);
+          return;
+        }
+        // Into a .part file beside it, renamed at the end: a cut-off download never looks complete.
+        const part = `${out}.part`;
+        try {
+          await pipeline(body, progress(`downloading ${path.basename(out)}`, length), createWriteStream(part));
+          await rename(part, out);
+        } catch (err) {
+          await rm(part, { force: true });
+          throw new CliError(`download of ${id} failed: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, EXIT.failed);
+        }
+        info(`wrote ${out}`);
+      });
+    examples(download, 'folio files download 01J... -o report.pdf', 'folio files download 01J... --version 1 > v1.pdf');
+
+    const versions = withOutput(group.command('versions').description("a file's versions, newest first"))
+      .argument('<id>', 'the file id')
+      .action(async (id: string, o: OutputOptions) => {
+        const { api, target } = cli.client();
+        const { items } = await ok(target, await api.GET('/filedb/files/{id}/versions', { params: { path: { id } } }));
+        emit(items, o, () =>
+          table(items, [
+            { header: 'VERSION', get: (v) => String(v.version) },
+            { header: 'CHANGE', get: (v) => v.change },
+            { header: 'WHEN', get: (v) => v.created_at.slice(0, 19).replace('T', ' ') },
+            { header: 'SIZE', get: (v) => bytes(v.size) },
+            { header: 'NAME', get: (v) => v.name, flexible: true },
+          ]),
+        );
+      });
+    examples(versions, 'folio files versions 01J...', 'folio files download 01J... --version 1 -o old.pdf');
+
+    const rmCmd = group
+      .command('rm')
+      .alias('delete')
+      .description('move a file to the trash (or, with --purge, delete a trashed one for good)')
+      .argument('<id>', 'the file id')
+      .option('--purge', 'delete it for good (it must be in the trash already; there is no undo)')
+      .action(async (id: string, o: { purge?: boolean }) => {
+        const { api, target } = cli.client();
+        if (o.purge) {
+          await ok(target, await api.DELETE('/filedb/trash/{id}', { params: { path: { id } } }));
+          info(`purged ${id}`);
+        } else {
+          await ok(target, await api.DELETE('/filedb/files/{id}', { params: { path: { id } } }));
+          info(`moved ${id} to the trash (undo: folio files restore ${id})`);
+        }
+      });
+    examples(rmCmd, 'folio files rm 01J...', 'folio files rm 01J... --purge');
+
+    const restore = group
+      .command('restore')
+      .description('bring a file back from the trash, or make an earlier version current again')
+      .argument('<id>', 'the file id')
+      .option('--version <n>', 'restore this earlier version (as a new version; nothing is lost)', positive)
+      .action(async (id: string, o: { version?: number }) => {
+        const { api, target } = cli.client();
+        const f = o.version
+          ? await ok(
+              target,
+              await api.POST('/filedb/files/{id}/versions/{version}/restore', { params: { path: { id, version: o.version } } }),
+            )
+          : await ok(target, await api.POST('/filedb/files/{id}/restore', { params: { path: { id } } }));
+        info(`restored ${id}: now version ${f.version}`);
+      });
+    examples(restore, 'folio files restore 01J...', 'folio files restore 01J... --version 1');
+
+    const share = withOutput(group.command('share').description('make a share link (anyone with it can download) and print its URL'))
+      .argument('<id>', 'the file id')
+      .option('--expires-in <seconds>', 'the link stops working after this many seconds', positive)
+      .option('--password-stdin', 'require a password, read from stdin (first line)')
+      .option('--max-downloads <n>', 'the link stops working after this many downloads', positive)
+      .option('--version <n>', 'always serve this version (default: the current one)', positive)
+      .option('--label <text>', 'a note to yourself: who the link is for')
+      .action(
+        async (
+          id: string,
+          o: OutputOptions & { expiresIn?: number; passwordStdin?: boolean; maxDownloads?: number; version?: number; label?: string },
+        ) => {
+          const { api, target } = cli.client();
+          let password: string | undefined;
+          if (o.passwordStdin) {
+            password = (await readStdin()).split(/\r?\n/)[0] ?? '';
+            if (!password) throw new CliError('--password-stdin: stdin held no password', EXIT.usage);
+          }
+          const link = (await ok(
+            target,
+            await api.POST('/filedb/files/{id}/shares', {
+              params: { path: { id } },
+              body: {
+                ...(o.expiresIn ? { expires_in_seconds: o.expiresIn } : {}),
+                ...(o.maxDownloads ? { max_downloads: o.maxDownloads } : {}),
+                ...(o.version ? { version: o.version } : {}),
+                ...(o.label ? { label: o.label } : {}),
+                ...(password ? { password } : {}),
+              },
+            }),
+          )) as Share;
+          emit(link, o, () => process.stdout.write(`${link.url ?? ''}\n`));
+        },
+      );
+    examples(
+      share,
+      'folio files share 01J... --expires-in 86400',
+      'echo s3cret | folio files share 01J... --password-stdin --max-downloads 5',
+    );
+
+    const shares = withOutput(group.command('shares').description('your share links: downloads, last access, state')).action(
+      async (o: OutputOptions) => {
+        const { api, target } = cli.client();
+        const page: { items: Share[] } = await ok(target, await api.GET('/filedb/shares'));
+        emit(page.items, o, () =>
+          table(
+            page.items,
+            [
+              { header: 'ID', get: (l) => l.id },
+              { header: 'FILE', get: (l) => l.file_name, flexible: true },
+              { header: 'STATE', get: (l) => l.state },
+              { header: 'DOWNLOADS', get: (l) => (l.max_downloads ? `${l.downloads}/${l.max_downloads}` : String(l.downloads)) },
+              { header: 'EXPIRES', get: (l) => (l.expires_at ? when(l.expires_at) : '-') },
+              { header: 'LABEL', get: (l) => l.label, flexible: true },
+            ],
+            'no share links',
+          ),
+        );
+      },
+    );
+    examples(shares, 'folio files shares', 'folio files shares --json id,file_name,downloads');
+
+    const unshare = group
+      .command('unshare')
+      .description('revoke a share link: it answers 404 from now on')
+      .argument('<share-id>', 'the share link id (from folio files shares)')
+      .action(async (id: string) => {
+        const { api, target } = cli.client();
+        await ok(target, await api.DELETE('/filedb/shares/{id}', { params: { path: { id } } }));
+        info(`revoked share ${id}`);
+      });
+    examples(unshare, 'folio files unshare 01J...');
+  },
+};
