@@ -300,8 +300,16 @@ export class JobQueue {
       await this.#starting?.catch(() => {});
       const boss = this.#boss;
       if (!boss) return;
-      await boss.stop({ graceful: true, timeout: graceMs, close: true });
-      await Promise.allSettled([...this.#pending]);
+      // Bounded: a worker whose fetch was lost while the database hung would hold the stop (and the
+      // host's close) forever; its job is retried by the next worker, like any interrupted one.
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs + 2000).unref()));
+      const outcome = await Promise.race([
+        boss.stop({ graceful: true, timeout: graceMs, close: true }).then(() => Promise.allSettled([...this.#pending])),
+        bound,
+      ]);
+      clearTimeout(timer);
+      if (outcome === 'timeout') this.#log.warn({ graceMs }, 'the job queue did not stop in time; going on with the close');
     })();
     return this.#stopping;
   }

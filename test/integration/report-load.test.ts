@@ -76,7 +76,7 @@ t.test('over the per-user cap: 429 too_many_reports on every surface; everyone e
   t.match(curl.text, /^429 Too Many Requests: you already have 1 report being generated/);
   t.equal(curl.headers.get('retry-after'), '5');
 
-  const mcp = await mcpCall(ada.token, 'notetaker__generate_report', {});
+  const mcp = await mcpCall(ada.token, 'notetaker__generate_report', { format: 'html' });
   t.equal(mcp.isError, true, 'MCP: an error result');
   t.match(mcp.content[0]?.text, /429 Too Many Requests: you already have 1 report being generated/);
 
