@@ -28,7 +28,9 @@ await req(s, 'POST', '/api/v1/notetaker/notes', { token: bob.token, body: { titl
 
 /** Starts Ada's big report and stops reading once the status line is in: the report stays under way. */
 function holdReport(): Promise<{ status: number; release(): void }> {
-  const body = JSON.stringify({ format: 'markdown' });
+  // A PDF: larger than the socket buffers of a loopback connection can hold, and slower to render,
+  // so the report cannot finish (and free its slot) while nobody reads it.
+  const body = JSON.stringify({ format: 'pdf' });
   const port = Number(new URL(s.url).port);
   return new Promise((resolve, reject) => {
     const sock = net.connect(port, '127.0.0.1');
