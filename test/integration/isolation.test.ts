@@ -8,6 +8,8 @@ import path from 'node:path';
 import { readdirSync } from 'node:fs';
 import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { pino } from 'pino';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTestServer, req, call, createUser, eventually, FIXTURES } from '../helpers/server.ts';
 
 const HOSTILE = path.join(FIXTURES, 'hostile');
@@ -76,6 +78,46 @@ t.test('the plugin contract crosses the worker boundary', async (t) => {
   t.equal(file.text, 'a,b\n1,2\n');
   const bad = await call(s, bob.token, 'crossing', 'write_and_read', { title: 3 });
   t.equal(bad.status, 400, 'arguments are validated on Folio’s side, as for any plugin');
+});
+
+t.test("an isolated plugin's prompts are offered over MCP and rendered in its worker", async (t) => {
+  await install('services', 'crossing');
+  const client = new Client({ name: 'isolation-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${bob.token}` } } }),
+  );
+  t.teardown(() => client.close());
+  const listed = (await client.listPrompts()).prompts.filter((p) => p.name.startsWith('crossing__'));
+  t.same(
+    listed.map((p) => p.name),
+    ['crossing__broken', 'crossing__greet', 'crossing__throws'],
+  );
+  t.match(
+    listed.find((p) => p.name === 'crossing__greet'),
+    {
+      title: 'Greet someone',
+      description: 'Writes a greeting for the caller.',
+      arguments: [{ name: 'who', description: 'Whom to greet', required: true }],
+    },
+  );
+  const got = await client.getPrompt({ name: 'crossing__greet', arguments: { who: 'Ada' } });
+  const text = (got.messages[0]?.content as { text: string }).text;
+  t.match(
+    text,
+    /^Greet Ada on behalf of bob@example\.com, then call crossing__write_and_read/,
+    'rendered with the caller and MCP tool names',
+  );
+  await t.rejects(
+    client.getPrompt({ name: 'crossing__greet', arguments: {} }),
+    /who/,
+    'a missing required argument is refused before the worker',
+  );
+  const broken = client.getPrompt({ name: 'crossing__broken', arguments: {} });
+  await t.rejects(broken, /error id/i, 'a render that is not text is a failure with an error id');
+  const thrown = await client.getPrompt({ name: 'crossing__throws', arguments: {} }).catch((e: Error) => e);
+  t.ok(thrown instanceof Error);
+  t.notMatch((thrown as Error).message, /secret cause/, 'the cause stays in the log');
+  t.equal((await call(s, bob.token, 'crossing', 'write_and_read', { title: 'still there' })).status, 200, 'the worker still serves');
 });
 
 t.test('a handler that computes for 3 s: everyone else is answered meanwhile; its caller gets the timeout answer', async (t) => {
