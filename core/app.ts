@@ -38,6 +38,7 @@ import { bootstrapAdmin } from './domain/identity/bootstrap.ts';
 import type Provider from 'oidc-provider';
 import { createProvider, mountProvider, OAUTH_PREFIX, passTo } from './surfaces/oauth/provider.ts';
 import { interactionRouter } from './surfaces/oauth/pages.ts';
+import { invitationRouter } from './surfaces/pages/invite.ts';
 
 export interface Folio {
   config: Config;
@@ -156,6 +157,9 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     services: (principal, l) => servicesFor({ identity, domains, registry, policy, jobs, tokens: config.tokens }, principal, l),
   });
   const auth = new Authenticator(identity, config.bootstrapAdminToken);
+  // An OAuth access token works on the surface it was issued for (RFC 8707), or on all of them
+  // when issued for Folio as a whole (no resource named).
+  const audiences = (path: string) => () => [`${publicBase}${path}`, publicBase];
 
   const app = new Koa();
   app.proxy = false;
@@ -178,8 +182,9 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   let issuer: string | null = null;
   let publicBase = '';
   app.use(mountProvider(() => provider));
-  const oauthPages = interactionRouter({ provider: () => provider, identity, scopes, defaultResource: () => `${publicBase}/mcp` });
+  const oauthPages = interactionRouter({ provider: () => provider, identity, scopes, defaultResource: () => publicBase });
   app.use(oauthPages.routes());
+  app.use(invitationRouter(identity).routes());
 
   const root = new Router();
   root.get('/health', healthRoute(db, PACKAGE.version));
@@ -198,14 +203,14 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   app.use(root.routes());
   const curl = curlRouter({
     dispatcher,
-    auth,
+    auth: auth.forAudiences(audiences('/curl')),
     limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
     version: PACKAGE.version,
     publicUrl: config.publicUrl,
   });
   app.use(curl.routes());
   const rest = restSurface({
-    auth,
+    auth: auth.forAudiences(audiences('/api/v1')),
     policy,
     domains,
     limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
@@ -216,7 +221,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   app.use(rest.publicRouter.routes());
   const mcp: McpSurface = mcpSurface({
     dispatcher,
-    auth,
+    auth: auth.forAudiences(audiences('/mcp')),
     version: PACKAGE.version,
     publicUrl: config.publicUrl,
     ...config.mcp,

@@ -3,6 +3,7 @@
 // registration, authorization code with PKCE through Folio's real sign-in and consent page, the
 // token exchange, tools listed and called; then refresh (rotated; a reused refresh token revokes
 // the grant), revocation, a deactivated user, and the bad input the server must refuse.
+import { createHash, randomBytes } from 'node:crypto';
 import t from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -85,6 +86,22 @@ class Browser {
 const user = await createUser(s, 'oauth-user@example.com');
 const provider = new MemoryProvider();
 
+/** The status /mcp answers an initialize with, as `token` (a token for the MCP resource works only there). */
+async function onMcp(token: string): Promise<number> {
+  const res = await fetch(`${s.url}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
+    }),
+  });
+  await res.body?.cancel();
+  return res.status;
+}
+
 async function signIn(authorizationUrl: URL, form: Record<string, string>): Promise<{ page: string; landed: string }> {
   const browser = new Browser();
   const { res, url } = await browser.follow(authorizationUrl.href);
@@ -99,6 +116,50 @@ async function signIn(authorizationUrl: URL, form: Record<string, string>): Prom
     body: new URLSearchParams(form).toString(),
   });
   return { page, landed: posted.url };
+}
+
+interface Tokens {
+  access_token: string;
+  refresh_token?: string;
+  scope?: string;
+}
+
+/**
+ * The authorization code flow by hand, as a native client does it (a loopback redirect URI, PKCE),
+ * for `resource` (none named: Folio as a whole). Signs in with `form`.
+ */
+async function byHand(
+  form: { email: string; password: string },
+  opts: { resource?: string; redirect?: string; scope?: string } = {},
+): Promise<{ status: number; tokens: Tokens; landed: string }> {
+  const verifier = randomBytes(32).toString('base64url');
+  const redirect = opts.redirect ?? REDIRECT;
+  const u = new URL(`${s.url}/oauth/auth`);
+  const params: Record<string, string> = {
+    client_id: provider.info!.client_id,
+    redirect_uri: redirect,
+    response_type: 'code',
+    scope: opts.scope ?? 'notes:read notes:write offline_access',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+    state: 'st',
+  };
+  if (opts.resource) params['resource'] = opts.resource;
+  for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
+  const { landed } = await signIn(u, { ...form, decision: 'allow' });
+  const code = new URL(landed).searchParams.get('code') ?? '';
+  const res = await fetch(`${s.url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: redirect,
+      client_id: provider.info!.client_id,
+    }).toString(),
+  });
+  return { status: res.status, tokens: (await res.json()) as Tokens, landed };
 }
 
 t.test('the MCP SDK client connects with OAuth', async (t) => {
@@ -150,11 +211,13 @@ t.test('the MCP SDK client connects with OAuth', async (t) => {
   t.notOk(made.isError, 'and called');
   await client.close();
 
-  // The same access token on REST and curl, as its user.
+  // Issued for the MCP resource (the SDK names it): refused on REST and curl, which are other resources.
   const access = provider.saved!.access_token;
-  const me = await req(s, 'GET', '/api/v1/users/me', { token: access });
-  t.equal(me.json().email, 'oauth-user@example.com');
-  t.equal((await req(s, 'GET', '/curl/whoami', { token: access })).status, 200);
+  const rest = await req(s, 'GET', '/api/v1/users/me', { token: access });
+  t.equal(rest.status, 401, 'an MCP token is not a REST token');
+  t.match(rest.json().detail, /issued for .*\/mcp, not for .*\/api\/v1/, 'and the answer says why');
+  t.match(rest.headers.get('www-authenticate') ?? '', /invalid_token/);
+  t.equal((await req(s, 'GET', '/curl/whoami', { token: access })).status, 401, 'nor a curl token');
 
   // The user sees the client they authorised; an admin sees it registered.
   const grants = (await req(s, 'GET', '/api/v1/oauth/grants', { token: user.token })).json().items;
@@ -183,18 +246,18 @@ t.test('refresh rotates; a reused refresh token revokes the grant; revocation is
   t.equal(r1.status, 200);
   const fresh = (await r1.json()) as { access_token: string; refresh_token: string };
   t.not(fresh.refresh_token, oldRefresh, 'a new refresh token');
-  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: fresh.access_token })).status, 200);
+  t.equal(await onMcp(fresh.access_token), 200);
 
   // Deactivating the user stops the OAuth token at once; reactivating brings it back.
   await req(s, 'PATCH', `/api/v1/users/${user.id}`, { token: s.adminToken, body: { active: false } });
-  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: fresh.access_token })).status, 401, 'deactivated: refused');
+  t.equal(await onMcp(fresh.access_token), 401, 'deactivated: refused');
   await req(s, 'PATCH', `/api/v1/users/${user.id}`, { token: s.adminToken, body: { active: true } });
-  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: fresh.access_token })).status, 200);
+  t.equal(await onMcp(fresh.access_token), 200);
 
   const reuse = await token({ grant_type: 'refresh_token', refresh_token: oldRefresh });
   t.equal(reuse.status, 400, 'the old refresh token is refused');
   t.equal(((await reuse.json()) as { error: string }).error, 'invalid_grant');
-  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: fresh.access_token })).status, 401, 'and the whole grant is revoked');
+  t.equal(await onMcp(fresh.access_token), 401, 'and the whole grant is revoked');
   t.equal((await token({ grant_type: 'refresh_token', refresh_token: fresh.refresh_token })).status, 400);
 });
 
@@ -204,18 +267,14 @@ t.test('the grant is at most the signing-in token; revocation (RFC 7009) stops i
     token: user.token,
     body: { name: 'reader', scopes: ['notes:read'], expires_in_days: 1 },
   });
-  const auth = new MemoryProvider();
-  auth.info = provider.info;
-  const transport = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { authProvider: auth });
-  await t.rejects(new Client({ name: 'again', version: '1.0.0' }).connect(transport), /Unauthorized/);
-  const { landed } = await signIn(auth.authorizationUrl!, {
-    email: 'oauth-user@example.com',
-    password: reader.json().token,
-    decision: 'allow',
-  });
-  await transport.finishAuth(new URL(landed).searchParams.get('code')!);
-  const access = auth.saved!.access_token;
-  t.equal(auth.saved!.scope, 'notes:read', 'granted notes:read only');
+  // For the REST API this time (resource /api/v1), signing in with the read-only token as the password.
+  const { tokens } = await byHand(
+    { email: 'oauth-user@example.com', password: reader.json().token },
+    { resource: `${s.url}/api/v1`, scope: 'notes:read notes:write' },
+  );
+  const access = tokens.access_token;
+  t.equal(tokens.scope, 'notes:read', 'granted notes:read only');
+  t.equal(await onMcp(access), 401, 'a REST token is not an MCP token');
   t.equal((await req(s, 'GET', '/api/v1/notetaker/notes', { token: access })).status, 200, 'reads');
   const write = await req(s, 'POST', '/api/v1/notetaker/notes', { token: access, body: { title: 'no' } });
   t.equal(write.status, 403, 'a read-only OAuth token cannot write');
@@ -237,16 +296,16 @@ t.test("revoking a grant stops its tokens; another user's grant is a 404", async
   const { landed } = await signIn(auth.authorizationUrl!, { email: 'oauth-user@example.com', password: user.token, decision: 'allow' });
   await transport.finishAuth(new URL(landed).searchParams.get('code')!);
   const access = auth.saved!.access_token;
-  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: access })).status, 200);
+  t.equal(await onMcp(access), 200);
   const grant = (await req(s, 'GET', '/api/v1/oauth/grants', { token: user.token })).json().items[0];
   const other = await createUser(s, 'oauth-other@example.com');
   const theirs = await req(s, 'DELETE', `/api/v1/oauth/grants/${grant.id}`, { token: other.token });
   const none = await req(s, 'DELETE', '/api/v1/oauth/grants/no-such-grant', { token: other.token });
   t.equal(theirs.status, 404, "another user's grant");
   t.equal(theirs.text, none.text, 'the same answer as one that does not exist');
-  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: access })).status, 200, 'still works');
+  t.equal(await onMcp(access), 200, 'still works');
   t.equal((await req(s, 'DELETE', `/api/v1/oauth/grants/${grant.id}`, { token: user.token })).status, 204);
-  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: access })).status, 401, 'revoked at once');
+  t.equal(await onMcp(access), 401, 'revoked at once');
   t.equal((await req(s, 'DELETE', `/api/v1/oauth/grants/${grant.id}`, { token: user.token })).status, 404, 'gone');
 });
 

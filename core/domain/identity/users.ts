@@ -7,6 +7,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { BadArguments, Conflict, Forbidden, NotFound, type ArgProblem } from '../../contract/errors.ts';
 import { User } from './entities.ts';
 import type { Principal } from './types.ts';
+import { checkPassword, type Passwords } from './passwords.ts';
 
 export interface UserInfo {
   id: string;
@@ -14,6 +15,8 @@ export interface UserInfo {
   name: string | null;
   roles: string[];
   active: boolean;
+  /** Whether the user has a password to sign in with (never the password itself). */
+  has_password: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -51,6 +54,7 @@ export function userInfo(u: User): UserInfo {
     name: u.name ?? null,
     roles: [...u.roles],
     active: !u.disabled,
+    has_password: Boolean(u.passwordSetAt),
     created_at: u.createdAt.toISOString(),
     updated_at: u.updatedAt.toISOString(),
   };
@@ -63,10 +67,12 @@ function requireAdmin(p: Principal, what: string): void {
 export class UserDirectory {
   readonly #orm: MikroORM;
   readonly #changed: (userId: string) => void;
+  readonly #passwords: Passwords;
 
-  constructor(orm: MikroORM, changed: (userId: string) => void) {
+  constructor(orm: MikroORM, changed: (userId: string) => void, passwords: Passwords) {
     this.#orm = orm;
     this.#changed = changed;
+    this.#passwords = passwords;
   }
 
   /** The caller's own account. */
@@ -97,13 +103,18 @@ export class UserDirectory {
     return userInfo(await this.#find(id));
   }
 
-  async create(p: Principal, input: { email: string; name?: string | null | undefined; roles?: string[] | undefined }): Promise<UserInfo> {
+  /** With an optional first password (else they set one through an invitation link). */
+  async create(
+    p: Principal,
+    input: { email: string; name?: string | null | undefined; roles?: string[] | undefined; password?: string | undefined },
+  ): Promise<UserInfo> {
     requireAdmin(p, 'creating users');
     const problems: ArgProblem[] = [];
     const email = normalizeEmail(input.email, problems);
     const name = checkName(input.name, problems);
     const roles = checkRoles(input.roles ?? [], problems);
     if (problems.length > 0) throw invalid(problems);
+    if (input.password !== undefined) checkPassword(input.password, email);
     const em = this.#orm.em.fork();
     const user = em.create(User, { email, name, roles });
     try {
@@ -111,6 +122,10 @@ export class UserDirectory {
     } catch (err) {
       if (err instanceof UniqueConstraintViolationException) throw new Conflict(`a user with email ${email} already exists`);
       throw err;
+    }
+    if (input.password !== undefined) {
+      await this.#passwords.setInitial(user.id, email, input.password);
+      user.passwordSetAt = new Date();
     }
     return userInfo(user);
   }

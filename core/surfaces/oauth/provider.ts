@@ -29,9 +29,12 @@ export interface OAuthServerDeps {
   behindProxy: boolean;
 }
 
-/** The resources Folio protects, as resource indicators. */
+/**
+ * The resources Folio protects, as resource indicators: each surface, and Folio as a whole (the
+ * base URL, what a client gets when it names no resource: a token for every surface).
+ */
 export function resourcesOf(base: string): string[] {
-  return [`${base}/mcp`, `${base}/api/v1`, `${base}/curl`];
+  return [`${base}/mcp`, `${base}/api/v1`, `${base}/curl`, base];
 }
 
 export async function createProvider(issuer: string, base: string, deps: OAuthServerDeps): Promise<Provider> {
@@ -72,11 +75,13 @@ export async function createProvider(issuer: string, base: string, deps: OAuthSe
       userinfo: { enabled: false },
       resourceIndicators: {
         enabled: true,
-        defaultResource: (_ctx, _client, oneOf) => oneOf ?? `${base}/mcp`,
+        defaultResource: (_ctx, _client, oneOf) => oneOf ?? base,
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, resource) => {
-          if (!resources.has(resource)) throw new errors.InvalidTarget(`Folio protects ${[...resources].join(', ')}`);
-          return { scope: scopeNames.join(' '), audience: resource, accessTokenFormat: 'opaque', accessTokenTTL: ACCESS_TOKEN_TTL };
+          // The base with a trailing slash is the base.
+          const audience = resource === `${base}/` ? base : resource;
+          if (!resources.has(audience)) throw new errors.InvalidTarget(`Folio protects ${[...resources].join(', ')}`);
+          return { scope: scopeNames.join(' '), audience, accessTokenFormat: 'opaque', accessTokenTTL: ACCESS_TOKEN_TTL };
         },
       },
     },

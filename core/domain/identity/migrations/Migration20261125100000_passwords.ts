@@ -1,0 +1,27 @@
+import { Migration } from '@mikro-orm/migrations';
+
+// Passwords for interactive sign-in (argon2id; the hash only) and one-time invitation links an
+// admin makes for a user to set theirs (stored as the sha-256 of the link's secret, single use).
+export class Migration20261125100000_passwords extends Migration {
+  override up(): void {
+    this.addSql(`alter table users add column password_hash text null, add column password_set_at timestamptz null;`);
+    this.addSql(`
+      create table user_invitations (
+        id uuid not null,
+        user_id uuid not null references users (id) on delete cascade,
+        token_hash text not null,
+        created_by uuid null references users (id) on delete set null,
+        expires_at timestamptz not null,
+        used_at timestamptz null,
+        created_at timestamptz not null default now(),
+        constraint user_invitations_pkey primary key (id),
+        constraint user_invitations_token_hash_unique unique (token_hash)
+      );`);
+    this.addSql(`create index user_invitations_user_id_index on user_invitations (user_id);`);
+  }
+
+  override down(): void {
+    this.addSql(`drop table if exists user_invitations;`);
+    this.addSql(`alter table users drop column if exists password_hash, drop column if exists password_set_at;`);
+  }
+}
