@@ -3,17 +3,17 @@
 // registration, authorization code with PKCE through Folio's real sign-in and consent page, the
 // token exchange, tools listed and called; then refresh (rotated; a reused refresh token revokes
 // the grant), revocation, a deactivated user, and the bad input the server must refuse.
-import { createHash, randomBytes } from 'node:crypto';
 import t from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { startTestServer, req, createUser } from '../helpers/server.ts';
+import { authorize, Browser, LOOPBACK_REDIRECT, mcpStatus } from '../helpers/oauth.ts';
 
 const s = await startTestServer();
 t.teardown(() => s.close());
-const REDIRECT = 'http://127.0.0.1:53682/callback';
+const REDIRECT = LOOPBACK_REDIRECT;
 
 class MemoryProvider implements OAuthClientProvider {
   info: OAuthClientInformationMixed | undefined;
@@ -55,55 +55,13 @@ class MemoryProvider implements OAuthClientProvider {
   }
 }
 
-/** A browser, as far as the authorization pages need one: cookies and manual redirects. */
-class Browser {
-  cookies = new Map<string, string>();
-  async go(url: string, init: RequestInit = {}): Promise<Response> {
-    const headers = new Headers(init.headers);
-    if (this.cookies.size) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
-    const res = await fetch(url, { ...init, headers, redirect: 'manual' });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair = ''] = c.split(';');
-      const i = pair.indexOf('=');
-      this.cookies.set(pair.slice(0, i), pair.slice(i + 1));
-    }
-    return res;
-  }
-  /** Follows redirects on Folio; stops at the first one that leaves it (the client's redirect URI). */
-  async follow(url: string, init: RequestInit = {}): Promise<{ res: Response; url: string }> {
-    let res = await this.go(url, init);
-    let at = url;
-    while (res.status >= 300 && res.status < 400) {
-      const next = new URL(res.headers.get('location')!, at).href;
-      if (!next.startsWith(s.url)) return { res, url: next };
-      at = next;
-      res = await this.go(next);
-    }
-    return { res, url: at };
-  }
-}
-
 const user = await createUser(s, 'oauth-user@example.com');
 const provider = new MemoryProvider();
 
-/** The status /mcp answers an initialize with, as `token` (a token for the MCP resource works only there). */
-async function onMcp(token: string): Promise<number> {
-  const res = await fetch(`${s.url}/mcp`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
-    }),
-  });
-  await res.body?.cancel();
-  return res.status;
-}
+const onMcp = (token: string) => mcpStatus(s.url, token);
 
 async function signIn(authorizationUrl: URL, form: Record<string, string>): Promise<{ page: string; landed: string }> {
-  const browser = new Browser();
+  const browser = new Browser(s.url);
   const { res, url } = await browser.follow(authorizationUrl.href);
   const page = await res.text();
   t.equal(res.status, 200, 'the sign-in page');
@@ -118,48 +76,10 @@ async function signIn(authorizationUrl: URL, form: Record<string, string>): Prom
   return { page, landed: posted.url };
 }
 
-interface Tokens {
-  access_token: string;
-  refresh_token?: string;
-  scope?: string;
-}
-
-/**
- * The authorization code flow by hand, as a native client does it (a loopback redirect URI, PKCE),
- * for `resource` (none named: Folio as a whole). Signs in with `form`.
- */
-async function byHand(
-  form: { email: string; password: string },
-  opts: { resource?: string; redirect?: string; scope?: string } = {},
-): Promise<{ status: number; tokens: Tokens; landed: string }> {
-  const verifier = randomBytes(32).toString('base64url');
-  const redirect = opts.redirect ?? REDIRECT;
-  const u = new URL(`${s.url}/oauth/auth`);
-  const params: Record<string, string> = {
-    client_id: provider.info!.client_id,
-    redirect_uri: redirect,
-    response_type: 'code',
-    scope: opts.scope ?? 'notes:read notes:write offline_access',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-    state: 'st',
-  };
-  if (opts.resource) params['resource'] = opts.resource;
-  for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
-  const { landed } = await signIn(u, { ...form, decision: 'allow' });
-  const code = new URL(landed).searchParams.get('code') ?? '';
-  const res = await fetch(`${s.url}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code,
-      code_verifier: verifier,
-      redirect_uri: redirect,
-      client_id: provider.info!.client_id,
-    }).toString(),
-  });
-  return { status: res.status, tokens: (await res.json()) as Tokens, landed };
+/** The flow by hand (a native client, loopback redirect, PKCE) with the client the SDK registered. */
+async function byHand(form: { email: string; password: string }, opts: { resource?: string; scope?: string } = {}) {
+  const flow = await authorize(s.url, provider.info!.client_id, form, opts);
+  return { tokens: flow.tokens! };
 }
 
 t.test('the MCP SDK client connects with OAuth', async (t) => {
@@ -179,7 +99,7 @@ t.test('the MCP SDK client connects with OAuth', async (t) => {
   t.equal(authUrl.searchParams.get('code_challenge_method'), 'S256');
 
   // Wrong credentials: the page again, nothing granted.
-  const browser = new Browser();
+  const browser = new Browser(s.url);
   const { url: pageUrl, res } = await browser.follow(authUrl.href);
   const html = await res.text();
   t.match(html, /Test Agent/, 'the page names the client');
