@@ -1,6 +1,7 @@
 // Wires the parts together: database, identity, registry, dispatch, and the HTTP surfaces.
 // `startFolio` is what `npm start` and the integration tests both run.
 import http from 'node:http';
+import { readFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import Koa, { type Next, type ParameterizedContext } from 'koa';
@@ -262,6 +263,11 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     scopes,
     log: log.child({ component: 'oauth' }),
     behindProxy: config.publicUrl !== null,
+    clientMetadata: {
+      enabled: config.identity.clientMetadataDocuments,
+      allowPrivate: config.identity.clientMetadataPrivateNetworks,
+      ca: config.identity.clientMetadataCaFile ? await readFile(config.identity.clientMetadataCaFile, 'utf8') : undefined,
+    },
   });
   listening = url;
   log.info({ url, engine: db.engine, namespaces: [...registry.snapshot.namespaces.keys()] }, 'folio listening');

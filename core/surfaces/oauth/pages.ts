@@ -56,6 +56,16 @@ function resourcesAsked(params: Record<string, unknown>, fallback: string): stri
   return list.length ? list : [fallback];
 }
 
+/** For a client known by its metadata URL: who publishes that document (its host). */
+function publisher(clientId: string): string {
+  if (!clientId.startsWith('https://')) return '';
+  try {
+    return ` (published by <strong>${esc(new URL(clientId).host)}</strong>)`;
+  } catch {
+    return '';
+  }
+}
+
 export function interactionRouter(deps: InteractionDeps): Router {
   const router = new Router({ prefix: OAUTH_PREFIX });
 
@@ -89,7 +99,7 @@ export function interactionRouter(deps: InteractionDeps): Router {
     ctx.body = page(
       'Connect to Folio',
       `<h1>Connect ${esc(client.clientName ?? client.clientId)} to Folio</h1>
-<p><strong>${esc(client.clientName ?? client.clientId)}</strong> asks to act as you in Folio. After you decide, you go back to <strong>${esc(host)}</strong>.</p>
+<p><strong>${esc(client.clientName ?? client.clientId)}</strong>${publisher(client.clientId)} asks to act as you in Folio. After you decide, you go back to <strong>${esc(host)}</strong>.</p>
 <p>It asks for, on ${resourcesAsked(d.params, deps.defaultResource())
         .map((r) => `<code>${esc(r)}</code>`)
         .join(', ')}:</p><ul>${items}</ul>
