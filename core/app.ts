@@ -40,6 +40,7 @@ import type Provider from 'oidc-provider';
 import { createProvider, mountProvider, OAUTH_PREFIX, passTo } from './surfaces/oauth/provider.ts';
 import { interactionRouter } from './surfaces/oauth/pages.ts';
 import { invitationRouter } from './surfaces/pages/invite.ts';
+import { scimRouter } from './surfaces/scim/routes.ts';
 
 export interface Folio {
   config: Config;
@@ -231,6 +232,15 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     oauth: () => (issuer ? { issuer, scopes: scopes.list().map((x) => x.scope) } : null),
   });
   app.use(mcp.router.routes());
+  app.use(
+    scimRouter({
+      identity,
+      auth: auth.forAudiences(audiences('/scim/v2')),
+      scopes,
+      limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
+      publicUrl: () => publicBase,
+    }).routes(),
+  );
   // A user's tool list depends on their namespace access and on their notes (caller.notes feeds
   // visibility rules): any such change, made on this node or another, re-checks their sessions.
   feed.subscribe((change) => (change === 'all' ? mcp.everyoneChanged() : mcp.accessChanged(change.userId)));

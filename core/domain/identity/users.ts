@@ -98,6 +98,23 @@ export class UserDirectory {
     return { items, next_cursor: more && last ? Buffer.from(last.email).toString('base64url') : null, limit };
   }
 
+  /**
+   * By position rather than cursor (SCIM's startIndex and count): `offset` users skipped in email
+   * order, at most `limit`, and how many match in all. Admins only.
+   */
+  async listByOffset(
+    p: Principal,
+    opts: { email?: string | undefined; offset: number; limit: number },
+  ): Promise<{ items: UserInfo[]; total: number }> {
+    requireAdmin(p, 'listing users');
+    const where = opts.email !== undefined ? { email: opts.email.trim().toLowerCase() } : {};
+    const limit = Math.max(0, Math.min(opts.limit, USER_LIST_LIMIT_MAX));
+    const em = this.#orm.em.fork();
+    if (limit === 0) return { items: [], total: await em.count(User, where) };
+    const [rows, total] = await em.findAndCount(User, where, { orderBy: { email: 'asc' }, offset: Math.max(0, opts.offset), limit });
+    return { items: rows.map(userInfo), total };
+  }
+
   async get(p: Principal, id: string): Promise<UserInfo> {
     requireAdmin(p, 'reading a user');
     return userInfo(await this.#find(id));
