@@ -182,6 +182,15 @@ t.test('an OAuth token works on the resource it was issued for; expired and fore
   t.ok(port.tokens?.access_token, 'and the code is exchanged on it');
   const path = await authorize(s2.url, client, login, { redirect: 'http://127.0.0.1:40123/elsewhere' });
   t.equal(path.page.status, 400, 'but the path must match');
+  // localhost names loopback too (as mcp-remote registers it), and a web client's https redirect URI.
+  const local = await registerClient(s2.url, 'Local', 'http://localhost:3334/oauth/callback');
+  const viaName = await authorize(s2.url, local, login, { redirect: 'http://localhost:51234/oauth/callback' });
+  t.match(viaName.landed ?? '', /^http:\/\/localhost:51234\/oauth\/callback\?code=/, 'localhost on another port');
+  const web = await registerClient(s2.url, 'Web', 'https://app.example/oauth/callback');
+  const webFlow = await authorize(s2.url, web, login, { redirect: 'https://app.example/oauth/callback' });
+  t.match(webFlow.landed ?? '', /^https:\/\/app\.example\/oauth\/callback\?code=/, 'an https redirect URI');
+  const webOther = await authorize(s2.url, web, login, { redirect: 'https://app.example:8443/oauth/callback' });
+  t.equal(webOther.page.status, 400, 'whose port is not free: only loopback ports are');
 
   // Expired: said so, with what to do.
   await s2.folio.db.orm.em
