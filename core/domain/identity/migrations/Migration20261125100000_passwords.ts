@@ -8,14 +8,16 @@ export class Migration20261125100000_passwords extends Migration {
     this.addSql(`
       create table user_invitations (
         id uuid not null,
-        user_id uuid not null references users (id) on delete cascade,
+        user_id uuid not null,
         token_hash text not null,
-        created_by uuid null references users (id) on delete set null,
+        created_by uuid null,
         expires_at timestamptz not null,
         used_at timestamptz null,
         created_at timestamptz not null default now(),
         constraint user_invitations_pkey primary key (id),
-        constraint user_invitations_token_hash_unique unique (token_hash)
+        constraint user_invitations_token_hash_unique unique (token_hash),
+        constraint user_invitations_user_id_foreign foreign key (user_id) references users (id) on delete cascade,
+        constraint user_invitations_created_by_foreign foreign key (created_by) references users (id) on delete set null
       );`);
     this.addSql(`create index user_invitations_user_id_index on user_invitations (user_id);`);
   }
