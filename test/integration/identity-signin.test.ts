@@ -115,6 +115,12 @@ t.test('an invitation link sets the password once, then works no more', async (t
   t.equal((await browser.post(url, { password: 'yet another password', confirm: 'yet another password' })).res.status, 404);
   t.ok((await authorize(s.url, clientId, { email: 'invitee@example.com', password: PASSWORD })).tokens?.access_token, 'signs in');
 
+  // The users namespace makes the same links (curl and MCP).
+  const viaCurl = await req(s, 'POST', '/curl/call/users/invite', { token: s.adminToken, body: { id: u.id, expires_in_hours: 1 } });
+  t.equal(viaCurl.status, 200);
+  t.match(viaCurl.json().url, /\/invite\/[A-Za-z0-9_-]{43}$/, 'users.invite gives a link');
+  t.equal((await fetch(viaCurl.json().url)).status, 200, 'that opens the page');
+
   // An expired link is dead too.
   const old = (await req(s, 'POST', `/api/v1/users/${u.id}/invitations`, { token: s.adminToken })).json().url as string;
   await s.folio.db.orm.em
