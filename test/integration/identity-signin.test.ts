@@ -155,6 +155,17 @@ t.test('sign-in is throttled per account and per client, the same for unknown em
   t.equal(sprayed.refused?.status, 429, 'the client is throttled for every account');
 });
 
+t.test(
+  'the throttle holds on every node',
+  { skip: process.env['DATABASE_URL'] ? false : 'two nodes need one PostgreSQL database' },
+  async (t) => {
+    const node2 = await startTestServer({ sharedDatabaseUrl: s.folio.config.databaseUrl! });
+    t.teardown(() => node2.close());
+    const there = await authorize(node2.url, clientId, { email: 'target@example.com', password: PASSWORD });
+    t.equal(there.refused?.status, 429, 'the account locked on one node is locked on the other');
+  },
+);
+
 t.test('an OAuth token works on the resource it was issued for; expired and foreign tokens are told apart', async (t) => {
   // A fresh server: the one above has throttled this client address.
   const s2 = await startTestServer();

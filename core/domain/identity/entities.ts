@@ -132,4 +132,16 @@ export const UserInvitation = defineEntity({
 });
 export type UserInvitation = InferEntity<typeof UserInvitation>;
 
-export const identityEntities = [User, ApiToken, NamespaceAccess, OAuthRecord, UserInvitation] as const;
+/** Failed sign-ins for one key (sha-256 of an account or a client) in its current window. */
+export const SignInFailures = defineEntity({
+  name: 'SignInFailures',
+  tableName: 'sign_in_failures',
+  properties: {
+    key: p.text().primary(),
+    failures: p.integer(),
+    windowEnds: p.datetime().columnType('timestamptz'),
+  },
+});
+export type SignInFailures = InferEntity<typeof SignInFailures>;
+
+export const identityEntities = [User, ApiToken, NamespaceAccess, OAuthRecord, UserInvitation, SignInFailures] as const;

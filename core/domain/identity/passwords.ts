@@ -3,14 +3,14 @@
 // stored as its sha-256, good until it expires or is used, whichever is first).
 //
 // Sign-in is throttled per account and per client: after too many wrong attempts in a window the
-// next one is refused with a wait (TooManyRequests, Retry-After) before any check. Nothing tells an
+// next one is refused with a wait (TooManyRequests, Retry-After) before any check. The counts are
+// kept in the database (as sha-256 of the key), so every node enforces the same limit. Nothing tells an
 // unknown email from a wrong password: the same answer, the same throttle (keyed by the email as
 // typed, known or not) and an argon2 verification on every attempt.
 import { createHash, randomBytes } from 'node:crypto';
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { BadArguments, Forbidden, NotFound, TooManyRequests } from '../../contract/errors.ts';
-import { Throttle } from '../throttle.ts';
 import { User, UserInvitation } from './entities.ts';
 import type { Principal } from './types.ts';
 
@@ -65,8 +65,6 @@ export class Passwords {
   readonly #changed: (userId: string) => void;
   readonly #publicUrl: () => string;
   readonly #authenticateToken: (raw: string) => Promise<Principal | null>;
-  readonly #byAccount = new Throttle(SIGN_IN_FAILURES_PER_ACCOUNT, WINDOW_MS);
-  readonly #byClient = new Throttle(SIGN_IN_FAILURES_PER_CLIENT, WINDOW_MS);
   /** Verified against when the email is unknown, so both cost the same. */
   #dummy: Promise<string> | undefined;
 
@@ -179,16 +177,36 @@ export class Passwords {
    */
   async signIn(emailIn: string, secret: string, client: string): Promise<SignedIn | null> {
     const email = emailIn.trim().toLowerCase().slice(0, 320);
-    const account = `a:${email}`;
-    const now = Date.now();
-    const wait = Math.max(this.#byAccount.blockedFor(account, now), this.#byClient.blockedFor(client, now));
+    const account = sha(`account:${email}`);
+    const from = sha(`client:${client}`);
+    const wait = await this.#blockedFor(account, from);
     if (wait > 0) throw new TooManyRequests(`too many failed sign-ins; try again in ${wait} seconds.`, wait);
     const signedIn = await this.#check(email, secret);
-    if (!signedIn) {
-      this.#byAccount.fail(account, now);
-      this.#byClient.fail(client, now);
-    }
+    if (!signedIn) await this.#failed(account, from);
     return signedIn;
+  }
+
+  /** Seconds until both keys may try again (0: now). The counts are in the database: every node sees them. */
+  async #blockedFor(account: string, client: string): Promise<number> {
+    const rows = await this.#em().execute<Array<{ wait: number }>>(
+      `select ceil(extract(epoch from window_ends - now()))::int as wait from sign_in_failures
+        where window_ends > now() and ((key = ? and failures >= ?) or (key = ? and failures >= ?))`,
+      [account, SIGN_IN_FAILURES_PER_ACCOUNT, client, SIGN_IN_FAILURES_PER_CLIENT],
+    );
+    return Math.max(0, ...rows.map((r) => Number(r.wait)));
+  }
+
+  async #failed(account: string, client: string): Promise<void> {
+    const em = this.#em();
+    await em.execute(
+      `insert into sign_in_failures (key, failures, window_ends) values (?, 1, now() + ? * interval '1 millisecond'), (?, 1, now() + ? * interval '1 millisecond')
+       on conflict (key) do update set
+         failures = case when sign_in_failures.window_ends <= now() then 1 else sign_in_failures.failures + 1 end,
+         window_ends = case when sign_in_failures.window_ends <= now() then excluded.window_ends else sign_in_failures.window_ends end`,
+      [account, WINDOW_MS, client, WINDOW_MS],
+    );
+    // Now and then, forget the windows that ended.
+    if (Math.random() < 0.05) await em.execute(`delete from sign_in_failures where window_ends <= now()`).catch(() => {});
   }
 
   async #check(email: string, secret: string): Promise<SignedIn | null> {
