@@ -1,6 +1,7 @@
 // Wires the parts together: database, identity, registry, dispatch, and the HTTP surfaces.
 // `startFolio` is what `npm start` and the integration tests both run.
 import http from 'node:http';
+import { readFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import Koa, { type Next, type ParameterizedContext } from 'koa';
@@ -38,6 +39,8 @@ import { bootstrapAdmin } from './domain/identity/bootstrap.ts';
 import type Provider from 'oidc-provider';
 import { createProvider, mountProvider, OAUTH_PREFIX, passTo } from './surfaces/oauth/provider.ts';
 import { interactionRouter } from './surfaces/oauth/pages.ts';
+import { invitationRouter } from './surfaces/pages/invite.ts';
+import { scimRouter } from './surfaces/scim/routes.ts';
 
 export interface Folio {
   config: Config;
@@ -156,6 +159,9 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     services: (principal, l) => servicesFor({ identity, domains, registry, policy, jobs, tokens: config.tokens }, principal, l),
   });
   const auth = new Authenticator(identity, config.bootstrapAdminToken);
+  // An OAuth access token works on the surface it was issued for (RFC 8707), or on all of them
+  // when issued for Folio as a whole (no resource named).
+  const audiences = (path: string) => () => [`${publicBase}${path}`, publicBase];
 
   const app = new Koa();
   app.proxy = false;
@@ -178,8 +184,9 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   let issuer: string | null = null;
   let publicBase = '';
   app.use(mountProvider(() => provider));
-  const oauthPages = interactionRouter({ provider: () => provider, identity, scopes, defaultResource: () => `${publicBase}/mcp` });
+  const oauthPages = interactionRouter({ provider: () => provider, identity, scopes, defaultResource: () => publicBase });
   app.use(oauthPages.routes());
+  app.use(invitationRouter(identity).routes());
 
   const root = new Router();
   root.get('/health', healthRoute(db, PACKAGE.version));
@@ -198,14 +205,14 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   app.use(root.routes());
   const curl = curlRouter({
     dispatcher,
-    auth,
+    auth: auth.forAudiences(audiences('/curl')),
     limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
     version: PACKAGE.version,
     publicUrl: config.publicUrl,
   });
   app.use(curl.routes());
   const rest = restSurface({
-    auth,
+    auth: auth.forAudiences(audiences('/api/v1')),
     policy,
     domains,
     limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
@@ -216,7 +223,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   app.use(rest.publicRouter.routes());
   const mcp: McpSurface = mcpSurface({
     dispatcher,
-    auth,
+    auth: auth.forAudiences(audiences('/mcp')),
     version: PACKAGE.version,
     publicUrl: config.publicUrl,
     ...config.mcp,
@@ -225,6 +232,15 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     oauth: () => (issuer ? { issuer, scopes: scopes.list().map((x) => x.scope) } : null),
   });
   app.use(mcp.router.routes());
+  app.use(
+    scimRouter({
+      identity,
+      auth: auth.forAudiences(audiences('/scim/v2')),
+      scopes,
+      limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
+      publicUrl: () => publicBase,
+    }).routes(),
+  );
   // A user's tool list depends on their namespace access and on their notes (caller.notes feeds
   // visibility rules): any such change, made on this node or another, re-checks their sessions.
   feed.subscribe((change) => (change === 'all' ? mcp.everyoneChanged() : mcp.accessChanged(change.userId)));
@@ -257,6 +273,11 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     scopes,
     log: log.child({ component: 'oauth' }),
     behindProxy: config.publicUrl !== null,
+    clientMetadata: {
+      enabled: config.identity.clientMetadataDocuments,
+      allowPrivate: config.identity.clientMetadataPrivateNetworks,
+      ca: config.identity.clientMetadataCaFile ? await readFile(config.identity.clientMetadataCaFile, 'utf8') : undefined,
+    },
   });
   listening = url;
   log.info({ url, engine: db.engine, namespaces: [...registry.snapshot.namespaces.keys()] }, 'folio listening');

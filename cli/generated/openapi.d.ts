@@ -745,7 +745,7 @@ export interface paths {
         put?: never;
         /**
          * Create a user
-         * @description Admins only. The user has no token yet: make one with admin.create_user, or they sign in with OAuth.
+         * @description Admins only. The user has no token and no password yet: give them an invitation link (POST /users/{id}/invitations) to set their password, or set a first one here.
          */
         post: operations["createUser"];
         delete?: never;
@@ -779,6 +779,26 @@ export interface paths {
         patch: operations["updateUser"];
         trace?: never;
     };
+    "/users/{id}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make an invitation link
+         * @description A one-time link for the user to set their password (it also replaces a forgotten one). The link is shown this once, works once, and expires (72 hours by default); it is stored hashed. Admins only.
+         */
+        post: operations["inviteUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/users/me": {
         parameters: {
             query?: never;
@@ -792,6 +812,26 @@ export interface paths {
          */
         get: operations["getMe"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set your password
+         * @description The password you sign in with on the authorization pages (an MCP client or the CLI connecting with OAuth). At least 12 characters. When you have one already, send it as current_password. Only a personal API token with the scope tokens may do this (an OAuth client may not).
+         */
+        put: operations["setMyPassword"];
         post?: never;
         delete?: never;
         options?: never;
@@ -825,6 +865,13 @@ export interface components {
             url: string;
             /** @description The version served; null: the file's current one. */
             version: number | null;
+        };
+        CreateInvitation: {
+            /**
+             * @description How long the link works (default 72 hours). It works once.
+             * @default 72
+             */
+            expires_in_hours: number;
         };
         CreateNote: {
             /** @description The body, markdown; at most 1 MiB of UTF-8. */
@@ -866,6 +913,8 @@ export interface components {
         CreateUser: {
             email: string;
             name?: string | null;
+            /** @description A first password for sign-in. Better: leave it out and send the user an invitation link to set their own. */
+            password?: string;
             roles?: string[];
         };
         Diff: {
@@ -922,6 +971,13 @@ export interface components {
             sha256: string;
             size: number;
             version: number;
+        };
+        /** @description A one-time invitation link. */
+        Invitation: {
+            /** Format: date-time */
+            expires_at: string;
+            /** @description The link to give the user, shown this once: it opens a page where they set their password. */
+            url: string;
         };
         /** @description A token just made, with its secret. */
         NewToken: {
@@ -1199,6 +1255,12 @@ export interface components {
             /** @description Markdown to add. */
             text: string;
         };
+        SetPassword: {
+            /** @description Your password as it is now; required when you have one. */
+            current_password?: string;
+            /** @description The new password. */
+            password: string;
+        };
         /** @description A share link (never its token, which is shown once). */
         ShareLink: {
             /** Format: date-time */
@@ -1278,6 +1340,8 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             email: string;
+            /** @description Whether they have a password to sign in with on the authorization pages. */
+            has_password: boolean;
             /** Format: uuid */
             id: string;
             name: string | null;
@@ -5539,6 +5603,106 @@ export interface operations {
             };
         };
     };
+    inviteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateInvitation"];
+            };
+        };
+        responses: {
+            /** @description The link. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it.
+             *
+             *     `forbidden`: Authenticated, but this account may not do that: a role is missing.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getMe: {
         parameters: {
             query?: never;
@@ -5571,6 +5735,92 @@ export interface operations {
                 headers: {
                     /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setMyPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetPassword"];
+            };
+        };
+        responses: {
+            /** @description Set. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it.
+             *
+             *     `forbidden`: Authenticated, but this account may not do that: a role is missing.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            415: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

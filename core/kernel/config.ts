@@ -66,6 +66,12 @@ export const ConfigSchema = Type.Object(
       {
         /** The latest expiry a personal API token may have, in days from its creation or rotation. */
         tokenMaxLifetimeDays: Int(1, 3650),
+        /** OAuth clients may use an https URL of their metadata document as client_id (CIMD). */
+        clientMetadataDocuments: Type.Boolean(),
+        /** Fetch such documents from private and loopback addresses too (a client on your own network). */
+        clientMetadataPrivateNetworks: Type.Boolean(),
+        /** PEM file of extra certificate authorities trusted when fetching them (a private PKI); null: the system's. */
+        clientMetadataCaFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
       },
       { additionalProperties: false },
     ),

@@ -57,6 +57,16 @@ export default definePlugin({
       requires: ADMIN,
       handler: async ({ id, ...changes }, ctx) => ctx.services.identity.users.update(id, changes),
     },
+    invite: {
+      description:
+        'A one-time link for a user to set their password (also replaces a forgotten one). Give them the url: it works once and expires (72 hours by default).',
+      args: Type.Object({
+        id: Id,
+        expires_in_hours: Type.Optional(Type.Integer({ minimum: 1, maximum: 720, default: 72 })),
+      }),
+      requires: ADMIN,
+      handler: async ({ id, expires_in_hours }, ctx) => ctx.services.identity.users.invite(id, expires_in_hours),
+    },
     delete: {
       description: "Delete a user and all their data, for good. confirm must be the user's email address.",
       args: Type.Object({ id: Id, confirm: Type.String({ maxLength: 320 }) }),

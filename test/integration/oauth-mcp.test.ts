@@ -9,10 +9,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { startTestServer, req, createUser } from '../helpers/server.ts';
+import { authorize, Browser, LOOPBACK_REDIRECT, mcpStatus } from '../helpers/oauth.ts';
 
 const s = await startTestServer();
 t.teardown(() => s.close());
-const REDIRECT = 'http://127.0.0.1:53682/callback';
+const REDIRECT = LOOPBACK_REDIRECT;
 
 class MemoryProvider implements OAuthClientProvider {
   info: OAuthClientInformationMixed | undefined;
@@ -54,39 +55,13 @@ class MemoryProvider implements OAuthClientProvider {
   }
 }
 
-/** A browser, as far as the authorization pages need one: cookies and manual redirects. */
-class Browser {
-  cookies = new Map<string, string>();
-  async go(url: string, init: RequestInit = {}): Promise<Response> {
-    const headers = new Headers(init.headers);
-    if (this.cookies.size) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
-    const res = await fetch(url, { ...init, headers, redirect: 'manual' });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair = ''] = c.split(';');
-      const i = pair.indexOf('=');
-      this.cookies.set(pair.slice(0, i), pair.slice(i + 1));
-    }
-    return res;
-  }
-  /** Follows redirects on Folio; stops at the first one that leaves it (the client's redirect URI). */
-  async follow(url: string, init: RequestInit = {}): Promise<{ res: Response; url: string }> {
-    let res = await this.go(url, init);
-    let at = url;
-    while (res.status >= 300 && res.status < 400) {
-      const next = new URL(res.headers.get('location')!, at).href;
-      if (!next.startsWith(s.url)) return { res, url: next };
-      at = next;
-      res = await this.go(next);
-    }
-    return { res, url: at };
-  }
-}
-
 const user = await createUser(s, 'oauth-user@example.com');
 const provider = new MemoryProvider();
 
+const onMcp = (token: string) => mcpStatus(s.url, token);
+
 async function signIn(authorizationUrl: URL, form: Record<string, string>): Promise<{ page: string; landed: string }> {
-  const browser = new Browser();
+  const browser = new Browser(s.url);
   const { res, url } = await browser.follow(authorizationUrl.href);
   const page = await res.text();
   t.equal(res.status, 200, 'the sign-in page');
@@ -99,6 +74,12 @@ async function signIn(authorizationUrl: URL, form: Record<string, string>): Prom
     body: new URLSearchParams(form).toString(),
   });
   return { page, landed: posted.url };
+}
+
+/** The flow by hand (a native client, loopback redirect, PKCE) with the client the SDK registered. */
+async function byHand(form: { email: string; password: string }, opts: { resource?: string; scope?: string } = {}) {
+  const flow = await authorize(s.url, provider.info!.client_id, form, opts);
+  return { tokens: flow.tokens! };
 }
 
 t.test('the MCP SDK client connects with OAuth', async (t) => {
@@ -118,7 +99,7 @@ t.test('the MCP SDK client connects with OAuth', async (t) => {
   t.equal(authUrl.searchParams.get('code_challenge_method'), 'S256');
 
   // Wrong credentials: the page again, nothing granted.
-  const browser = new Browser();
+  const browser = new Browser(s.url);
   const { url: pageUrl, res } = await browser.follow(authUrl.href);
   const html = await res.text();
   t.match(html, /Test Agent/, 'the page names the client');
@@ -150,11 +131,13 @@ t.test('the MCP SDK client connects with OAuth', async (t) => {
   t.notOk(made.isError, 'and called');
   await client.close();
 
-  // The same access token on REST and curl, as its user.
+  // Issued for the MCP resource (the SDK names it): refused on REST and curl, which are other resources.
   const access = provider.saved!.access_token;
-  const me = await req(s, 'GET', '/api/v1/users/me', { token: access });
-  t.equal(me.json().email, 'oauth-user@example.com');
-  t.equal((await req(s, 'GET', '/curl/whoami', { token: access })).status, 200);
+  const rest = await req(s, 'GET', '/api/v1/users/me', { token: access });
+  t.equal(rest.status, 401, 'an MCP token is not a REST token');
+  t.match(rest.json().detail, /issued for .*\/mcp, not for .*\/api\/v1/, 'and the answer says why');
+  t.match(rest.headers.get('www-authenticate') ?? '', /invalid_token/);
+  t.equal((await req(s, 'GET', '/curl/whoami', { token: access })).status, 401, 'nor a curl token');
 
   // The user sees the client they authorised; an admin sees it registered.
   const grants = (await req(s, 'GET', '/api/v1/oauth/grants', { token: user.token })).json().items;
@@ -183,18 +166,18 @@ t.test('refresh rotates; a reused refresh token revokes the grant; revocation is
   t.equal(r1.status, 200);
   const fresh = (await r1.json()) as { access_token: string; refresh_token: string };
   t.not(fresh.refresh_token, oldRefresh, 'a new refresh token');
-  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: fresh.access_token })).status, 200);
+  t.equal(await onMcp(fresh.access_token), 200);
 
   // Deactivating the user stops the OAuth token at once; reactivating brings it back.
   await req(s, 'PATCH', `/api/v1/users/${user.id}`, { token: s.adminToken, body: { active: false } });
-  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: fresh.access_token })).status, 401, 'deactivated: refused');
+  t.equal(await onMcp(fresh.access_token), 401, 'deactivated: refused');
   await req(s, 'PATCH', `/api/v1/users/${user.id}`, { token: s.adminToken, body: { active: true } });
-  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: fresh.access_token })).status, 200);
+  t.equal(await onMcp(fresh.access_token), 200);
 
   const reuse = await token({ grant_type: 'refresh_token', refresh_token: oldRefresh });
   t.equal(reuse.status, 400, 'the old refresh token is refused');
   t.equal(((await reuse.json()) as { error: string }).error, 'invalid_grant');
-  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: fresh.access_token })).status, 401, 'and the whole grant is revoked');
+  t.equal(await onMcp(fresh.access_token), 401, 'and the whole grant is revoked');
   t.equal((await token({ grant_type: 'refresh_token', refresh_token: fresh.refresh_token })).status, 400);
 });
 
@@ -204,18 +187,14 @@ t.test('the grant is at most the signing-in token; revocation (RFC 7009) stops i
     token: user.token,
     body: { name: 'reader', scopes: ['notes:read'], expires_in_days: 1 },
   });
-  const auth = new MemoryProvider();
-  auth.info = provider.info;
-  const transport = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { authProvider: auth });
-  await t.rejects(new Client({ name: 'again', version: '1.0.0' }).connect(transport), /Unauthorized/);
-  const { landed } = await signIn(auth.authorizationUrl!, {
-    email: 'oauth-user@example.com',
-    password: reader.json().token,
-    decision: 'allow',
-  });
-  await transport.finishAuth(new URL(landed).searchParams.get('code')!);
-  const access = auth.saved!.access_token;
-  t.equal(auth.saved!.scope, 'notes:read', 'granted notes:read only');
+  // For the REST API this time (resource /api/v1), signing in with the read-only token as the password.
+  const { tokens } = await byHand(
+    { email: 'oauth-user@example.com', password: reader.json().token },
+    { resource: `${s.url}/api/v1`, scope: 'notes:read notes:write' },
+  );
+  const access = tokens.access_token;
+  t.equal(tokens.scope, 'notes:read', 'granted notes:read only');
+  t.equal(await onMcp(access), 401, 'a REST token is not an MCP token');
   t.equal((await req(s, 'GET', '/api/v1/notetaker/notes', { token: access })).status, 200, 'reads');
   const write = await req(s, 'POST', '/api/v1/notetaker/notes', { token: access, body: { title: 'no' } });
   t.equal(write.status, 403, 'a read-only OAuth token cannot write');
@@ -237,16 +216,16 @@ t.test("revoking a grant stops its tokens; another user's grant is a 404", async
   const { landed } = await signIn(auth.authorizationUrl!, { email: 'oauth-user@example.com', password: user.token, decision: 'allow' });
   await transport.finishAuth(new URL(landed).searchParams.get('code')!);
   const access = auth.saved!.access_token;
-  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: access })).status, 200);
+  t.equal(await onMcp(access), 200);
   const grant = (await req(s, 'GET', '/api/v1/oauth/grants', { token: user.token })).json().items[0];
   const other = await createUser(s, 'oauth-other@example.com');
   const theirs = await req(s, 'DELETE', `/api/v1/oauth/grants/${grant.id}`, { token: other.token });
   const none = await req(s, 'DELETE', '/api/v1/oauth/grants/no-such-grant', { token: other.token });
   t.equal(theirs.status, 404, "another user's grant");
   t.equal(theirs.text, none.text, 'the same answer as one that does not exist');
-  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: access })).status, 200, 'still works');
+  t.equal(await onMcp(access), 200, 'still works');
   t.equal((await req(s, 'DELETE', `/api/v1/oauth/grants/${grant.id}`, { token: user.token })).status, 204);
-  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: access })).status, 401, 'revoked at once');
+  t.equal(await onMcp(access), 401, 'revoked at once');
   t.equal((await req(s, 'DELETE', `/api/v1/oauth/grants/${grant.id}`, { token: user.token })).status, 404, 'gone');
 });
 

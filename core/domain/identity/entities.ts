@@ -16,6 +16,9 @@ export const User = defineEntity({
     name: p.text().nullable(),
     roles: p.array().columnType('text[]').default([]),
     disabled: p.boolean().default(false),
+    /** argon2id hash of the password for interactive sign-in; null: none set. */
+    passwordHash: p.text().nullable().lazy(),
+    passwordSetAt: p.datetime().columnType('timestamptz').nullable(),
     createdAt: p
       .datetime()
       .columnType('timestamptz')
@@ -105,4 +108,40 @@ export const OAuthRecord = defineEntity({
 });
 export type OAuthRecord = InferEntity<typeof OAuthRecord>;
 
-export const identityEntities = [User, ApiToken, NamespaceAccess, OAuthRecord] as const;
+/** A one-time link an admin makes for a user to set their password; the secret is stored hashed. */
+export const UserInvitation = defineEntity({
+  name: 'UserInvitation',
+  tableName: 'user_invitations',
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => randomUUID()),
+    user: p.manyToOne(User).fieldName('user_id').deleteRule('cascade').index('user_invitations_user_id_index'),
+    /** Lowercase hex sha-256 of the link's secret. */
+    tokenHash: p.text().unique('user_invitations_token_hash_unique'),
+    createdBy: p.manyToOne(User).fieldName('created_by').nullable().deleteRule('set null'),
+    expiresAt: p.datetime().columnType('timestamptz'),
+    usedAt: p.datetime().columnType('timestamptz').nullable(),
+    createdAt: p
+      .datetime()
+      .columnType('timestamptz')
+      .defaultRaw('now()')
+      .onCreate(() => new Date()),
+  },
+});
+export type UserInvitation = InferEntity<typeof UserInvitation>;
+
+/** Failed sign-ins for one key (sha-256 of an account or a client) in its current window. */
+export const SignInFailures = defineEntity({
+  name: 'SignInFailures',
+  tableName: 'sign_in_failures',
+  properties: {
+    key: p.text().primary(),
+    failures: p.integer(),
+    windowEnds: p.datetime().columnType('timestamptz'),
+  },
+});
+export type SignInFailures = InferEntity<typeof SignInFailures>;
+
+export const identityEntities = [User, ApiToken, NamespaceAccess, OAuthRecord, UserInvitation, SignInFailures] as const;

@@ -7,6 +7,7 @@ import { Migration20261121000000_identity } from './migrations/Migration20261121
 import { Migration20261123100000_personal_tokens } from './migrations/Migration20261123100000_personal_tokens.ts';
 import { Migration20261123110000_oauth } from './migrations/Migration20261123110000_oauth.ts';
 import { Migration20261124100000_oauth_created_at } from './migrations/Migration20261124100000_oauth_created_at.ts';
+import { Migration20261125100000_passwords } from './migrations/Migration20261125100000_passwords.ts';
 import type { TokenSettings } from './personal-tokens.ts';
 import { bindIdentity } from './plugin-api.ts';
 import { oauthRoutes, tokenRoutes, userRoutes } from './rest/routes.ts';
@@ -21,6 +22,7 @@ export const identityDomain = defineDomain<IdentityService, TokenSettings>({
     { name: 'Migration20261123100000_personal_tokens', class: Migration20261123100000_personal_tokens },
     { name: 'Migration20261123110000_oauth', class: Migration20261123110000_oauth },
     { name: 'Migration20261124100000_oauth_created_at', class: Migration20261124100000_oauth_created_at },
+    { name: 'Migration20261125100000_passwords', class: Migration20261125100000_passwords },
   ],
   scopes: {
     tokens: {
@@ -33,7 +35,7 @@ export const identityDomain = defineDomain<IdentityService, TokenSettings>({
       roles: ['admin'],
     },
   },
-  create: ({ db, feed, scopes, settings }) => new IdentityService(db, { feed, scopes, settings }),
+  create: ({ db, feed, scopes, settings, publicUrl }) => new IdentityService(db, { feed, scopes, settings, publicUrl }),
   rest: [
     {
       tag: 'tokens',

@@ -155,6 +155,15 @@ export class OAuthStore {
     return rows[0]!.payload;
   }
 
+  /** Why an access token is refused, when it is one this server issued and still holds. */
+  async refusal(raw: string): Promise<'expired' | null> {
+    const rows = await this.#em().execute<Array<{ expired: boolean }>>(
+      `select expires_at <= now() as expired from oauth_records where model = 'AccessToken' and id = ?`,
+      [sha(raw)],
+    );
+    return rows[0]?.expired ? 'expired' : null;
+  }
+
   /** A live access token, or null: unknown, expired, or its grant revoked. */
   async access(raw: string): Promise<OAuthAccess | null> {
     const em = this.#em();

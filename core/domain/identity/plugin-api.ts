@@ -41,6 +41,7 @@ export function bindIdentity(identity: IdentityService, caller: DomainCaller) {
       ),
       update: (id: string, input: UpdateUser) => (need(['users'], 'users.update'), users.update(p, id, input)),
       delete: (id: string, confirm?: string) => (need(['users'], 'users.delete'), users.delete(p, id, confirm)),
+      invite: (id: string, expiresInHours?: number) => (need(['users'], 'users.invite'), identity.passwords.invite(p, id, expiresInHours)),
     },
   };
 }

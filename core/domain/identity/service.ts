@@ -13,6 +13,7 @@ import type { NamespaceAccessSetting, Principal } from './types.ts';
 import type { ScopeRules } from '../../contract/domain.ts';
 import { PersonalTokens, type TokenSettings } from './personal-tokens.ts';
 import { UserDirectory } from './users.ts';
+import { Passwords } from './passwords.ts';
 
 /** Without a catalogue (a service made on its own, in tests): only '*' is a scope. */
 const ONLY_STAR: ScopeRules = {
@@ -103,13 +104,23 @@ export class IdentityService {
   readonly users: UserDirectory;
   /** The OAuth authorization server's storage. */
   readonly oauth: OAuthStore;
+  /** Passwords for interactive sign-in, invitation links, and the throttled sign-in itself. */
+  readonly passwords: Passwords;
 
-  constructor(db: Database | { orm: MikroORM }, opts: { feed?: ChangeFeed; scopes?: ScopeRules; settings?: TokenSettings } = {}) {
+  constructor(
+    db: Database | { orm: MikroORM },
+    opts: { feed?: ChangeFeed; scopes?: ScopeRules; settings?: TokenSettings; publicUrl?: () => string } = {},
+  ) {
     this.#orm = db.orm;
     this.#feed = opts.feed;
     const changed = (userId: string) => this.#changed(userId);
     this.tokens = new PersonalTokens(this.#orm, opts.scopes ?? ONLY_STAR, opts.settings ?? { tokenMaxLifetimeDays: 365 }, changed);
-    this.users = new UserDirectory(this.#orm, changed);
+    this.passwords = new Passwords(this.#orm, {
+      changed,
+      publicUrl: opts.publicUrl ?? (() => ''),
+      authenticateToken: (raw) => this.authenticate(raw),
+    });
+    this.users = new UserDirectory(this.#orm, changed, this.passwords);
     this.oauth = new OAuthStore(this.#orm, changed);
     this.#feed?.subscribe((change) => {
       if (change === 'all') this.#forget(undefined);
@@ -314,8 +325,30 @@ export class IdentityService {
       tokenKind: 'oauth',
       tokenId: access.tokenId,
       tokenExpiresAt: new Date(access.expiresMs),
+      audience: access.audience,
     });
     return { principal, expiresMs: access.expiresMs };
+  }
+
+  /**
+   * Why `authenticate` refused a token it once knew: 'expired', 'revoked' or 'user disabled';
+   * null when it never knew it. Only on the refusal path, so a caller can say what to do.
+   */
+  async refusal(raw: string): Promise<'expired' | 'revoked' | 'user disabled' | null> {
+    if (typeof raw !== 'string' || raw.length < MIN_RAW_TOKEN_LENGTH || raw.length > MAX_RAW_TOKEN_LENGTH) return null;
+    const em = this.#em();
+    if (looksLikeOAuthToken(raw)) {
+      const why = await this.oauth.refusal(raw);
+      if (why) return why;
+    }
+    const rows = await em.execute<Array<{ revoked: boolean; expired: boolean; disabled: boolean }>>(
+      `select t.revoked_at is not null as revoked, coalesce(t.expires_at <= now(), false) as expired, u.disabled
+         from api_tokens t join users u on u.id = t.user_id where t.token_hash = ?`,
+      [hashToken(raw)],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return row.disabled ? 'user disabled' : row.revoked ? 'revoked' : row.expired ? 'expired' : null;
   }
 
   /** Revokes one of the user's tokens (minted children die with it). Idempotent. */

@@ -7,6 +7,8 @@ export interface Principal {
   tokenKind: TokenKind;
   tokenId: string;
   tokenExpiresAt: Date | null;
+  /** An OAuth access token's audience: the resource (RFC 8707) it was issued for. */
+  audience?: string | null;
 }
 
 export type NamespaceAccessSetting = 'enabled' | 'disabled' | 'default';

@@ -7,6 +7,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { BadArguments, Conflict, Forbidden, NotFound, type ArgProblem } from '../../contract/errors.ts';
 import { User } from './entities.ts';
 import type { Principal } from './types.ts';
+import { checkPassword, type Passwords } from './passwords.ts';
 
 export interface UserInfo {
   id: string;
@@ -14,6 +15,8 @@ export interface UserInfo {
   name: string | null;
   roles: string[];
   active: boolean;
+  /** Whether the user has a password to sign in with (never the password itself). */
+  has_password: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -51,6 +54,7 @@ export function userInfo(u: User): UserInfo {
     name: u.name ?? null,
     roles: [...u.roles],
     active: !u.disabled,
+    has_password: Boolean(u.passwordSetAt),
     created_at: u.createdAt.toISOString(),
     updated_at: u.updatedAt.toISOString(),
   };
@@ -63,10 +67,12 @@ function requireAdmin(p: Principal, what: string): void {
 export class UserDirectory {
   readonly #orm: MikroORM;
   readonly #changed: (userId: string) => void;
+  readonly #passwords: Passwords;
 
-  constructor(orm: MikroORM, changed: (userId: string) => void) {
+  constructor(orm: MikroORM, changed: (userId: string) => void, passwords: Passwords) {
     this.#orm = orm;
     this.#changed = changed;
+    this.#passwords = passwords;
   }
 
   /** The caller's own account. */
@@ -92,18 +98,40 @@ export class UserDirectory {
     return { items, next_cursor: more && last ? Buffer.from(last.email).toString('base64url') : null, limit };
   }
 
+  /**
+   * By position rather than cursor (SCIM's startIndex and count): `offset` users skipped in email
+   * order, at most `limit`, and how many match in all. Admins only.
+   */
+  async listByOffset(
+    p: Principal,
+    opts: { email?: string | undefined; offset: number; limit: number },
+  ): Promise<{ items: UserInfo[]; total: number }> {
+    requireAdmin(p, 'listing users');
+    const where = opts.email !== undefined ? { email: opts.email.trim().toLowerCase() } : {};
+    const limit = Math.max(0, Math.min(opts.limit, USER_LIST_LIMIT_MAX));
+    const em = this.#orm.em.fork();
+    if (limit === 0) return { items: [], total: await em.count(User, where) };
+    const [rows, total] = await em.findAndCount(User, where, { orderBy: { email: 'asc' }, offset: Math.max(0, opts.offset), limit });
+    return { items: rows.map(userInfo), total };
+  }
+
   async get(p: Principal, id: string): Promise<UserInfo> {
     requireAdmin(p, 'reading a user');
     return userInfo(await this.#find(id));
   }
 
-  async create(p: Principal, input: { email: string; name?: string | null | undefined; roles?: string[] | undefined }): Promise<UserInfo> {
+  /** With an optional first password (else they set one through an invitation link). */
+  async create(
+    p: Principal,
+    input: { email: string; name?: string | null | undefined; roles?: string[] | undefined; password?: string | undefined },
+  ): Promise<UserInfo> {
     requireAdmin(p, 'creating users');
     const problems: ArgProblem[] = [];
     const email = normalizeEmail(input.email, problems);
     const name = checkName(input.name, problems);
     const roles = checkRoles(input.roles ?? [], problems);
     if (problems.length > 0) throw invalid(problems);
+    if (input.password !== undefined) checkPassword(input.password, email);
     const em = this.#orm.em.fork();
     const user = em.create(User, { email, name, roles });
     try {
@@ -111,6 +139,10 @@ export class UserDirectory {
     } catch (err) {
       if (err instanceof UniqueConstraintViolationException) throw new Conflict(`a user with email ${email} already exists`);
       throw err;
+    }
+    if (input.password !== undefined) {
+      await this.#passwords.setInitial(user.id, email, input.password);
+      user.passwordSetAt = new Date();
     }
     return userInfo(user);
   }

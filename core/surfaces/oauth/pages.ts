@@ -1,6 +1,8 @@
 // Folio's page of the authorization server: one form that says which client asks (its name and
-// where it will send you back) for which scopes, takes your Folio API token to sign you in, and
-// has Allow and Deny. The grant is at most what that token may do. The form is bound to the
+// where it will send you back) for which scopes, takes your email and password to sign you in
+// (or one of your API tokens in place of the password), and has Allow and Deny. The grant is at
+// most what your roles allow (with a token: what that token may do). Wrong sign-ins are throttled
+// per account and per client (429 with Retry-After). The form is bound to the
 // interaction (its uid in the path and the provider's SameSite cookie), so another site cannot
 // post it; the page may not be framed.
 import Router from '@koa/router';
@@ -9,6 +11,7 @@ import type Provider from 'oidc-provider';
 import type { IdentityService } from '../../domain/identity/service.ts';
 import type { ScopeRules } from '../../contract/domain.ts';
 import { esc, page } from '../pages/html.ts';
+import { TooManyRequests } from '../../contract/errors.ts';
 import { INTERACTION_PREFIX, OAUTH_PREFIX } from './provider.ts';
 
 const FORM_MAX_BYTES = 8 * 1024;
@@ -18,7 +21,7 @@ export interface InteractionDeps {
   provider: () => Provider | null;
   identity: IdentityService;
   scopes: ScopeRules;
-  /** The resource a request names none of. */
+  /** The resource when a request names none: Folio as a whole. */
   defaultResource: () => string;
 }
 
@@ -44,6 +47,23 @@ function requested(params: Record<string, unknown>): { oidc: string[]; folio: st
   const scope = params['scope'];
   const all = (typeof scope === 'string' ? scope : '').split(' ').filter(Boolean);
   return { oidc: all.filter((s) => OIDC_SCOPES.has(s)), folio: all.filter((s) => !OIDC_SCOPES.has(s)) };
+}
+
+/** The resources (RFC 8707) the request names, one or several; the default when none. */
+function resourcesAsked(params: Record<string, unknown>, fallback: string): string[] {
+  const r = params['resource'];
+  const list = (Array.isArray(r) ? r : [r]).filter((x): x is string => typeof x === 'string' && x.length > 0);
+  return list.length ? list : [fallback];
+}
+
+/** For a client known by its metadata URL: who publishes that document (its host). */
+function publisher(clientId: string): string {
+  if (!clientId.startsWith('https://')) return '';
+  try {
+    return ` (published by <strong>${esc(new URL(clientId).host)}</strong>)`;
+  } catch {
+    return '';
+  }
 }
 
 export function interactionRouter(deps: InteractionDeps): Router {
@@ -79,13 +99,15 @@ export function interactionRouter(deps: InteractionDeps): Router {
     ctx.body = page(
       'Connect to Folio',
       `<h1>Connect ${esc(client.clientName ?? client.clientId)} to Folio</h1>
-<p><strong>${esc(client.clientName ?? client.clientId)}</strong> asks to act as you in Folio. After you decide, you go back to <strong>${esc(host)}</strong>.</p>
-<p>It asks for:</p><ul>${items}</ul>
+<p><strong>${esc(client.clientName ?? client.clientId)}</strong>${publisher(client.clientId)} asks to act as you in Folio. After you decide, you go back to <strong>${esc(host)}</strong>.</p>
+<p>It asks for, on ${resourcesAsked(d.params, deps.defaultResource())
+        .map((r) => `<code>${esc(r)}</code>`)
+        .join(', ')}:</p><ul>${items}</ul>
 ${problem ? `<p role="alert"><strong>${esc(problem)}</strong></p>` : ''}
 <form method="post" action="${esc(`${INTERACTION_PREFIX}${d.uid}`)}">
 <p><label>Email <input name="email" type="email" autocomplete="username" required></label></p>
-<p><label>Password (your Folio API token) <input name="password" type="password" autocomplete="current-password" required></label></p>
-<p>The client gets at most what this token may do, and you can revoke it at any time.</p>
+<p><label>Password <input name="password" type="password" autocomplete="current-password" required></label></p>
+<p>The client gets at most what your account may do (signing in with one of your API tokens as the password: at most what that token may do). You can revoke it at any time.</p>
 <p><button type="submit" name="decision" value="allow">Allow</button> <button type="submit" name="decision" value="deny" formnovalidate>Deny</button></p>
 </form>`,
     );
@@ -125,24 +147,28 @@ ${problem ? `<p role="alert"><strong>${esc(problem)}</strong></p>` : ''}
         { mergeWithLastSubmission: false },
       );
     }
-    const principal = await deps.identity.authenticate(form.get('password') ?? '');
-    const email = (form.get('email') ?? '').trim().toLowerCase();
-    if (!principal || principal.tokenKind === 'oauth' || principal.user.email !== email)
-      return render(ctx, 401, 'That email and token do not match an active account.');
+    let principal;
+    try {
+      principal = await deps.identity.passwords.signIn(form.get('email') ?? '', form.get('password') ?? '', ctx.ip);
+    } catch (err) {
+      if (!(err instanceof TooManyRequests)) throw err;
+      ctx.set('Retry-After', String(err.retryAfter));
+      return render(ctx, 429, `Too many failed sign-ins. Try again in ${err.retryAfter} seconds.`);
+    }
+    if (!principal) return render(ctx, 401, 'That email and password do not match an active account.');
     const { oidc, folio } = requested(d.params);
-    // At most what the signing-in token may do, for this user (roles included).
+    // At most what the user's roles allow (signed in with a token: what it may do).
     const catalogue = deps.scopes.list().map((s) => s.scope);
     const wanted = folio.length ? folio.filter((s) => catalogue.includes(s)) : catalogue;
     const granted = wanted.filter((s) => deps.scopes.allows(principal.scopes, s, principal.user.roles));
-    const resource = typeof d.params['resource'] === 'string' ? d.params['resource'] : deps.defaultResource();
     const grant = new provider.Grant({ accountId: principal.user.id, clientId: client.clientId });
     if (oidc.length || granted.length) grant.addOIDCScope([...oidc, ...granted].join(' '));
-    if (granted.length) grant.addResourceScope(resource, granted.join(' '));
-    // What was asked but is beyond the token: refused, so consent is not asked again for it.
+    // What was asked but is beyond the account or token: refused, so consent is not asked again for it.
     const refused = folio.filter((s) => !granted.includes(s));
-    if (refused.length) {
-      grant.rejectOIDCScope(refused.join(' '));
-      grant.rejectResourceScope(resource, refused.join(' '));
+    if (refused.length) grant.rejectOIDCScope(refused.join(' '));
+    for (const resource of resourcesAsked(d.params, deps.defaultResource())) {
+      if (granted.length) grant.addResourceScope(resource, granted.join(' '));
+      if (refused.length) grant.rejectResourceScope(resource, refused.join(' '));
     }
     const grantId = await grant.save();
     ctx.respond = false;

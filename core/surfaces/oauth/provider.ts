@@ -4,7 +4,8 @@
 // (/mcp, /api/v1, /curl) with the scope catalogue, and the sign-in and consent page (./pages.ts).
 //
 // Profile: authorization code with PKCE S256 only (no implicit, no password grant), dynamic client
-// registration (RFC 7591) for public clients, registered as native by default (loopback redirect
+// registration (RFC 7591) for public clients, client ID metadata documents (an https URL as the
+// client_id, fetched with the limits of ./metadata-fetch.ts), registered as native by default (loopback redirect
 // URIs on any port, RFC 8252), refresh tokens rotated on every use (a reused one revokes the
 // grant), revocation (RFC 7009), resource indicators (RFC 8707). Opaque access tokens, stored
 // hashed, checked by the same authentication and policy as API tokens.
@@ -13,6 +14,7 @@ import Provider, { errors, type Configuration } from 'oidc-provider';
 import type { Logger } from 'pino';
 import type { IdentityService } from '../../domain/identity/service.ts';
 import type { ScopeRules } from '../../contract/domain.ts';
+import { metadataFetch } from './metadata-fetch.ts';
 
 export const OAUTH_PREFIX = '/oauth';
 /** Where Folio's pages of the authorization server live (sign-in and consent). */
@@ -27,11 +29,19 @@ export interface OAuthServerDeps {
   log: Logger;
   /** Trust X-Forwarded-Proto/Host (when Folio is reached through its public URL). */
   behindProxy: boolean;
+  /** Client ID metadata documents: on or off, from private addresses too, extra CAs (PEM). */
+  clientMetadata: { enabled: boolean; allowPrivate: boolean; ca?: string | undefined };
 }
 
-/** The resources Folio protects, as resource indicators. */
+/** How long a fetched client metadata document is kept, in seconds (its Cache-Control within these). */
+const CLIENT_METADATA_CACHE = { min: 300, max: DAY };
+
+/**
+ * The resources Folio protects, as resource indicators: each surface, and Folio as a whole (the
+ * base URL, what a client gets when it names no resource: a token for every surface).
+ */
 export function resourcesOf(base: string): string[] {
-  return [`${base}/mcp`, `${base}/api/v1`, `${base}/curl`];
+  return [`${base}/mcp`, `${base}/api/v1`, `${base}/curl`, base];
 }
 
 export async function createProvider(issuer: string, base: string, deps: OAuthServerDeps): Promise<Provider> {
@@ -66,17 +76,26 @@ export async function createProvider(issuer: string, base: string, deps: OAuthSe
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true, initialAccessToken: false },
+      // A client_id that is the https URL of the client's metadata (the MCP authorization spec's
+      // preferred way for clients and servers that have no prior relationship).
+      clientIdMetadataDocument: {
+        enabled: deps.clientMetadata.enabled,
+        ack: 'draft-02',
+        cacheDuration: CLIENT_METADATA_CACHE,
+      },
       registrationManagement: { enabled: true, rotateRegistrationAccessToken: true },
       // A client revokes only its own tokens.
       revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       userinfo: { enabled: false },
       resourceIndicators: {
         enabled: true,
-        defaultResource: (_ctx, _client, oneOf) => oneOf ?? `${base}/mcp`,
+        defaultResource: (_ctx, _client, oneOf) => oneOf ?? base,
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, resource) => {
-          if (!resources.has(resource)) throw new errors.InvalidTarget(`Folio protects ${[...resources].join(', ')}`);
-          return { scope: scopeNames.join(' '), audience: resource, accessTokenFormat: 'opaque', accessTokenTTL: ACCESS_TOKEN_TTL };
+          // The base with a trailing slash is the base.
+          const audience = resource === `${base}/` ? base : resource;
+          if (!resources.has(audience)) throw new errors.InvalidTarget(`Folio protects ${[...resources].join(', ')}`);
+          return { scope: scopeNames.join(' '), audience, accessTokenFormat: 'opaque', accessTokenTTL: ACCESS_TOKEN_TTL };
         },
       },
     },
@@ -92,6 +111,10 @@ export async function createProvider(issuer: string, base: string, deps: OAuthSe
       Interaction: 3600,
       IdToken: 3600,
     },
+    fetch: metadataFetch({
+      allowPrivate: deps.clientMetadata.allowPrivate,
+      ca: deps.clientMetadata.ca,
+    }) as unknown as Configuration['fetch'],
     interactions: { url: (_ctx, interaction) => `${INTERACTION_PREFIX}${interaction.uid}` },
     renderError: (ctx, out) => {
       ctx.type = 'text/plain; charset=utf-8';

@@ -146,6 +146,23 @@ export function userRoutes(identity: IdentityService): Route[] {
       handler: async ({ principal }) => ({ status: 200, body: await users.me(principal) }),
     }),
     route({
+      id: 'setMyPassword',
+      method: 'PUT',
+      path: '/users/me/password',
+      summary: 'Set your password',
+      description:
+        'The password you sign in with on the authorization pages (an MCP client or the CLI connecting with OAuth). At least 12 characters. When you have one already, send it as current_password. Only a personal API token with the scope tokens may do this (an OAuth client may not).',
+      tags,
+      scopes: ['tokens'],
+      body: S.SetPassword,
+      problems: ['forbidden'],
+      responses: { 204: { description: 'Set.' } },
+      handler: async ({ principal, body }) => {
+        await identity.passwords.setOwn(principal, body);
+        return { status: 204 };
+      },
+    }),
+    route({
       id: 'listUsers',
       method: 'GET',
       path: '/users',
@@ -168,7 +185,8 @@ export function userRoutes(identity: IdentityService): Route[] {
       method: 'POST',
       path: '/users',
       summary: 'Create a user',
-      description: 'Admins only. The user has no token yet: make one with admin.create_user, or they sign in with OAuth.',
+      description:
+        'Admins only. The user has no token and no password yet: give them an invitation link (POST /users/{id}/invitations) to set their password, or set a first one here.',
       tags,
       ...ADMIN,
       body: S.CreateUser,
@@ -176,7 +194,29 @@ export function userRoutes(identity: IdentityService): Route[] {
       responses: { 201: { description: 'The user.', schema: S.UserRecord } },
       handler: async ({ principal, body }) => ({
         status: 201,
-        body: await users.create(principal, compact({ email: body.email, name: body.name, roles: body.roles }) as { email: string }),
+        body: await users.create(
+          principal,
+          compact({ email: body.email, name: body.name, roles: body.roles, password: body.password }) as { email: string },
+        ),
+      }),
+    }),
+    route({
+      id: 'inviteUser',
+      method: 'POST',
+      path: '/users/{id}/invitations',
+      summary: 'Make an invitation link',
+      description:
+        'A one-time link for the user to set their password (it also replaces a forgotten one). The link is shown this once, works once, and expires (72 hours by default); it is stored hashed. Admins only.',
+      tags,
+      ...ADMIN,
+      params: S.IdParams,
+      body: S.CreateInvitation,
+      bodyRequired: false,
+      notFound: USER_404,
+      responses: { 201: { description: 'The link.', schema: S.Invitation } },
+      handler: async ({ principal, params, body }) => ({
+        status: 201,
+        body: await identity.passwords.invite(principal, params.id, body?.expires_in_hours),
       }),
     }),
     route({

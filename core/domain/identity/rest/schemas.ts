@@ -3,6 +3,7 @@
 import { Type, type TSchema } from 'typebox';
 import { TOKEN_LIST_LIMIT_DEFAULT, TOKEN_LIST_LIMIT_MAX } from '../personal-tokens.ts';
 import { USER_LIST_LIMIT_DEFAULT, USER_LIST_LIMIT_MAX } from '../users.ts';
+import { INVITATION_HOURS_DEFAULT, INVITATION_HOURS_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../passwords.ts';
 
 const DateTime = Type.String({ format: 'date-time' });
 const NullableDateTime = Type.Union([DateTime, Type.Null()]);
@@ -122,6 +123,7 @@ export const UserRecord = Type.Object(
     name: Type.Union([Type.String(), Type.Null()]),
     roles: Type.Array(Type.String()),
     active: Type.Boolean({ description: 'false: deactivated; none of their tokens work, their data is kept.' }),
+    has_password: Type.Boolean({ description: 'Whether they have a password to sign in with on the authorization pages.' }),
     created_at: DateTime,
     updated_at: DateTime,
   },
@@ -146,8 +148,47 @@ export const CreateUser = Type.Object(
     email: Type.String({ minLength: 3, maxLength: 320 }),
     name: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
     roles: Type.Optional(Type.Array(Role, { maxItems: 16, uniqueItems: true })),
+    password: Type.Optional(
+      Type.String({
+        minLength: PASSWORD_MIN,
+        maxLength: PASSWORD_MAX,
+        description: 'A first password for sign-in. Better: leave it out and send the user an invitation link to set their own.',
+      }),
+    ),
   },
   { additionalProperties: false },
+);
+
+export const SetPassword = Type.Object(
+  {
+    password: Type.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX, description: 'The new password.' }),
+    current_password: Type.Optional(
+      Type.String({ maxLength: PASSWORD_MAX, description: 'Your password as it is now; required when you have one.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const CreateInvitation = Type.Object(
+  {
+    expires_in_hours: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: INVITATION_HOURS_MAX,
+        default: INVITATION_HOURS_DEFAULT,
+        description: `How long the link works (default ${INVITATION_HOURS_DEFAULT} hours). It works once.`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const Invitation = Type.Object(
+  {
+    url: Type.String({ description: 'The link to give the user, shown this once: it opens a page where they set their password.' }),
+    expires_at: DateTime,
+  },
+  { description: 'A one-time invitation link.' },
 );
 
 export const UpdateUser = Type.Object(
@@ -204,4 +245,12 @@ export const OAuthClientList = Type.Object({ items: Type.Array(OAuthClient) });
 export const OAUTH_COMPONENTS: Record<string, TSchema> = { OAuthGrant, OAuthGrantList, OAuthClient, OAuthClientList };
 
 export const TOKEN_COMPONENTS: Record<string, TSchema> = { Token, NewToken, TokenPage, CreateToken, RotateToken, ScopeInfo, ScopeList };
-export const USER_COMPONENTS: Record<string, TSchema> = { User: UserRecord, UserPage, CreateUser, UpdateUser };
+export const USER_COMPONENTS: Record<string, TSchema> = {
+  User: UserRecord,
+  UserPage,
+  CreateUser,
+  UpdateUser,
+  SetPassword,
+  CreateInvitation,
+  Invitation,
+};

@@ -1,0 +1,129 @@
+// SCIM 2.0 at /scim/v2, as an identity provider uses it: discovery, create, find by userName,
+// deactivate with PATCH (every token stops), rename, delete; the SCIM error format; admins with
+// the scope users only; a filter that is not the one supported is refused, never interpreted.
+import t from 'tap';
+import { startTestServer, req, createUser } from '../helpers/server.ts';
+
+const s = await startTestServer();
+t.teardown(() => s.close());
+const SCIM = 'application/scim+json';
+const scim = (method: string, path: string, body?: unknown, token = s.adminToken) =>
+  req(s, method, `/scim/v2${path}`, { token, ...(body === undefined ? {} : { body, headers: { 'content-type': SCIM } }) });
+
+t.test('discovery', async (t) => {
+  const spc = await scim('GET', '/ServiceProviderConfig');
+  t.equal(spc.status, 200);
+  t.match(spc.headers.get('content-type') ?? '', /application\/scim\+json/);
+  t.equal(spc.json().patch.supported, true);
+  t.equal(spc.json().filter.supported, true);
+  const types = await scim('GET', '/ResourceTypes');
+  t.same(
+    types.json().Resources.map((r: { endpoint: string }) => r.endpoint),
+    ['/Users'],
+  );
+  const groups = await scim('GET', '/Groups');
+  t.equal(groups.status, 404, 'no Groups resource');
+  t.equal(groups.json().status, '404', 'said in the SCIM error format');
+  const schemas = await scim('GET', '/Schemas');
+  t.equal(schemas.json().Resources[0].id, 'urn:ietf:params:scim:schemas:core:2.0:User');
+});
+
+t.test('an identity provider provisions, finds, deactivates, renames and deletes a user', async (t) => {
+  const made = await scim('POST', '/Users', {
+    schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+    userName: 'Okta.User@Example.com',
+    name: { givenName: 'Okta', familyName: 'User' },
+    emails: [{ value: 'okta.user@example.com', primary: true }],
+    active: true,
+  });
+  t.equal(made.status, 201);
+  const user = made.json();
+  t.equal(user.userName, 'okta.user@example.com', 'userName is the email, lowercased');
+  t.equal(user.name.formatted, 'Okta User');
+  t.equal(user.active, true);
+  t.equal(made.headers.get('location'), `${s.url}/scim/v2/Users/${user.id}`);
+  const again = await scim('POST', '/Users', { userName: 'okta.user@example.com' });
+  t.equal(again.status, 409);
+  t.equal(again.json().scimType, 'uniqueness');
+  t.same(again.json().schemas, ['urn:ietf:params:scim:api:messages:2.0:Error']);
+  t.equal(again.json().status, '409');
+
+  const found = await scim('GET', `/Users?filter=${encodeURIComponent('userName eq "OKTA.user@example.com"')}`);
+  t.equal(found.status, 200);
+  t.equal(found.json().totalResults, 1);
+  t.equal(found.json().Resources[0].id, user.id);
+  const none = await scim('GET', `/Users?filter=${encodeURIComponent('userName eq "nobody@example.com"')}`);
+  t.equal(none.json().totalResults, 0, 'no match: an empty list');
+  for (const bad of [
+    'userName eq "a" or userName pr',
+    'userName eq "x") or (1 eq 1',
+    "userName eq 'x'",
+    'emails co "@"',
+    'userName eq "\\"',
+  ]) {
+    const r = await scim('GET', `/Users?filter=${encodeURIComponent(bad)}`);
+    t.equal(r.status, 400, `filter ${bad} refused`);
+    t.equal(r.json().scimType, 'invalidFilter');
+  }
+  const all = await scim('GET', '/Users?startIndex=1&count=1');
+  t.equal(all.json().itemsPerPage, 1);
+  t.ok(all.json().totalResults >= 2, 'paged by startIndex and count, with the total');
+
+  // A user who already works in Folio: found by userName and deactivated, their token stops at once.
+  const worker = await createUser(s, 'worker@example.com');
+  const listed = await scim('GET', `/Users?filter=${encodeURIComponent('userName eq "worker@example.com"')}`);
+  const workerId = listed.json().Resources[0].id;
+  t.equal(workerId, worker.id);
+  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: worker.token })).status, 200);
+  const stop = await scim('PATCH', `/Users/${workerId}`, {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+    Operations: [{ op: 'replace', path: 'active', value: false }],
+  });
+  t.equal(stop.json().active, false);
+  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: worker.token })).status, 401, 'their token stops at once');
+
+  const off = await scim('PATCH', `/Users/${user.id}`, {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+    Operations: [{ op: 'replace', path: 'active', value: false }],
+  });
+  t.equal(off.status, 200);
+  t.equal(off.json().active, false, 'deactivated');
+  t.equal((await req(s, 'GET', `/api/v1/users/${user.id}`, { token: s.adminToken })).json().active, false, 'as Folio sees it');
+  const entra = await scim('PATCH', `/Users/${user.id}`, {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+    Operations: [{ op: 'Replace', value: { active: 'True', 'name.formatted': 'Renamed User' } }],
+  });
+  t.equal(entra.status, 200, 'the path-less form, with a string boolean');
+  t.equal(entra.json().active, true);
+  t.equal(entra.json().name.formatted, 'Renamed User');
+  const email = await scim('PATCH', `/Users/${user.id}`, {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+    Operations: [{ op: 'replace', path: 'userName', value: 'other@example.com' }],
+  });
+  t.equal(email.status, 400);
+  t.equal(email.json().scimType, 'mutability');
+  const put = await scim('PUT', `/Users/${user.id}`, { userName: 'okta.user@example.com', displayName: 'Put Name', active: true });
+  t.equal(put.json().displayName, 'Put Name');
+
+  t.equal((await scim('DELETE', `/Users/${user.id}`)).status, 204);
+  const gone = await scim('GET', `/Users/${user.id}`);
+  t.equal(gone.status, 404);
+  t.equal(gone.json().status, '404');
+  t.equal((await scim('GET', '/Users/not-a-uuid')).status, 404);
+});
+
+t.test('admins with the scope users only', async (t) => {
+  t.equal((await scim('GET', '/Users', undefined, '')).status, 401, 'no token');
+  const plain = await createUser(s, 'plain@example.com');
+  const r = await scim('GET', '/Users', undefined, plain.token);
+  t.equal(r.status, 403);
+  t.same(r.json().schemas, ['urn:ietf:params:scim:api:messages:2.0:Error']);
+  const reader = await req(s, 'POST', '/api/v1/tokens', {
+    token: s.adminToken,
+    body: { name: 'reader', scopes: ['notes:read'], expires_in_days: 1 },
+  });
+  t.equal((await scim('GET', '/Users', undefined, reader.json().token)).status, 403, "an admin's token without the scope users");
+  const bad = await req(s, 'POST', '/scim/v2/Users', { token: s.adminToken, body: '{"userName": ', headers: { 'content-type': SCIM } });
+  t.equal(bad.status, 400, 'a broken body');
+  t.equal(bad.json().status, '400');
+});
