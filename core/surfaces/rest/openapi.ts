@@ -132,6 +132,12 @@ function operation(r: Route, refs: Map<string, string>): Json {
         '*/*': { schema: { type: 'string', format: 'binary' } },
       },
     };
+  if (r.raw?.media?.length)
+    op.requestBody = {
+      required: true,
+      description: r.raw.description,
+      content: Object.fromEntries(r.raw.media.map((m) => [m, { schema: { type: 'string', format: 'binary' } }])),
+    };
   op.responses = responses;
   return op;
 }
