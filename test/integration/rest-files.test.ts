@@ -247,6 +247,15 @@ t.test('trash, restore, purge; purge gives the bytes back to the quota', async (
   t.notOk((await api(s, 'GET', '/filedb/files', { token: alice.token })).json().items.some((x: { id: string }) => x.id === f.id));
   const put = await raw('PUT', `/filedb/files/${f.id}/content`, { token: alice.token, body: 'x', headers: { 'if-match': '"1"' } });
   t.equal(put.status, 409, 'a trashed file takes no new content');
+  // Like a trashed note, a trashed file is still its owner's to read until it is purged...
+  const kept = await raw('GET', `/filedb/files/${f.id}/content`, { token: alice.token });
+  t.equal(kept.status, 200, 'its owner can still download it');
+  t.same(kept.bytes, Buffer.alloc(1000, 7));
+  t.equal((await raw('GET', `/filedb/files/${f.id}/versions/1/content`, { token: alice.token })).status, 200);
+  t.equal((await api(s, 'GET', `/filedb/files/${f.id}/versions`, { token: alice.token })).status, 200);
+  // ...and nobody else's, and not to be shared.
+  t.equal((await raw('GET', `/filedb/files/${f.id}/content`, { token: bob.token })).status, 404);
+  t.equal((await api(s, 'POST', `/filedb/files/${f.id}/shares`, { token: alice.token, body: {} })).status, 409);
   t.equal((await api(s, 'POST', `/filedb/files/${f.id}/restore`, { token: alice.token })).json().deleted_at, null);
   await api(s, 'DELETE', `/filedb/files/${f.id}`, { token: alice.token });
   t.equal((await api(s, 'DELETE', `/filedb/trash/${f.id}`, { token: alice.token })).status, 204);
