@@ -1489,9 +1489,15 @@ export interface operations {
                      * @description The bytes.
                      */
                     file: string;
-                    /** @description A folder path, if not in the query. */
+                    /**
+                     * @description A folder path, if not in the query.
+                     * @example
+                     */
                     folder?: string;
-                    /** @description The file's name, if not in the query (default: the part's filename). */
+                    /**
+                     * @description The file's name, if not in the query (default: the part's filename).
+                     * @example
+                     */
                     name?: string;
                 };
             };
@@ -1996,9 +2002,15 @@ export interface operations {
                      * @description The bytes.
                      */
                     file: string;
-                    /** @description A folder path, if not in the query. */
+                    /**
+                     * @description A folder path, if not in the query.
+                     * @example
+                     */
                     folder?: string;
-                    /** @description The file's name, if not in the query (default: the part's filename). */
+                    /**
+                     * @description The file's name, if not in the query (default: the part's filename).
+                     * @example
+                     */
                     name?: string;
                 };
             };

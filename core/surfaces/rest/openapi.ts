@@ -123,8 +123,9 @@ function operation(r: Route, refs: Map<string, string>): Json {
             required: ['file'],
             properties: {
               file: { type: 'string', format: 'binary', description: 'The bytes.' },
-              name: { type: 'string', description: "The file's name, if not in the query (default: the part's filename)." },
-              folder: { type: 'string', description: 'A folder path, if not in the query.' },
+              // Empty examples: the explorer prefills a form field with its example and sends it.
+              name: { type: 'string', description: "The file's name, if not in the query (default: the part's filename).", example: '' },
+              folder: { type: 'string', description: 'A folder path, if not in the query.', example: '' },
             },
           },
           encoding: { file: { contentType: '*/*' } },
