@@ -203,3 +203,31 @@ t.test('an upload left unfinished past its expiry is removed by the files-expire
   );
   t.equal((await offsetOf(alice.token, url)).status, 404);
 });
+
+t.test('malformed tus requests get a clear 4xx problem, never a 5xx', async (t) => {
+  const created = await create(alice.token, 100, { name: 'x.txt' });
+  const url = created.headers.get('location')!;
+  const cases: Array<[string, string, Record<string, string>, string | undefined]> = [
+    ['POST', UPLOADS, { authorization: `Bearer ${alice.token}`, 'upload-length': '10' }, undefined],
+    ['POST', UPLOADS, tusHeaders(alice.token, { 'upload-length': 'abc', 'upload-metadata': `name ${b64('a')}` }), undefined],
+    ['POST', UPLOADS, tusHeaders(alice.token, { 'upload-length': '-5', 'upload-metadata': `name ${b64('a')}` }), undefined],
+    ['POST', UPLOADS, tusHeaders(alice.token, { 'upload-length': '10', 'upload-metadata': 'name !!!notbase64' }), undefined],
+    ['PATCH', url, tusHeaders(alice.token, { 'upload-offset': '0' }), 'abc'],
+    ['PATCH', url, tusHeaders(alice.token, { 'upload-offset': 'x', 'content-type': 'application/offset+octet-stream' }), 'abc'],
+    ['PATCH', url, tusHeaders(alice.token, { 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }), 'a'.repeat(200)],
+    [
+      'PATCH',
+      `${UPLOADS}/00000000-0000-4000-8000-000000000000`,
+      tusHeaders(alice.token, { 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }),
+      'a',
+    ],
+    ['HEAD', url, { authorization: `Bearer ${alice.token}` }, undefined],
+    ['PATCH', `${UPLOADS}/not-a-uuid`, tusHeaders(alice.token, { 'upload-offset': '0' }), 'a'],
+  ];
+  for (const [method, u, headers, body] of cases) {
+    const r = await fetch(u, { method, headers, ...(body !== undefined ? { body } : {}) });
+    t.ok(r.status >= 400 && r.status < 500, `${method} ${u.slice(-12)} ${JSON.stringify(headers).slice(0, 80)} -> ${r.status}`);
+    if (method !== 'HEAD') t.equal(r.headers.get('content-type'), 'application/problem+json');
+  }
+  t.equal((await offsetOf(alice.token, url)).headers.get('upload-offset'), '0', 'the upload took none of it');
+});

@@ -43,13 +43,20 @@ interface Exchange {
 }
 
 /** A tus error answer (status and text) as the typed outcome the REST surface words as a problem. */
-function typed(status: number, text: string): FolioError {
+function typed(status: number, text: string): Error {
   const msg = text.trim() || `the upload request was refused (${status})`;
   if (status === 404 || status === 410) return new NotFound(UPLOAD_404);
   if (status === 409) return new Conflict(`${msg}: ask for the upload's offset (HEAD) and send the bytes from there`);
   if (status === 415) return new UnsupportedMediaType(`${msg}: a PATCH sends Content-Type: application/offset+octet-stream`);
   if (status === 413) return new BadArguments(`${msg}: more bytes than the Upload-Length declared`);
+  if (status === 412) return new BadArguments(`${msg}: send Tus-Resumable: 1.0.0`);
+  if (status >= 500) return new InternalUploadError(`the resumable upload failed: ${msg}`);
   return new BadArguments(msg);
+}
+
+/** A failure of the upload machinery itself (the disk under DATA_DIR/uploads, ...): a 500 with an error id. */
+class InternalUploadError extends Error {
+  override name = 'InternalUploadError';
 }
 
 const meta = (u: Upload) => (u.metadata ?? {}) as Record<string, string | null | undefined>;
