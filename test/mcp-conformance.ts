@@ -81,9 +81,8 @@ export async function runConformance(scenario?: string): Promise<number> {
   const db = process.env['DATABASE_URL'] ? await fresh(process.env['DATABASE_URL']) : undefined;
   const folio = await startFolio(
     loadConfig({
-      // The fixture plugin declares prompts, and prompts are not yet carried across the isolation
-      // boundary: run it in-process, as Folio's own plugins run.
-      env: { PLUGIN_ISOLATION: 'in-process' },
+      // The fixture plugin lives outside ./plugins, so it runs isolated (the default for
+      // third-party plugins): its tools and prompts are served across the worker boundary.
       overrides: {
         port: 0,
         host: '127.0.0.1',

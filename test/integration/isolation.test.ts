@@ -5,9 +5,13 @@
 // and reloading an isolated plugin leaves no worker behind.
 import t from 'tap';
 import path from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { readdirSync } from 'node:fs';
 import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { pino } from 'pino';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTestServer, req, call, createUser, eventually, FIXTURES } from '../helpers/server.ts';
 
 const HOSTILE = path.join(FIXTURES, 'hostile');
@@ -76,6 +80,46 @@ t.test('the plugin contract crosses the worker boundary', async (t) => {
   t.equal(file.text, 'a,b\n1,2\n');
   const bad = await call(s, bob.token, 'crossing', 'write_and_read', { title: 3 });
   t.equal(bad.status, 400, 'arguments are validated on Folio’s side, as for any plugin');
+});
+
+t.test("an isolated plugin's prompts are offered over MCP and rendered in its worker", async (t) => {
+  await install('services', 'crossing');
+  const client = new Client({ name: 'isolation-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${bob.token}` } } }),
+  );
+  t.teardown(() => client.close());
+  const listed = (await client.listPrompts()).prompts.filter((p) => p.name.startsWith('crossing__'));
+  t.same(
+    listed.map((p) => p.name),
+    ['crossing__broken', 'crossing__greet', 'crossing__throws'],
+  );
+  t.match(
+    listed.find((p) => p.name === 'crossing__greet'),
+    {
+      title: 'Greet someone',
+      description: 'Writes a greeting for the caller.',
+      arguments: [{ name: 'who', description: 'Whom to greet', required: true }],
+    },
+  );
+  const got = await client.getPrompt({ name: 'crossing__greet', arguments: { who: 'Ada' } });
+  const text = (got.messages[0]?.content as { text: string }).text;
+  t.match(
+    text,
+    /^Greet Ada on behalf of bob@example\.com, then call crossing__write_and_read/,
+    'rendered with the caller and MCP tool names',
+  );
+  await t.rejects(
+    client.getPrompt({ name: 'crossing__greet', arguments: {} }),
+    /who/,
+    'a missing required argument is refused before the worker',
+  );
+  const broken = client.getPrompt({ name: 'crossing__broken', arguments: {} });
+  await t.rejects(broken, /error id/i, 'a render that is not text is a failure with an error id');
+  const thrown = await client.getPrompt({ name: 'crossing__throws', arguments: {} }).catch((e: Error) => e);
+  t.ok(thrown instanceof Error);
+  t.notMatch((thrown as Error).message, /secret cause/, 'the cause stays in the log');
+  t.equal((await call(s, bob.token, 'crossing', 'write_and_read', { title: 'still there' })).status, 200, 'the worker still serves');
 });
 
 t.test('a handler that computes for 3 s: everyone else is answered meanwhile; its caller gets the timeout answer', async (t) => {
@@ -171,26 +215,43 @@ t.test('a plugin that keeps crashing is disabled, with the reason, until its fil
   await rm(P('heap_hog'), { recursive: true });
 });
 
-t.test('reloading an isolated plugin leaves no worker behind', async (t) => {
+t.test('reloading an isolated plugin leaves no worker and no memory behind', async (t) => {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
   const threads = () => readdirSync('/proc/self/task').length;
+  // Each version holds 1 MB and, as a hostile author would, keeps it on globalThis "for later":
+  // in-process, every version's ballast would pile up there; a version's worker starts empty.
   const version = (v: number) =>
-    `const ballast = ${JSON.stringify('z'.repeat(1_000_000))};\nexport default { namespace: 'reloaded', description: 'v${v}', functions: { v: { description: 'Which version.', handler: () => 'v${v}:' + ballast.length } } };`;
+    `const ballast = ${JSON.stringify('z'.repeat(1_000_000))} + ${v};\n(globalThis.__kept ??= []).push(ballast);\nexport default { namespace: 'reloaded', description: 'v${v}', functions: { v: { description: 'Which version.', handler: () => 'v${v}:' + globalThis.__kept.length } } };`;
   await mkdir(P('reloaded'), { recursive: true });
-  await writeFile(P('reloaded', 'index.mjs'), version(0));
-  await s.folio.registry.reload(P('reloaded'));
-  t.equal((await call(s, bob.token, 'reloaded', 'v')).text, 'v0:1000000');
+  const reloadTo = async (from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      await writeFile(P('reloaded', 'index.mjs'), version(i));
+      await s.folio.registry.reload(P('reloaded'));
+    }
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      gc();
+    }
+    return process.memoryUsage().heapUsed;
+  };
+  await reloadTo(0, 1);
+  t.equal((await call(s, bob.token, 'reloaded', 'v')).text, 'v0:1');
   const before = threads();
-  for (let i = 1; i <= 10; i++) {
-    await writeFile(P('reloaded', 'index.mjs'), version(i));
-    await s.folio.registry.reload(P('reloaded'));
-  }
-  t.equal((await call(s, bob.token, 'reloaded', 'v')).text, 'v10:1000000');
-  const after = await eventually(
+  const base = await reloadTo(1, 6);
+  const after = await reloadTo(6, 46);
+  t.equal((await call(s, bob.token, 'reloaded', 'v')).text, 'v45:1', 'the 46th version holds one ballast, not 46');
+  const grownMB = (after - base) / 1e6;
+  t.ok(
+    grownMB < 15,
+    `40 reloads of an isolated plugin holding 1 MB grew Folio's heap by ${grownMB.toFixed(1)} MB (kept versions would be 40+ MB)`,
+  );
+  const left = await eventually(
     async () => threads(),
     (n) => n <= before,
     5000,
   );
-  t.ok(after <= before, `threads after 10 reloads: ${after}, before: ${before} (one worker per version kept would be ${before + 10})`);
+  t.ok(left <= before, `threads after 45 reloads: ${left}, before: ${before} (one worker per version kept would be ${before + 45})`);
   await rm(P('reloaded'), { recursive: true });
 });
 

@@ -10,7 +10,7 @@ import path, { basename } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { Aborted, FunctionFailed } from '../../contract/errors.ts';
-import { bytes, type Caller, type Context } from '../../sdk/index.ts';
+import { bytes, type Caller, type Context, type PromptContext } from '../../sdk/index.ts';
 import { PACKAGE_ROOT, type Config } from '../config.ts';
 import { buildPlugin, type PluginEntry } from '../manifest.ts';
 import { LoadError, type Bundle } from '../plugin-eval.ts';
@@ -81,6 +81,9 @@ interface PendingRule {
   reject(e: Error): void;
   timer: NodeJS.Timeout;
 }
+
+/** How long a prompt render that never answers is remembered (the surface answered long before). */
+const PROMPT_FORGET_MS = 120_000;
 
 const BLOCKED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -277,6 +280,10 @@ export class PluginHost {
     const withProxies = (v: unknown, at: string[]): unknown => {
       if (v === FUNCTION) {
         if (at.length === 1 && at[0] === 'visible') return (caller: Caller) => this.#visible(caller);
+        if (at.length === 3 && at[0] === 'prompts' && at[2] === 'render') {
+          const name = at[1]!;
+          return (args: Record<string, string>, ctx: PromptContext) => this.#prompt(name, args, ctx);
+        }
         if (at.length === 3 && at[0] === 'functions' && at[2] === 'handler' && Object.hasOwn(fns, at[1]!)) {
           const fn = at[1]!;
           return (args: Record<string, unknown>, ctx: Context) => this.#call(fn, args, ctx);
@@ -515,6 +522,30 @@ export class PluginHost {
     });
   }
 
+  /**
+   * A prompt's render, in the worker. The surface's deadline answers the client; the CPU deadline
+   * stops a worker that spins; this timer only forgets a render that never answers.
+   */
+  async #prompt(name: string, args: Record<string, string>, ctx: PromptContext): Promise<unknown> {
+    if (this.#disabled)
+      throw new FunctionFailed(`prompt ${this.#namespace}.${name} is not available: the plugin was ${this.#disabled}`, randomUUID());
+    const worker = await this.#ready;
+    const id = ++this.#seq;
+    const answer = await new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#rules.delete(id);
+        reject(new Error(`prompt ${name} did not answer`));
+      }, PROMPT_FORGET_MS);
+      timer.unref();
+      this.#rules.set(id, { worker, resolve, reject, timer });
+      const surface = ctx.ref('a.b') === 'a__b' ? 'mcp' : 'curl';
+      worker.postMessage({ type: 'prompt', id, name, args, caller: ctx.caller, surface } satisfies ToWorker);
+    });
+    const v = answer as { text: string } | { not: string };
+    if ('text' in v) return v.text;
+    throw new Error(`prompt ${name} rendered ${v.not}, not a string`);
+  }
+
   #onMessage(worker: Worker, m: FromWorker): void {
     switch (m.type) {
       case 'pong':
@@ -532,6 +563,7 @@ export class PluginHost {
         } else p.reject(fromWire(m.error));
         return;
       }
+      case 'prompt-result':
       case 'visible-result': {
         const r = this.#rules.get(m.id);
         if (!r) return;

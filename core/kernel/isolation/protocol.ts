@@ -50,6 +50,7 @@ export type ToWorker =
   | { type: 'call'; id: number; fn: string; args: Record<string, unknown>; caller: Caller; budget: number; surface: Surface }
   | { type: 'abort'; id: number; reason: string }
   | { type: 'visible'; id: number; caller: Caller }
+  | { type: 'prompt'; id: number; name: string; args: Record<string, string>; caller: Caller; surface: Surface }
   | { type: 'service-result'; id: number; seq: number; ok: true; value: unknown }
   | { type: 'service-result'; id: number; seq: number; ok: false; error: WireError };
 
@@ -63,6 +64,8 @@ export type FromWorker =
   | { type: 'result'; id: number; ok: false; error: WireError }
   | { type: 'visible-result'; id: number; ok: true; value: unknown }
   | { type: 'visible-result'; id: number; ok: false; error: WireError }
+  | { type: 'prompt-result'; id: number; ok: true; value: { text: string } | { not: string } }
+  | { type: 'prompt-result'; id: number; ok: false; error: WireError }
   | { type: 'service'; id: number; seq: number; path: string[]; args: unknown[] }
   | { type: 'progress'; id: number; progress: number; total?: number; message?: string }
   | { type: 'log'; id: number; level: 'info' | 'warn' | 'error' | 'debug'; obj: unknown; msg: string | undefined };

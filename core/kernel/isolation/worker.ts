@@ -4,7 +4,7 @@
 // ctx.log send messages back to Folio; ctx.signal fires when Folio says the call is over.
 import { callRef } from '../describe.ts';
 import { parentPort } from 'node:worker_threads';
-import { isBytes, type Caller, type Context, type Services } from '../../sdk/index.ts';
+import { isBytes, type Caller, type Context, type PromptContext, type Services } from '../../sdk/index.ts';
 import { evaluateBundle } from '../plugin-eval.ts';
 import { fromWire, shapeOf, toWire, type FromWorker, type ToWorker, type WireResult } from './protocol.ts';
 
@@ -22,6 +22,7 @@ const running = new Map<number, Running>();
 type Plugin = {
   visible?: (caller: Caller) => unknown;
   functions: Record<string, { handler: (args: Record<string, unknown>, ctx: Context) => unknown }>;
+  prompts?: Record<string, { render: (args: Record<string, string>, ctx: PromptContext) => unknown }>;
 };
 
 function freezeCaller(c: Caller): Caller {
@@ -125,6 +126,22 @@ async function visible(plugin: Plugin, m: Extract<ToWorker, { type: 'visible' }>
   }
 }
 
+/** A prompt's render, here where the plugin lives; the text (or whatever it returned, for Folio to refuse) goes back. */
+async function prompt(plugin: Plugin, m: Extract<ToWorker, { type: 'prompt' }>): Promise<void> {
+  try {
+    const def = plugin.prompts && Object.hasOwn(plugin.prompts, m.name) ? plugin.prompts[m.name] : undefined;
+    if (!def) throw new Error(`no prompt '${m.name}' in this version`);
+    const value: unknown = await def.render(
+      { ...m.args },
+      { caller: freezeCaller(m.caller), ref: (name, refArgs) => callRef(m.surface, name, refArgs) },
+    );
+    // Only text is a prompt; anything else is refused in Folio, named by its type as in-process.
+    send({ type: 'prompt-result', id: m.id, ok: true, value: typeof value === 'string' ? { text: value } : { not: typeof value } });
+  } catch (err) {
+    send({ type: 'prompt-result', id: m.id, ok: false, error: toWire(err) });
+  }
+}
+
 // A worker starts empty (a spare, made ahead of need) and loads the plugin its first message brings.
 let plugin: Plugin | undefined;
 
@@ -162,6 +179,9 @@ port.on('message', (m: ToWorker) => {
       break;
     case 'visible':
       void visible(plugin, m);
+      break;
+    case 'prompt':
+      void prompt(plugin, m);
       break;
     case 'abort':
       running.get(m.id)?.controller.abort(new Error(m.reason));
