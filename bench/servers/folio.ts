@@ -83,7 +83,10 @@ async function timeIt(n: number, fn: () => Promise<unknown>): Promise<number> {
 }
 
 try {
-  const b = await startBenchFolio({ plugins: [BENCH_PLUGINS], databaseUrl, dataDir });
+  // The call path itself: the bench plugin runs in-process, as Folio's own plugins do, unless
+  // BENCH_ISOLATION says otherwise (the isolation bench measures the worker boundary's cost).
+  const mode = process.env['BENCH_ISOLATION'] ?? 'in-process';
+  const b = await startBenchFolio({ plugins: [BENCH_PLUGINS], databaseUrl, dataDir, overrides: { isolation: { mode } } });
   stopOnParentRequest(async () => {
     await b.close();
   });
