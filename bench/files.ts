@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat, writeFile, open } from 'node:fs/promises';
 import http from 'node:http';
+import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
@@ -26,6 +27,9 @@ export interface TransferFigure {
   rssBeforeMB: number;
   rssPeakMB: number;
   rssGrowthMB: number;
+  /** CPU time the server and this client spent during the transfer, as a share of its wall time (1 = one core busy). */
+  serverCpu: number;
+  clientCpu: number;
   pass: boolean;
 }
 
@@ -46,6 +50,8 @@ export interface FilesResult {
   };
   targetRatio: number;
   targetRssGrowthMB: number;
+  /** The machine's 1-minute load average at the end (other work on the same cores skews every ratio). */
+  loadAverage: number;
 }
 
 interface Ready {
@@ -78,19 +84,28 @@ function request(url: string, opts: http.RequestOptions, body?: (req: http.Clien
   });
 }
 
-export async function runFiles(opts: { quick: boolean }): Promise<FilesResult> {
+export async function runFiles(opts: { quick: boolean; profile?: boolean }): Promise<FilesResult> {
   const size = opts.quick ? 256 * MiB : 1024 * MiB;
   const work = await tempDir('files-work');
   const dataDir = await tempDir('files-data');
-  const child = spawnChild<Ready>(path.join(BENCH_DIR, 'servers/files.ts'), [dataDir], { timeoutMs: 120_000 });
+  const profDir = path.join(BENCH_DIR, 'results', 'files-profile');
+  const child = spawnChild<Ready>(path.join(BENCH_DIR, 'servers/files.ts'), [dataDir], {
+    timeoutMs: 120_000,
+    ...(opts.profile ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] } : {}),
+  });
   let sampling = false;
+  let serverCpuMs = 0;
   const rss = async (): Promise<number> => {
     child.child.send({ cmd: 'rss' });
-    return ((await child.next(10_000)) as { rss: number }).rss;
+    const m = (await child.next(10_000)) as { rss: number; cpuMs: number };
+    serverCpuMs = m.cpuMs;
+    return m.rss;
   };
   /** Runs `fn` while sampling the server's RSS every 100 ms. */
   const watched = async <T>(fn: () => Promise<T>) => {
     const before = await rss();
+    const serverCpuBefore = serverCpuMs;
+    const clientCpuBefore = process.cpuUsage();
     let peak = before;
     sampling = true;
     let stopSampling = () => {};
@@ -106,8 +121,14 @@ export async function runFiles(opts: { quick: boolean }): Promise<FilesResult> {
         });
       }
     })();
+    const cpu = { server: 0, client: 0 };
     try {
-      return { ...(await timed(fn)), before, peak: () => peak };
+      const out = await timed(fn);
+      const client = process.cpuUsage(clientCpuBefore);
+      cpu.client = (client.user + client.system) / 1000 / 1000 / out.seconds;
+      await rss();
+      cpu.server = (serverCpuMs - serverCpuBefore) / 1000 / out.seconds;
+      return { ...out, before, peak: () => peak, cpu };
     } finally {
       sampling = false;
       stopSampling();
@@ -155,7 +176,12 @@ export async function runFiles(opts: { quick: boolean }): Promise<FilesResult> {
 
     const cpSeconds = (cp1 + cp2) / 2;
     const cpSpeed = size / MiB / cpSeconds;
-    const figure = (w: { seconds: number; before: number; peak: () => number }): TransferFigure => {
+    const figure = (w: {
+      seconds: number;
+      before: number;
+      peak: () => number;
+      cpu: { server: number; client: number };
+    }): TransferFigure => {
       const speed = size / MiB / w.seconds;
       const growth = (w.peak() - w.before) / MiB;
       return {
@@ -165,6 +191,8 @@ export async function runFiles(opts: { quick: boolean }): Promise<FilesResult> {
         rssBeforeMB: mb(w.before),
         rssPeakMB: mb(w.peak()),
         rssGrowthMB: round(growth),
+        serverCpu: round(w.cpu.server, 2),
+        clientCpu: round(w.cpu.client, 2),
         pass: speed / cpSpeed >= 0.5 && growth < 100,
       };
     };
@@ -211,6 +239,7 @@ export async function runFiles(opts: { quick: boolean }): Promise<FilesResult> {
       },
       targetRatio: 0.5,
       targetRssGrowthMB: 100,
+      loadAverage: round(loadavg()[0] ?? 0, 2),
     };
   } finally {
     await child.stop();
@@ -221,12 +250,12 @@ export async function runFiles(opts: { quick: boolean }): Promise<FilesResult> {
 
 export function formatFiles(r: FilesResult): string {
   const line = (name: string, f: TransferFigure) =>
-    `  ${name.padEnd(9)} ${f.seconds} s, ${f.mbPerSec} MB/s = ${(f.ratio * 100).toFixed(1)}% of cp; server RSS ${f.rssBeforeMB} -> peak ${f.rssPeakMB} MB (+${f.rssGrowthMB} MB)  ${f.pass ? 'PASS' : 'FAIL'}`;
+    `  ${name.padEnd(9)} ${f.seconds} s, ${f.mbPerSec} MB/s = ${(f.ratio * 100).toFixed(1)}% of cp; server RSS ${f.rssBeforeMB} -> peak ${f.rssPeakMB} MB (+${f.rssGrowthMB} MB); CPU server ${f.serverCpu}, client ${f.clientCpu}  ${f.pass ? 'PASS' : 'FAIL'}`;
   return [
     `files: ${r.sizeMB} MiB through the REST API vs cp on the same disk (cp runs: ${r.cp.seconds.join(' s, ')} s, mean ${r.cp.mbPerSec} MB/s)`,
     line('upload', r.upload),
     line('download', r.download),
     `  ${r.concurrent.downloads} concurrent downloads of ${r.concurrent.sizeMB} MB: ${r.concurrent.completed} complete, p50 ${r.concurrent.p50Ms} ms, p95 ${r.concurrent.p95Ms} ms, max ${r.concurrent.maxMs} ms; server RSS ${r.concurrent.rssBeforeMB} -> peak ${r.concurrent.rssPeakMB} MB`,
-    `  targets: each transfer >= ${r.targetRatio * 100}% of cp, RSS growth < ${r.targetRssGrowthMB} MB`,
+    `  targets: each transfer >= ${r.targetRatio * 100}% of cp, RSS growth < ${r.targetRssGrowthMB} MB (load average ${r.loadAverage} on ${cpus().length} CPUs)`,
   ].join('\n');
 }

@@ -4,6 +4,7 @@
 //   npm run bench -- --quick              shorter runs (a smoke test, noisier figures)
 //   npm run bench -- --only=call          one (or a comma list: --only=call,reload)
 //   npm run bench -- --only=call --profile  also a CPU profile of Folio under the same load
+//   npm run bench -- --only=files --profile CPU profiles of the files server and the client, and their CPU time per transfer
 //   DATABASE_URL=postgres://... npm run bench   the call benchmark also runs against PostgreSQL
 //   npm run bench -- --only=notes         list/get/search latency on 100k notes (not in the default set:
 //                                         ~15-30 min; see bench/notes.ts)
@@ -112,7 +113,7 @@ function summaryRows(s: Summary): string[][] {
         'files',
         `${f.sizeMB} MiB ${name} MB/s`,
         String(x.mbPerSec),
-        `${(x.ratio * 100).toFixed(1)}% of cp (${f.cp.mbPerSec} MB/s), RSS +${x.rssGrowthMB} MB`,
+        `${(x.ratio * 100).toFixed(1)}% of cp (${f.cp.mbPerSec} MB/s), RSS +${x.rssGrowthMB} MB, CPU server ${x.serverCpu} client ${x.clientCpu}`,
         `${x.pass ? 'PASS' : 'FAIL'} (>= ${f.targetRatio * 100}%, < ${f.targetRssGrowthMB} MB)`,
       ]);
     rows.push([
@@ -196,7 +197,7 @@ async function main(): Promise<void> {
       if (name === 'call') details.push(formatCall((summary.call = await runCall({ quick, profile }))));
       if (name === 'reload') details.push(formatReload((summary.reload = await runReload({ quick }))));
       if (name === 'memory') details.push(formatMemory((summary.memory = await runMemory({ quick }))));
-      if (name === 'files') details.push(formatFiles((summary.files = await runFiles({ quick }))));
+      if (name === 'files') details.push(formatFiles((summary.files = await runFiles({ quick, profile }))));
       if (name === 'isolation') details.push(formatIsolation((summary.isolation = await runIsolation({ quick }))));
       if (name === 'notes') details.push(formatNotes((summary.notes = await runNotes({ quick }))));
       if (name === 'revisions') details.push(formatRevisions((summary.revisions = await runRevisions({ quick }))));

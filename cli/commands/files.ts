@@ -6,11 +6,14 @@ import { rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { createHash } from 'node:crypto';
 import { InvalidArgumentError, type Command } from 'commander';
+import * as tus from 'tus-js-client';
 import type { components } from '../generated/openapi.d.ts';
 import { API_PREFIX, failure, ok, send, type Target } from '../lib/client.ts';
 import { CliError, EXIT } from '../lib/errors.ts';
 import { examples, type Cli, type CommandGroup } from '../lib/group.ts';
+import { configDir, readJsonFile, writePrivate } from '../lib/config.ts';
 import { emit, readStdin, table, when, withOutput, type OutputOptions } from '../lib/output.ts';
 
 type File = components['schemas']['File'];
@@ -36,38 +39,176 @@ export function bytes(n: number): string {
 }
 
 /**
- * A pass-through stream that draws a one-line bar on stderr as bytes go by (at most ten times a
- * second), and clears it at the end. When stderr is not a terminal it draws nothing.
+ * A one-line bar on stderr (redrawn at most ten times a second) of `done` bytes out of `total`;
+ * `end` clears it. When stderr is not a terminal it draws nothing.
  */
-function progress(label: string, total: number | undefined): Transform {
+function meter(label: string, total: number | undefined): { to(done: number): void; end(): void } {
   const tty = process.stderr.isTTY === true;
-  let done = 0;
   let last = 0;
-  const draw = (final = false) => {
-    if (!tty) return;
-    const now = Date.now();
-    if (!final && now - last < 100) return;
-    last = now;
-    const width = Math.max(10, Math.min(30, (process.stderr.columns || 80) - label.length - 30));
-    let line: string;
-    if (total) {
-      const ratio = Math.min(1, done / total);
-      const filled = Math.round(ratio * width);
-      line = `${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(ratio * 100)).padStart(3)}% ${bytes(done)}/${bytes(total)}`;
-    } else line = `${label} ${bytes(done)}`;
-    process.stderr.write(`\r\x1b[2K${line}`);
+  return {
+    to(done) {
+      if (!tty) return;
+      const now = Date.now();
+      if (now - last < 100) return;
+      last = now;
+      const width = Math.max(10, Math.min(30, (process.stderr.columns || 80) - label.length - 30));
+      let line: string;
+      if (total) {
+        const ratio = Math.min(1, done / total);
+        const filled = Math.round(ratio * width);
+        line = `${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(ratio * 100)).padStart(3)}% ${bytes(done)}/${bytes(total)}`;
+      } else line = `${label} ${bytes(done)}`;
+      process.stderr.write(`\r\x1b[2K${line}`);
+    },
+    end() {
+      if (tty) process.stderr.write('\r\x1b[2K');
+    },
   };
+}
+
+/** A pass-through stream that moves a meter() as bytes go by, and clears it at the end. */
+function progress(label: string, total: number | undefined): Transform {
+  const bar = meter(label, total);
+  let done = 0;
   return new Transform({
     transform(chunk: Buffer, _enc, cb) {
       done += chunk.length;
-      draw();
+      bar.to(done);
       cb(null, chunk);
     },
     flush(cb) {
-      if (tty) process.stderr.write('\r\x1b[2K');
+      bar.end();
       cb();
     },
   });
+}
+
+type PreviousUpload = Awaited<ReturnType<tus.Upload['findPreviousUploads']>>[number];
+
+/**
+ * Where unfinished uploads' URLs are kept between runs: a JSON file only its owner can read (the
+ * URL is no secret without the token, but it names the user's upload), keyed by fingerprint.
+ */
+function uploadUrls(file: string) {
+  const load = () => readJsonFile<Record<string, PreviousUpload>>(file, {});
+  const save = (all: Record<string, PreviousUpload>) => writePrivate(file, JSON.stringify(all, null, 2));
+  return {
+    findAllUploads: () => Promise.resolve(Object.values(load())),
+    findUploadsByFingerprint: (fp: string) =>
+      Promise.resolve(Object.entries(load()).flatMap(([k, v]) => (k.startsWith(`${fp}::`) ? [{ ...v, urlStorageKey: k }] : []))),
+    removeUpload(key: string) {
+      const all = load();
+      delete all[key];
+      save(all);
+      return Promise.resolve();
+    },
+    addUpload(fp: string, upload: PreviousUpload) {
+      const key = `${fp}::${Date.now()}`;
+      save({ ...load(), [key]: { ...upload, urlStorageKey: key } });
+      return Promise.resolve(key);
+    },
+  };
+}
+
+/**
+ * Uploads with the tus protocol (/api/v1/filedb/uploads): the bytes go up in one stream; when the
+ * connection drops the client asks the server where it got to and sends the rest (a few retries),
+ * and the upload's URL is kept in <config dir>/uploads.json, so running the same command again
+ * after an interruption (even a killed process) resumes it instead of starting over. The stored URL
+ * is keyed by the server, the file (path, size, modification time) and where it goes; it is
+ * forgotten once the upload completes. A server without resumable uploads gets a plain upload.
+ */
+async function resumableUpload(
+  target: Target,
+  file: string,
+  size: number,
+  where: { name: string; folder?: string | undefined; note?: string | undefined },
+): Promise<File> {
+  const st = await stat(file);
+  const key = createHash('sha256')
+    .update(JSON.stringify([target.url, path.resolve(file), size, st.mtimeMs, where.name, where.folder ?? '', where.note ?? '']))
+    .digest('hex');
+  const bar = meter(`uploading ${path.basename(file)}`, size);
+  let fileId: string | null = null;
+  let body: string | null = null;
+  const metadata: Record<string, string> = { name: where.name, filetype: 'application/octet-stream' };
+  if (where.folder) metadata['folder'] = where.folder;
+  if (where.note) metadata['note_id'] = where.note;
+  const outcome = await new Promise<{ ok: true } | { ok: false; err: Error }>((resolve) => {
+    const up = new tus.Upload(createReadStream(file), {
+      endpoint: `${target.url}${API_PREFIX}/filedb/uploads`,
+      uploadSize: size,
+      metadata,
+      headers: { authorization: `Bearer ${target.token ?? ''}` },
+      fingerprint: () => Promise.resolve(`folio-${key}`),
+      urlStorage: uploadUrls(path.join(configDir(), 'uploads.json')),
+      storeFingerprintForResuming: true,
+      removeFingerprintOnSuccess: true,
+      retryDelays: [0, 1000, 3000, 5000],
+      onProgress: (sent) => bar.to(sent),
+      onAfterResponse: (_req, res) => {
+        const id = res.getHeader('Folio-File-Id');
+        if (id) fileId = id;
+        if (res.getStatus() === 200 && id) body = res.getBody();
+      },
+      onSuccess: () => resolve({ ok: true }),
+      onError: (err) => resolve({ ok: false, err }),
+    });
+    void up.findPreviousUploads().then(
+      (previous) => {
+        const last = previous.sort((a, b) => Date.parse(b.creationTime) - Date.parse(a.creationTime))[0];
+        if (last) {
+          info(`resuming an earlier upload of ${path.basename(file)}`);
+          up.resumeFromPreviousUpload(last);
+        }
+        up.start();
+      },
+      () => up.start(),
+    );
+  });
+  bar.end();
+  if (!outcome.ok) {
+    const res = (outcome.err as tus.DetailedError).originalResponse;
+    const req = (outcome.err as tus.DetailedError).originalRequest;
+    if (!res)
+      throw new CliError(
+        `cannot reach Folio at ${target.url} (${outcome.err.message.split('\n')[0]}); run the same command again to resume`,
+        EXIT.unreachable,
+      );
+    // A server without resumable uploads: the plain way.
+    if (res.getStatus() === 404 && req?.getMethod() === 'POST') return plainUpload(target, file, size, where);
+    const status = res.getStatus();
+    throw await failure(
+      target,
+      new Response(res.getBody() || null, { status, headers: { 'content-type': res.getHeader('Content-Type') ?? 'text/plain' } }),
+    );
+  }
+  if (body) return JSON.parse(body) as File;
+  if (!fileId) throw new CliError('the upload finished but the server did not say which file it made', EXIT.server);
+  const got = await authed(target, `/filedb/files/${encodeURIComponent(fileId)}`, { method: 'GET' });
+  if (!got.ok) throw await failure(target, got);
+  return (await got.json()) as File;
+}
+
+/** One streamed POST of the raw bytes (servers without resumable uploads). */
+async function plainUpload(
+  target: Target,
+  file: string,
+  size: number,
+  where: { name: string; folder?: string | undefined; note?: string | undefined },
+): Promise<File> {
+  const query = new URLSearchParams({ name: where.name });
+  if (where.folder) query.set('folder', where.folder);
+  if (where.note) query.set('note_id', where.note);
+  const body = Readable.toWeb(createReadStream(file).pipe(progress(`uploading ${path.basename(file)}`, size)));
+  const res = await authed(target, `/filedb/files?${query.toString()}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
+    body,
+    duplex: 'half',
+  });
+  if (!res.ok) throw await failure(target, res);
+  return (await res.json()) as File;
 }
 
 /** A request straight to the REST API with the token, for the streaming calls openapi-fetch would buffer. */
@@ -137,7 +278,13 @@ export const files: CommandGroup = {
       });
     examples(infoCmd, 'folio files info 01J...', 'folio files info 01J... --json sha256');
 
-    const upload = withOutput(group.command('upload').description('upload a file (streamed from disk) and print its id'))
+    const upload = withOutput(
+      group
+        .command('upload')
+        .description(
+          'upload a file (streamed from disk, resumable) and print its id; run it again after an interruption to send only the rest',
+        ),
+    )
       .argument('<path>', 'the file to upload')
       .option('--name <name>', 'the name to store it under (default: the file name)')
       .option('--folder <folder>', 'the folder to put it in')
@@ -154,18 +301,8 @@ export const files: CommandGroup = {
           if (err instanceof CliError) throw err;
           throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, EXIT.usage);
         }
-        const query = new URLSearchParams({ name: o.name ?? path.basename(file) });
-        if (o.folder) query.set('folder', o.folder);
-        if (o.note) query.set('note_id', o.note);
-        const body = Readable.toWeb(createReadStream(file).pipe(progress(`uploading ${path.basename(file)}`, size)));
-        const res = await authed(target, `/filedb/files?${query.toString()}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
-          body,
-          duplex: 'half',
-        });
-        if (!res.ok) throw await failure(target, res);
-        const f = (await res.json()) as File;
+        const name = o.name ?? path.basename(file);
+        const f = await resumableUpload(target, file, size, { name, folder: o.folder, note: o.note });
         emit(f, o, () => process.stdout.write(f.id + '\n'));
       });
     examples(
@@ -173,6 +310,7 @@ export const files: CommandGroup = {
       'folio files upload report.pdf',
       'folio files upload scan.png --name receipt.png --note 01J...',
       'ID=$(folio files upload backup.tar.gz)',
+      'folio files upload big.iso   # interrupted? the same command again resumes where it stopped',
     );
 
     const download = group

@@ -114,6 +114,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/filedb/files/{id}/text": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A file's extracted text
+         * @description The text Folio extracted from the current version (or `version`): a PDF page by page (`page`), a DOCX, and text, Markdown, CSV and JSON as they are. Extraction runs in the background after each upload: until then `state` is pending; types without text are skipped.
+         */
+        get: operations["getFileText"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/filedb/files/{id}/versions": {
         parameters: {
             query?: never;
@@ -260,6 +280,54 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/filedb/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a resumable upload (tus)
+         * @description The tus resumable-upload protocol 1.0.0 (https://tus.io/protocols/resumable-upload): any tus client works (tus-js-client, Uppy, tusd-client, `folio files upload`). Send Upload-Length (the size; required) and Upload-Metadata with `name` (or `filename`) and optionally `filetype`, `folder`, `note_id`, each base64-encoded. Over the per-file limit (413 file_too_large) or your quota (507 quota_exceeded) it is refused here, before any byte. 201 with the upload's URL in Location; send the bytes there with PATCH. The body may already carry bytes (creation-with-upload).
+         */
+        post: operations["createUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/filedb/uploads/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where a resumable upload stands (GET, or HEAD as tus asks)
+         * @description The tus resumable-upload protocol 1.0.0 (https://tus.io/protocols/resumable-upload): any tus client works (tus-js-client, Uppy, tusd-client, `folio files upload`). HEAD (with Tus-Resumable) answers Upload-Offset, the bytes received, and Upload-Length; resume with PATCH from that offset. GET answers the same as JSON. Once finished, both name the file in `Folio-File-Id` (the file has the upload's id); an upload whose every byte arrived but whose answer was lost is finished by this request.
+         */
+        get: operations["getUpload"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a resumable upload (tus termination)
+         * @description Removes an unfinished upload and its bytes.
+         */
+        delete: operations["cancelUpload"];
+        options?: never;
+        head?: never;
+        /**
+         * Send bytes of a resumable upload (tus)
+         * @description The tus resumable-upload protocol 1.0.0 (https://tus.io/protocols/resumable-upload): any tus client works (tus-js-client, Uppy, tusd-client, `folio files upload`). Upload-Offset must be the offset the server has (409 conflict otherwise: HEAD for it). 204 with the new Upload-Offset; the request that brings the last byte stores the file and answers 200 with it (and Folio-File-Id).
+         */
+        patch: operations["appendUpload"];
         trace?: never;
     };
     "/notetaker/notes": {
@@ -957,6 +1025,22 @@ export interface components {
             /** @description Pass it back as `cursor`; null on the last page. */
             next_cursor: string | null;
         };
+        /** @description A version's extracted text. */
+        FileText: {
+            /** Format: uuid */
+            file_id: string;
+            /** @description Why it was skipped, or truncated when the text was cut. */
+            note: string | null;
+            /** @description The page this text is, when one was asked for. */
+            page: number | null;
+            /** @description Pages of a PDF (0 for other types). */
+            pages: number;
+            /** @description pending: not extracted yet (a job does it after each upload); skipped: nothing to extract (see note). */
+            state: "pending" | "extracted" | "skipped";
+            /** @description The text (empty unless extracted). */
+            text: string;
+            version: number;
+        };
         /** @description One version of a file. */
         FileVersion: {
             /** @description What made this version. */
@@ -1333,6 +1417,19 @@ export interface components {
             /** @description The whole new set of roles. */
             roles?: string[];
         };
+        /** @description A resumable (tus) upload. */
+        UploadStatus: {
+            /** @description When an unfinished upload is removed; null once finished. */
+            expires_at: string | null;
+            /** @description The file the finished upload became (the same id); null until then. */
+            file_id: string | null;
+            /** Format: uuid */
+            id: string;
+            /** @description The Upload-Length declared at creation. */
+            length: number | null;
+            /** @description Bytes received so far: send the rest from here (PATCH with Upload-Offset). */
+            offset: number;
+        };
         /** @description A user account. */
         User: {
             /** @description false: deactivated; none of their tokens work, their data is kept. */
@@ -1456,9 +1553,15 @@ export interface operations {
                      * @description The bytes.
                      */
                     file: string;
-                    /** @description A folder path, if not in the query. */
+                    /**
+                     * @description A folder path, if not in the query.
+                     * @example
+                     */
                     folder?: string;
-                    /** @description The file's name, if not in the query (default: the part's filename). */
+                    /**
+                     * @description The file's name, if not in the query (default: the part's filename).
+                     * @example
+                     */
                     name?: string;
                 };
             };
@@ -1963,9 +2066,15 @@ export interface operations {
                      * @description The bytes.
                      */
                     file: string;
-                    /** @description A folder path, if not in the query. */
+                    /**
+                     * @description A folder path, if not in the query.
+                     * @example
+                     */
                     folder?: string;
-                    /** @description The file's name, if not in the query (default: the part's filename). */
+                    /**
+                     * @description The file's name, if not in the query (default: the part's filename).
+                     * @example
+                     */
                     name?: string;
                 };
             };
@@ -2267,6 +2376,81 @@ export interface operations {
             };
             /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getFileText: {
+        parameters: {
+            query?: {
+                /** @description One page of a PDF (1 is the first). */
+                page?: number;
+                /** @description A version (default: the current one). */
+                version?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The file id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The text. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileText"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2921,6 +3105,421 @@ export interface operations {
             };
             /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createUpload: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tus protocol version: 1.0.0. */
+                "Tus-Resumable": "1.0.0";
+                /** @description The whole size in bytes. */
+                "Upload-Length": string;
+                /** @description key base64(value) pairs, comma-separated: name (required), filetype, folder, note_id. */
+                "Upload-Metadata": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Optionally the first bytes (Content-Type: application/offset+octet-stream). */
+        requestBody: {
+            content: {
+                "application/offset+octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Created and finished in one request (every byte in the body): the file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["File"];
+                };
+            };
+            /** @description The upload exists; send its bytes to Location. */
+            201: {
+                headers: {
+                    /** @description The upload URL. */
+                    Location?: string;
+                    /** @description When an unfinished upload is removed. */
+                    "Upload-Expires"?: string;
+                    /** @description Bytes received (with creation-with-upload). */
+                    "Upload-Offset"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts.
+             *
+             *     `file_too_large`: The file is larger than the per-file limit of this server (the `files.maxFileBytes` setting); nothing was stored. `limit` gives the limit in bytes.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description `quota_exceeded`: The write would take your stored bytes (note revisions, files) over your quota; nothing was stored. `quota` has `used`, `quota` and `needed` in bytes. Delete or purge something, or ask an operator for more space.
+             *
+             *     `storage_full`: The server's storage has no room for this write; nothing was stored. Try again later, or tell the operator.
+             */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The upload id (the last segment of its URL). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload. */
+            200: {
+                headers: {
+                    /** @description The file it became, once finished. */
+                    "Folio-File-Id"?: string;
+                    /** @description The declared size (HEAD). */
+                    "Upload-Length"?: string;
+                    /** @description Bytes received (HEAD). */
+                    "Upload-Offset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadStatus"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_full`: The server's storage has no room for this write; nothing was stored. Try again later, or tell the operator. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelUpload: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tus protocol version: 1.0.0. */
+                "Tus-Resumable": "1.0.0";
+            };
+            path: {
+                /** @description The upload id (the last segment of its URL). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    appendUpload: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tus protocol version: 1.0.0. */
+                "Tus-Resumable": "1.0.0";
+                /** @description Where these bytes start. */
+                "Upload-Offset": string;
+            };
+            path: {
+                /** @description The upload id (the last segment of its URL). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The next bytes. */
+        requestBody: {
+            content: {
+                "application/offset+octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description The last bytes: the file is stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["File"];
+                };
+            };
+            /** @description Received. */
+            204: {
+                headers: {
+                    /** @description Bytes received so far. */
+                    "Upload-Offset"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts.
+             *
+             *     `file_too_large`: The file is larger than the per-file limit of this server (the `files.maxFileBytes` setting); nothing was stored. `limit` gives the limit in bytes.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description `quota_exceeded`: The write would take your stored bytes (note revisions, files) over your quota; nothing was stored. `quota` has `used`, `quota` and `needed` in bytes. Delete or purge something, or ask an operator for more space.
+             *
+             *     `storage_full`: The server's storage has no room for this write; nothing was stored. Try again later, or tell the operator.
+             */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };

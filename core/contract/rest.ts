@@ -1,6 +1,7 @@
 // The declarative REST route table, the contract between a domain and the REST surface: one entry
 // per operation, from which both the Koa router and the OpenAPI document are made. A handler gets validated, typed input and returns a Reply; it never
 // touches Koa, and it throws typed errors that problems.ts maps.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Static, TSchema } from 'typebox';
 import type { Logger } from 'pino';
@@ -77,12 +78,20 @@ export interface UploadBody {
   fields: Record<string, string>;
 }
 
+/** The request as it came, for a `raw` route that speaks a protocol of its own (tus). */
+export interface RawExchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+}
+
 export interface Call<P, Q, B> {
   params: P;
   query: Q;
   body: B;
   /** The streamed body of an `upload` route; undefined on other routes. */
   upload: UploadBody | undefined;
+  /** The untouched request of a `raw` route; undefined on other routes. */
+  raw: RawExchange | undefined;
   /** 'HEAD' for a HEAD on a GET route: answer the headers, open no stream. */
   method: string;
   /** The server's public base URL (no trailing slash), for links in answers. */
@@ -119,6 +128,12 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
    * instead of JSON: the JSON parser never touches it, nothing is buffered.
    */
   upload?: { description: string };
+  /**
+   * The route speaks a protocol of its own over the request (the tus resumable-upload protocol):
+   * after authentication and the policy, nothing reads its body or checks its headers; the handler
+   * gets the request as it came (`call.raw`) and answers with a Reply. `media`: the body's types.
+   */
+  raw?: { description: string; media?: string[] };
   /** Request headers the operation reads (documented as parameters). */
   headers?: HeaderDoc[];
   responses: Record<number, ResponseDoc>;
@@ -142,7 +157,7 @@ export function problemCodesOf(r: Route): ProblemCode[] {
   if (r.params) codes.add('not_found');
   // Every operation refuses query parameters it does not take.
   codes.add('validation_failed');
-  if (r.body || r.upload) {
+  if (r.body || r.upload || r.raw?.media?.length) {
     codes.add('bad_request');
     codes.add('payload_too_large');
     codes.add('unsupported_media_type');

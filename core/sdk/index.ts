@@ -10,7 +10,7 @@ export type { TokenInfo, NewToken, TokenPage, CreateToken, RotateToken } from '.
 export type { UserInfo, UserPage, ListUsers, UpdateUser } from '../domain/identity/users.ts';
 import type { FilesApi } from '../domain/files/plugin-api.ts';
 
-export type { FilesApi, TextPart, FileBytes } from '../domain/files/plugin-api.ts';
+export type { FilesApi, TextPart, TextExtractPart, FileBytes } from '../domain/files/plugin-api.ts';
 export type { FileMeta, FileVersion, ShareLink, CreatedShare, CreateShare, ListFilesOptions } from '../domain/files/types.ts';
 
 export type {

@@ -2,12 +2,13 @@
 // revocation, the throttle) and the `files` namespace over curl and MCP (read in parts, download
 // bytes, write, attach, share), on one server.
 import { createHash } from 'node:crypto';
+import PDFDocument from 'pdfkit';
 import t from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTestServer, createUser, call, req } from '../helpers/server.ts';
 
-const s = await startTestServer();
+const s = await startTestServer({ overrides: { jobs: { pollSeconds: 1 } } });
 t.teardown(() => s.close());
 const alice = await createUser(s, 'alice@example.com');
 const bob = await createUser(s, 'bob@example.com');
@@ -172,4 +173,52 @@ t.test('MCP: images come back as image content, other binaries as embedded resou
   t.equal(Buffer.from(res.resource.blob, 'base64').toString('hex'), '000102ff');
   const r3 = await client.callTool({ name: 'files__info', arguments: { id: bin.id } });
   t.notOk(r3.isError);
+});
+
+function pdf(pages: string[]): Promise<Buffer> {
+  const doc = new PDFDocument({ autoFirstPage: false });
+  const chunks: Buffer[] = [];
+  doc.on('data', (c: Buffer) => chunks.push(c));
+  const done = new Promise<Buffer>((resolve) => doc.on('end', () => resolve(Buffer.concat(chunks))));
+  for (const text of pages) doc.addPage().text(text);
+  doc.end();
+  return done;
+}
+
+t.test("files.text: a PDF's extracted text, whole, in parts and per page, on curl and MCP", async (t) => {
+  const f = await upload('minutes.pdf', await pdf(['Budget approved for the marketing plan.', 'Next meeting on Friday.']));
+  let r = await call(s, alice.token, 'files', 'text', { id: f.id });
+  for (let i = 0; i < 150 && r.json().state === 'pending'; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    r = await call(s, alice.token, 'files', 'text', { id: f.id });
+  }
+  t.equal(r.status, 200);
+  t.match(r.json(), { file_id: f.id, version: 1, state: 'extracted', pages: 2, offset: 0, next_offset: null });
+  t.match(r.json().text, /Budget approved[\s\S]*Next meeting/);
+  const page2 = await call(s, alice.token, 'files', 'text', { id: f.id, page: 2 });
+  t.match(page2.json(), { page: 2, text: /Next meeting on Friday/ });
+  t.notMatch(page2.json().text, /Budget/);
+  // A small budget: the text comes in parts that join up to the whole.
+  let whole = '';
+  let offset: number | null = 0;
+  let parts = 0;
+  while (offset !== null && parts < 100) {
+    const part: { text: string; next_offset: number | null } = (
+      await call(s, alice.token, 'files', 'text', { id: f.id, offset, max_bytes_llm: 700 })
+    ).json();
+    whole += part.text;
+    offset = part.next_offset;
+    parts++;
+  }
+  t.ok(parts > 1, `${parts} parts`);
+  t.equal(whole, r.json().text);
+  t.equal((await call(s, alice.token, 'files', 'text', { id: f.id, page: 3 })).status, 400, 'past the last page');
+  t.equal((await call(s, bob.token, 'files', 'text', { id: f.id })).status, 404, "another user's file");
+
+  const client = new Client({ name: 'files-text', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: auth(alice.token) } }));
+  t.teardown(() => client.close());
+  const m = await client.callTool({ name: 'files__text', arguments: { id: f.id, page: 1 } });
+  t.notOk(m.isError);
+  t.match((m.content as Array<{ text: string }>)[0]!.text, /Budget approved/);
 });

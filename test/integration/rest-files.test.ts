@@ -247,6 +247,15 @@ t.test('trash, restore, purge; purge gives the bytes back to the quota', async (
   t.notOk((await api(s, 'GET', '/filedb/files', { token: alice.token })).json().items.some((x: { id: string }) => x.id === f.id));
   const put = await raw('PUT', `/filedb/files/${f.id}/content`, { token: alice.token, body: 'x', headers: { 'if-match': '"1"' } });
   t.equal(put.status, 409, 'a trashed file takes no new content');
+  // Like a trashed note, a trashed file is still its owner's to read until it is purged...
+  const kept = await raw('GET', `/filedb/files/${f.id}/content`, { token: alice.token });
+  t.equal(kept.status, 200, 'its owner can still download it');
+  t.same(kept.bytes, Buffer.alloc(1000, 7));
+  t.equal((await raw('GET', `/filedb/files/${f.id}/versions/1/content`, { token: alice.token })).status, 200);
+  t.equal((await api(s, 'GET', `/filedb/files/${f.id}/versions`, { token: alice.token })).status, 200);
+  // ...and nobody else's, and not to be shared.
+  t.equal((await raw('GET', `/filedb/files/${f.id}/content`, { token: bob.token })).status, 404);
+  t.equal((await api(s, 'POST', `/filedb/files/${f.id}/shares`, { token: alice.token, body: {} })).status, 409);
   t.equal((await api(s, 'POST', `/filedb/files/${f.id}/restore`, { token: alice.token })).json().deleted_at, null);
   await api(s, 'DELETE', `/filedb/files/${f.id}`, { token: alice.token });
   t.equal((await api(s, 'DELETE', `/filedb/trash/${f.id}`, { token: alice.token })).status, 204);
@@ -333,6 +342,56 @@ t.test('scopes: files:read cannot upload', async (t) => {
   t.equal(r.status, 403);
   t.equal(r.json().code, 'missing_scope');
   t.equal((await api(s, 'GET', '/filedb/files', { token })).status, 200);
+});
+
+t.test('a resumable (tus) upload and the extracted text, as the document describes them', async (t) => {
+  const tus = { 'tus-resumable': '1.0.0' };
+  const body = Buffer.from('first line\nsecond line\n');
+  const md = `name ${Buffer.from('notes.txt').toString('base64')},filetype ${Buffer.from('text/plain').toString('base64')}`;
+  const created = await raw('POST', '/filedb/uploads', {
+    token: alice.token,
+    headers: { ...tus, 'upload-length': String(body.length), 'upload-metadata': md },
+  });
+  t.equal(created.status, 201);
+  const id = created.headers.get('location')!.split('/').pop()!;
+  const part = await raw('PATCH', `/filedb/uploads/${id}`, {
+    token: alice.token,
+    headers: { ...tus, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+    body: body.subarray(0, 5),
+  });
+  t.equal(part.status, 204);
+  t.equal(part.headers.get('upload-offset'), '5');
+  t.match((await raw('GET', `/filedb/uploads/${id}`, { token: alice.token })).json(), {
+    id,
+    offset: 5,
+    length: body.length,
+    file_id: null,
+  });
+  const last = await raw('PATCH', `/filedb/uploads/${id}`, {
+    token: alice.token,
+    headers: { ...tus, 'upload-offset': '5', 'content-type': 'application/offset+octet-stream' },
+    body: body.subarray(5),
+  });
+  t.equal(last.status, 200);
+  t.match(last.json(), { id, name: 'notes.txt', size: body.length, sha256: sha(body), version: 1 });
+  const other = await raw('POST', '/filedb/uploads', {
+    token: alice.token,
+    headers: { ...tus, 'upload-length': '10', 'upload-metadata': md },
+  });
+  const gone = other.headers.get('location')!.split('/').pop()!;
+  t.equal((await raw('DELETE', `/filedb/uploads/${gone}`, { token: alice.token, headers: tus })).status, 204);
+  t.equal((await raw('GET', `/filedb/uploads/${gone}`, { token: alice.token })).status, 404);
+
+  // Its text, once the extraction job has run.
+  let text = await raw('GET', `/filedb/files/${id}/text`, { token: alice.token });
+  for (let i = 0; i < 150 && text.json().state === 'pending'; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    text = await raw('GET', `/filedb/files/${id}/text`, { token: alice.token });
+  }
+  t.match(text.json(), { file_id: id, version: 1, state: 'extracted', pages: 0, page: null, text: 'first line\nsecond line\n' });
+  const paged = await raw('GET', `/filedb/files/${id}/text?page=1`, { token: alice.token });
+  t.equal(paged.status, 400, 'a text file has no pages');
+  t.equal((await raw('GET', `/filedb/files/${id}/text`, { token: bob.token })).status, 404, "another user's file");
 });
 
 t.test('every filedb operation was exercised with a success status', async (t) => {

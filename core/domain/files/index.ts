@@ -14,7 +14,7 @@ import { filesPublicRoutes } from './rest/public.ts';
 import { filedbRoutes } from './rest/routes.ts';
 import { COMPONENTS } from './rest/schemas.ts';
 import { gcBlobs } from './jobs.ts';
-import { EXTRACT_JOB, FilesServiceImpl, GC_JOB, type ExtractJobData, type FilesSettings } from './service.ts';
+import { EXPIRE_UPLOADS_JOB, EXTRACT_JOB, FilesServiceImpl, GC_JOB, type ExtractJobData, type FilesSettings } from './service.ts';
 
 export type { FilesSettings };
 
@@ -22,6 +22,8 @@ export type { FilesSettings };
 const EXTRACT_MAX_BYTES = 32 * 1024 * 1024;
 /** Staging files older than this are abandoned uploads. */
 const STAGING_GRACE_MS = 24 * 3600_000;
+/** A resumable upload not finished this long after it was created is removed. */
+const UPLOAD_EXPIRY_MS = 24 * 3600_000;
 
 export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
   name: 'files',
@@ -41,7 +43,13 @@ export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
   create: ({ db, log, settings, storage, dataDir, publicUrl, jobs }) => {
     const store: BlobStore =
       settings.blobStore.kind === 's3' ? S3BlobStore.fromSettings(settings.blobStore.s3) : new DiskBlobStore(path.join(dataDir, 'blobs'));
-    const files = new FilesServiceImpl(db, store, settings, storage, { log, publicUrl, jobs });
+    const files = new FilesServiceImpl(db, store, settings, storage, {
+      log,
+      publicUrl,
+      jobs,
+      uploadsDir: path.join(dataDir, 'uploads'),
+      uploadExpiryMs: UPLOAD_EXPIRY_MS,
+    });
     // Removes blobs nothing references any more, and staging objects of abandoned uploads. Queued
     // by every purge (in its transaction) and by the upkeep below.
     jobs.define(GC_JOB, {
@@ -55,6 +63,14 @@ export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
         });
         if (done.removed > 0 || done.staging > 0) log.info(done, 'garbage-collected file blobs');
         return done;
+      },
+    });
+    // Resumable uploads abandoned before their last byte: their partial bytes under DATA_DIR/uploads.
+    jobs.define(EXPIRE_UPLOADS_JOB, {
+      handler: async () => {
+        const removed = (await files.uploads?.sweep()) ?? 0;
+        if (removed > 0) log.info({ removed }, 'removed expired incomplete uploads');
+        return { removed };
       },
     });
     // The text of a new version, for search: queued by every write in its transaction.
@@ -81,6 +97,7 @@ export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
       const purged = await files.purgeExpiredTrash();
       if (purged > 0) log.info({ purged }, 'purged files past their trash retention');
       await files.enqueueGc();
+      await files.enqueueUploadSweep();
     },
   },
 });

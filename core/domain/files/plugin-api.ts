@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import type { DomainCaller } from '../../contract/domain.ts';
 import { BadArguments, TooLarge } from '../../contract/errors.ts';
 import type { FilesServiceImpl } from './service.ts';
-import type { CreatedShare, CreateShare, FileMeta, FileVersion, ListFilesOptions, Page, ShareLink } from './types.ts';
+import type { CreatedShare, CreateShare, FileMeta, FileText, FileVersion, ListFilesOptions, Page, ShareLink } from './types.ts';
 
 /** A part of a text file, cut on a character boundary. */
 export interface TextPart {
@@ -21,6 +21,14 @@ export interface TextPart {
   next_offset: number | null;
 }
 
+/** A part of a version's extracted text (or of one PDF page's), within a budget of characters. */
+export type TextExtractPart = FileText & {
+  /** Character offset of `text` in the whole extracted text (or page). */
+  offset: number;
+  /** Where the next part starts; null when this part reaches the end. */
+  next_offset: number | null;
+};
+
 export interface FileBytes {
   file: Pick<FileMeta, 'id' | 'name' | 'content_type' | 'size' | 'version'>;
   data: Uint8Array;
@@ -33,6 +41,11 @@ export interface FilesApi {
   versions(id: string): Promise<FileVersion[]>;
   /** Up to `maxBytes` of the file's text from byte `offset` (UTF-8; a partial character is left for the next part). */
   readText(id: string, opts: { offset?: number; maxBytes: number; version?: number }): Promise<TextPart>;
+  /**
+   * The text Folio extracted from the file (any type it extracts: PDF, DOCX, text), or from one PDF
+   * page, from character `offset`, at most `maxChars` characters of it.
+   */
+  extractedText(id: string, opts: { version?: number; page?: number; offset?: number; maxChars: number }): Promise<TextExtractPart>;
   /** The whole content, when it is at most `maxBytes`; else TooLarge (fetch it from `contentUrl` instead). */
   readBytes(id: string, opts: { maxBytes: number; version?: number }): Promise<FileBytes>;
   /** The REST URL of the content, for a caller that holds a bearer token. */
@@ -102,6 +115,20 @@ export function bindFiles(files: FilesServiceImpl, caller: DomainCaller): FilesA
         text: buf.toString('utf8'),
         next_offset: next < ref.size ? next : null,
       };
+    },
+    async extractedText(id, { version, page, offset = 0, maxChars }) {
+      read('extractedText');
+      if (!Number.isInteger(offset) || offset < 0)
+        throw new BadArguments('offset must be a character offset', [{ path: 'offset', message: 'must be >= 0' }]);
+      const whole = await files.text(p, id, { ...(version !== undefined ? { version } : {}), ...(page !== undefined ? { page } : {}) });
+      if (offset > whole.text.length)
+        throw new BadArguments(`offset is past the end (${whole.text.length} characters)`, [
+          { path: 'offset', message: `must be at most ${whole.text.length}` },
+        ]);
+      let end = Math.min(whole.text.length, offset + Math.max(16, maxChars));
+      // Never split a surrogate pair.
+      if (end < whole.text.length && /[\ud800-\udbff]/.test(whole.text[end - 1] ?? '')) end--;
+      return { ...whole, text: whole.text.slice(offset, end), offset, next_offset: end < whole.text.length ? end : null };
     },
     async readBytes(id, { maxBytes, version }) {
       read('readBytes');

@@ -15,7 +15,7 @@ import { pipeline, Transform, type Readable } from 'node:stream';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../db/jobs.ts';
-import { Aborted, Conflict, FileTooLarge, NotFound, QuotaExceeded, StorageFull } from '../../contract/errors.ts';
+import { Aborted, BadArguments, Conflict, FileTooLarge, NotFound, QuotaExceeded, StorageFull } from '../../contract/errors.ts';
 import type { StorageSettings } from '../../contract/domain.ts';
 import { chargeStorage, storageUsage } from '../storage/usage.ts';
 import type { Principal } from '../identity/types.ts';
@@ -28,6 +28,7 @@ import { decideType, declaredType, SNIFF_BYTES } from './content-type.ts';
 import { fileName, folderPath } from './names.ts';
 import { FILE_COLUMNS, NOW_MS, toFile, toVersion, VERSION_COLUMNS, type FileDbRow, type VersionDbRow } from './rows.ts';
 import { Shares } from './shares.ts';
+import { ResumableUploads } from './uploads.ts';
 import type {
   ContentRef,
   CreatedShare,
@@ -35,6 +36,7 @@ import type {
   CreateShare,
   FileMeta,
   FilesService,
+  FileText,
   FileVersion,
   ListFilesOptions,
   Page,
@@ -58,6 +60,8 @@ const notFound = () => new NotFound(FILE_404);
 const STORAGE_KIND = 'files';
 /** The garbage-collection job's name. */
 export const GC_JOB = 'files-gc-blobs';
+/** The job that removes resumable uploads left incomplete past their expiry. */
+export const EXPIRE_UPLOADS_JOB = 'files-expire-uploads';
 /** The text-extraction job's name; its data is one version. */
 export const EXTRACT_JOB = 'files-extract-text';
 export interface ExtractJobData {
@@ -96,13 +100,15 @@ export class FilesServiceImpl implements FilesService {
   /** The server's base URL, for links in answers. */
   readonly publicUrl: () => string;
   readonly #jobs: JobQueue | undefined;
+  /** Resumable (tus) uploads in progress, under DATA_DIR/uploads; undefined without a data dir. */
+  readonly uploads: ResumableUploads | undefined;
 
   constructor(
     db: { orm: MikroORM },
     store: BlobStore,
     settings: FilesSettings,
     storage: StorageSettings,
-    opts: { log?: Logger; publicUrl?: () => string; jobs?: JobQueue } = {},
+    opts: { log?: Logger; publicUrl?: () => string; jobs?: JobQueue; uploadsDir?: string; uploadExpiryMs?: number } = {},
   ) {
     this.#jobs = opts.jobs;
     this.#orm = db.orm;
@@ -111,6 +117,9 @@ export class FilesServiceImpl implements FilesService {
     this.#settings = settings;
     this.#storage = storage;
     this.#shares = new Shares(() => this.#em(), opts.log);
+    this.uploads = opts.uploadsDir
+      ? new ResumableUploads(this, opts.uploadsDir, { expiryMs: opts.uploadExpiryMs ?? 24 * 3600_000 })
+      : undefined;
   }
 
   get shares(): Shares {
@@ -123,20 +132,40 @@ export class FilesServiceImpl implements FilesService {
 
   // --- uploads -----------------------------------------------------------------------------------
 
+  #tooLarge(): FileTooLarge {
+    const max = this.#settings.maxFileBytes;
+    return new FileTooLarge(`the file is larger than this server's limit of ${max} bytes per file; nothing was stored.`, max);
+  }
+
+  /**
+   * Refuses a file of `length` bytes before any of it is read: over the per-file limit (413
+   * file_too_large) or over what is left of the owner's quota (507 quota_exceeded). The quota is
+   * charged for good only when the file commits.
+   */
+  async admit(ownerId: string, length: number): Promise<void> {
+    if (length > this.#settings.maxFileBytes) throw this.#tooLarge();
+    if (this.#storage.quotaBytesPerUser === null) return;
+    const usage = await storageUsage(this.#em(), ownerId, this.#storage);
+    if (usage.quota !== null && usage.total + length > usage.quota)
+      throw new QuotaExceeded(
+        `This file is ${length} bytes, but you use ${usage.total} of your ${usage.quota}-byte quota; nothing was stored. Delete and purge something, or ask an operator for more space.`,
+        { used: usage.total, quota: usage.quota, needed: length },
+      );
+  }
+
+  /** Checks what a new file's upload will be created with (name, folder, note) before its bytes arrive. */
+  async checkNewFile(p: Principal, input: { name: string; folder?: string | undefined; note_id?: string | undefined; length: number }) {
+    fileName(input.name);
+    folderPath(input.folder);
+    if (input.note_id !== undefined) await this.#requireNote(this.#em(), p.user.id, input.note_id);
+    await this.admit(p.user.id, input.length);
+  }
+
   /** Streams the upload into the store's staging area, refusing it early when a limit is already known to be exceeded. */
   async #stage(ownerId: string, upload: Upload): Promise<{ staged: StagedBlob; head: Buffer }> {
     const max = this.#settings.maxFileBytes;
-    const tooLarge = () =>
-      new FileTooLarge(`the file is larger than this server's limit of ${max} bytes per file; nothing was stored.`, max);
-    if (upload.length !== undefined && upload.length > max) throw tooLarge();
-    if (upload.length !== undefined && this.#storage.quotaBytesPerUser !== null) {
-      const usage = await storageUsage(this.#em(), ownerId, this.#storage);
-      if (usage.quota !== null && usage.total + upload.length > usage.quota)
-        throw new QuotaExceeded(
-          `This file is ${upload.length} bytes, but you use ${usage.total} of your ${usage.quota}-byte quota; nothing was stored. Delete and purge something, or ask an operator for more space.`,
-          { used: usage.total, quota: usage.quota, needed: upload.length },
-        );
-    }
+    const tooLarge = () => this.#tooLarge();
+    if (upload.length !== undefined) await this.admit(ownerId, upload.length);
     const chunks: Buffer[] = [];
     let held = 0;
     const sniff = new Transform({
@@ -190,27 +219,45 @@ export class FilesServiceImpl implements FilesService {
     if ((seen?.n ?? 0) === 0) await chargeStorage(em, ownerId, STORAGE_KIND, size, this.#storage);
   }
 
-  async create(p: Principal, input: CreateFile): Promise<FileMeta> {
+  /**
+   * A new file at version 1. With `id` (a resumable upload's, which the file takes) the call is
+   * idempotent: when the caller already has a file of that id, it is returned and nothing is stored.
+   */
+  async create(p: Principal, input: CreateFile & { id?: string }): Promise<FileMeta> {
     const name = fileName(input.name);
     const folder = folderPath(input.folder);
     const noteId = input.note_id ?? null;
-    if (noteId !== null) await this.#requireNote(this.#em(), p.user.id, noteId);
     const owner = p.user.id;
+    if (input.id !== undefined) {
+      const [done] = await rows<FileDbRow>(this.#em(), `select ${FILE_COLUMNS} from files where id = ? and owner_id = ?`, [
+        input.id,
+        owner,
+      ]);
+      if (done) return toFile(done);
+    }
+    if (noteId !== null) await this.#requireNote(this.#em(), owner, noteId);
     const { staged, head } = await this.#stage(owner, input);
     const type = await decideType(head, declaredType(input.declaredType), name);
-    const id = randomUUID();
+    const id = input.id ?? randomUUID();
     return this.#commitWith(staged, async (em) => {
       if (noteId !== null) await this.#requireNote(em, owner, noteId);
-      await chargeStorage(em, owner, STORAGE_KIND, staged.size, this.#storage);
       const [row] = await rows<FileDbRow>(
         em,
         `insert into files (id, owner_id, name, folder, content_type, size, sha256, version, note_id, created_at, updated_at)
          select ?, ?, ?, ?, ?, ?, ?, 1, ?, c.ts, c.ts from (select ${NOW_MS} as ts) c
+         on conflict (id) do nothing
          returning ${FILE_COLUMNS}`,
         [id, owner, name, folder, type, staged.size, staged.sha256, noteId],
       );
-      await this.#insertVersion(em, owner, toFile(row!), 'upload');
-      return toFile(row!);
+      if (!row) {
+        // The same resumable upload finished by a concurrent request: that one stored it.
+        const [done] = await rows<FileDbRow>(em, `select ${FILE_COLUMNS} from files where id = ? and owner_id = ?`, [id, owner]);
+        if (!done) throw new Conflict('a file with this id exists already');
+        return toFile(done);
+      }
+      await chargeStorage(em, owner, STORAGE_KIND, staged.size, this.#storage);
+      await this.#insertVersion(em, owner, toFile(row), 'upload');
+      return toFile(row);
     });
   }
 
@@ -364,6 +411,32 @@ export class FilesServiceImpl implements FilesService {
     return { file_id: r.file_id, version: r.version, name: r.name, content_type: r.content_type, size: r.size, sha256: r.sha256 };
   }
 
+  async text(p: Principal, id: string, opts: { version?: number; page?: number } = {}): Promise<FileText> {
+    const ref = await this.content(p, id, opts.version);
+    const [row] = await rows<{ state: FileText['state']; note: string | null; text: string | null; pages: string[] | null }>(
+      this.#em(),
+      `select extraction_state as state, extraction_note as note, extracted_text as text, extracted_pages as pages
+         from file_versions where file_id = ? and owner_id = ? and version = ?`,
+      [ref.file_id, p.user.id, ref.version],
+    );
+    if (!row) throw notFound();
+    const pages = Array.isArray(row.pages) ? row.pages : [];
+    let text = row.text ?? '';
+    let page: number | null = null;
+    if (opts.page !== undefined) {
+      if (row.state === 'extracted' && (pages.length === 0 || opts.page > pages.length))
+        throw new BadArguments(
+          pages.length === 0
+            ? `this file has no pages (it is ${ref.content_type}); ask for its whole text, without page`
+            : `page ${opts.page} is past the last page (${pages.length})`,
+          [{ path: 'page', message: pages.length === 0 ? 'the file has no pages' : `must be at most ${pages.length}` }],
+        );
+      page = opts.page;
+      text = pages[opts.page - 1] ?? '';
+    }
+    return { file_id: ref.file_id, version: ref.version, state: row.state, note: row.note, pages: pages.length, page, text };
+  }
+
   read(ref: ContentRef, range?: { start: number; end: number }): Promise<Readable> {
     return this.store.read(ref.sha256, range);
   }
@@ -441,6 +514,11 @@ export class FilesServiceImpl implements FilesService {
   /** Queues a garbage collection (at most one waits at a time), in `em`'s transaction when given. */
   async enqueueGc(em?: EntityManager): Promise<void> {
     await this.#jobs?.send(GC_JOB, {}, { singletonKey: GC_JOB, ...(em ? { em } : {}) });
+  }
+
+  /** Queues a sweep of expired incomplete resumable uploads (at most one waits at a time). */
+  async enqueueUploadSweep(): Promise<void> {
+    await this.#jobs?.send(EXPIRE_UPLOADS_JOB, {}, { singletonKey: EXPIRE_UPLOADS_JOB });
   }
 
   /** Purges files trashed longer than the retention; returns how many. */

@@ -74,6 +74,22 @@ export interface ContentRef {
   sha256: string;
 }
 
+/** A version's extracted text, as the files-extract-text job stored it (for search and for reading). */
+export interface FileText {
+  file_id: string;
+  version: number;
+  /** 'pending' until the job has run; 'skipped' when there is no text to extract (`note` says why). */
+  state: 'pending' | 'extracted' | 'skipped';
+  /** Why it was skipped, or 'truncated' when the text was cut at the extraction cap. */
+  note: string | null;
+  /** A PDF's page count; 0 for other types. */
+  pages: number;
+  /** The page `text` is, when one page was asked for. */
+  page: number | null;
+  /** The whole text (PDF pages joined by a blank line), or that one page; '' unless extracted. */
+  text: string;
+}
+
 export interface ShareLink {
   id: string;
   file_id: string;
@@ -117,6 +133,11 @@ export interface FilesService {
   versions(p: Principal, id: string): Promise<FileVersion[]>;
   /** The current content (no version) or that version's. A trashed file's content is still readable. */
   content(p: Principal, id: string, version?: number): Promise<ContentRef>;
+  /**
+   * The extracted text of the current version (or `version`), whole or one PDF page. What search
+   * and the surfaces read; a trashed file's text stays readable to its owner, like its bytes.
+   */
+  text(p: Principal, id: string, opts?: { version?: number; page?: number }): Promise<FileText>;
   /** The bytes of `ref`, or a range of them (inclusive). */
   read(ref: ContentRef, range?: { start: number; end: number }): Promise<Readable>;
   restoreVersion(p: Principal, id: string, version: number, expectedVersion?: number): Promise<FileMeta>;

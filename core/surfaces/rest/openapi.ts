@@ -123,14 +123,21 @@ function operation(r: Route, refs: Map<string, string>): Json {
             required: ['file'],
             properties: {
               file: { type: 'string', format: 'binary', description: 'The bytes.' },
-              name: { type: 'string', description: "The file's name, if not in the query (default: the part's filename)." },
-              folder: { type: 'string', description: 'A folder path, if not in the query.' },
+              // Empty examples: the explorer prefills a form field with its example and sends it.
+              name: { type: 'string', description: "The file's name, if not in the query (default: the part's filename).", example: '' },
+              folder: { type: 'string', description: 'A folder path, if not in the query.', example: '' },
             },
           },
           encoding: { file: { contentType: '*/*' } },
         },
         '*/*': { schema: { type: 'string', format: 'binary' } },
       },
+    };
+  if (r.raw?.media?.length)
+    op.requestBody = {
+      required: true,
+      description: r.raw.description,
+      content: Object.fromEntries(r.raw.media.map((m) => [m, { schema: { type: 'string', format: 'binary' } }])),
     };
   op.responses = responses;
   return op;

@@ -168,7 +168,7 @@ export function restFramework(opts: RestFrameworkOptions): RestSurface {
       } catch (err) {
         // An upload refused before its body was read: close the connection after the answer rather
         // than read (maybe) a gigabyte nobody wants.
-        if (c.route.upload && !ctx.req.complete) ctx.set('Connection', 'close');
+        if ((c.route.upload || c.route.raw) && !ctx.req.complete) ctx.set('Connection', 'close');
         // The route's own 404 text is for its resources; an unknown name (a hidden group) reads as an unknown route.
         const notFound = err instanceof UnknownName ? undefined : c.route.notFound;
         sendProblem(ctx, toProblem(err, { base: baseOf(opts.publicUrl, ctx), log, notFound, locate: c.locate }));
@@ -242,6 +242,8 @@ async function handle(ctx: Context, c: Compiled, opts: RestFrameworkOptions, log
   let upload: OpenedUpload | undefined;
   if (c.route.upload) {
     upload = await openUpload(ctx);
+  } else if (c.route.raw) {
+    // Its own protocol reads the body (and answers for it).
   } else if (c.body) {
     const raw = await readBody(ctx, opts.limits);
     if (raw === undefined && route.bodyRequired !== false) throw invalid([{ in: 'body', path: '', message: 'a JSON object is required' }]);
@@ -269,6 +271,7 @@ async function handle(ctx: Context, c: Compiled, opts: RestFrameworkOptions, log
           query: q.value,
           body,
           upload: upload?.body,
+          raw: c.route.raw ? { req: ctx.req, res: ctx.res } : undefined,
           method: ctx.method,
           baseUrl: baseOf(opts.publicUrl, ctx),
           principal,
@@ -277,7 +280,7 @@ async function handle(ctx: Context, c: Compiled, opts: RestFrameworkOptions, log
           signal,
           requireScope: (scope) => policy.entitle(principal, { scopes: [scope] }, what),
         }),
-      { untimed: route.upload !== undefined },
+      { untimed: route.upload !== undefined || route.raw !== undefined },
     );
     await send(ctx, reply, log);
   } finally {

@@ -92,6 +92,35 @@ export const read = defineFunction({
   },
 });
 
+export const text = defineFunction({
+  title: "Read a file's extracted text",
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  description:
+    'The text Folio extracted from a file for search: a PDF (whole, or one `page`), a DOCX, or a text file, in parts that fit ' +
+    "this call's byte budget. Start at offset 0; when next_offset is not null, call again with offset = next_offset. " +
+    'state "pending": extraction has not run yet (try again shortly); "skipped": the type has no text (note says why).',
+  args: Type.Object({
+    id: FileId,
+    page: Type.Optional(Type.Integer({ minimum: 1, description: 'One page of a PDF (1 is the first); pages says how many.' })),
+    offset: Type.Optional(
+      Type.Integer({ minimum: 0, default: 0, description: 'Character offset to read from (next_offset of the previous part).' }),
+    ),
+    version: Type.Optional(Version),
+  }),
+  examples: [{ args: { id: '0b0e6c9e-2f7a-4c1e-9d8e-8f1d2a3b4c5d' } }, { args: { id: '0b0e6c9e-2f7a-4c1e-9d8e-8f1d2a3b4c5d', page: 2 } }],
+  requires: READ,
+  handler: async ({ id, page, offset, version }, ctx) => {
+    // Characters can take up to 3 bytes in UTF-8 and JSON escapes lengthen some: plan for 3 bytes each.
+    const room = Math.max(16, Math.floor((ctx.budget - OVERHEAD) / 3));
+    return ctx.services.files.extractedText(id, {
+      maxChars: room,
+      ...(page !== undefined ? { page } : {}),
+      ...(offset !== undefined ? { offset } : {}),
+      ...(version !== undefined ? { version } : {}),
+    });
+  },
+});
+
 export const download = defineFunction({
   title: 'Download a file',
   annotations: { readOnlyHint: true, openWorldHint: false },

@@ -7,6 +7,7 @@ import { route, type HeaderDoc, type Reply, type Route, type UploadBody } from '
 import { FILE_404, type FilesServiceImpl } from '../service.ts';
 import { SHARE_404 } from '../shares.ts';
 import type { ContentRef, FileMeta } from '../types.ts';
+import { UPLOAD_404 } from '../uploads.ts';
 import { downloadReply } from './download.ts';
 import * as S from './schemas.ts';
 
@@ -76,10 +77,124 @@ function uploadOf(upload: UploadBody | undefined, signal: AbortSignal) {
   return { source: upload.stream, declaredType: upload.contentType, length: upload.length, signal };
 }
 
+const TUS_HEADERS: HeaderDoc[] = [
+  { name: 'Tus-Resumable', description: 'The tus protocol version: 1.0.0.', schema: { type: 'string', const: '1.0.0' }, required: true },
+];
+const TUS_DOC =
+  'The tus resumable-upload protocol 1.0.0 (https://tus.io/protocols/resumable-upload): any tus client works (tus-js-client, Uppy, tusd-client, `folio files upload`).';
+
+function tus(files: FilesServiceImpl) {
+  return (call: Parameters<Route['handler']>[0]) => {
+    if (!files.uploads) throw new BadArguments('resumable uploads are not available on this server');
+    return files.uploads.handle(call as Parameters<NonNullable<FilesServiceImpl['uploads']>['handle']>[0]);
+  };
+}
+
 export function filedbRoutes(files: FilesServiceImpl): Route[] {
   const download = (call: { method: string; header: (n: string) => string | undefined }, ref: ContentRef) =>
     downloadReply(call, ref, (range) => files.read(ref, range));
   return [
+    route({
+      id: 'createUpload',
+      method: 'POST',
+      path: '/filedb/uploads',
+      summary: 'Start a resumable upload (tus)',
+      description: `${TUS_DOC} Send Upload-Length (the size; required) and Upload-Metadata with \`name\` (or \`filename\`) and optionally \`filetype\`, \`folder\`, \`note_id\`, each base64-encoded. Over the per-file limit (413 file_too_large) or your quota (507 quota_exceeded) it is refused here, before any byte. 201 with the upload's URL in Location; send the bytes there with PATCH. The body may already carry bytes (creation-with-upload).`,
+      tags,
+      scopes: WRITE,
+      headers: [
+        ...TUS_HEADERS,
+        { name: 'Upload-Length', description: 'The whole size in bytes.', schema: { type: 'string', pattern: '^\\d+$' }, required: true },
+        {
+          name: 'Upload-Metadata',
+          description: 'key base64(value) pairs, comma-separated: name (required), filetype, folder, note_id.',
+          schema: { type: 'string' },
+          required: true,
+        },
+      ],
+      raw: {
+        description: 'Optionally the first bytes (Content-Type: application/offset+octet-stream).',
+        media: ['application/offset+octet-stream'],
+      },
+      responses: {
+        201: {
+          description: 'The upload exists; send its bytes to Location.',
+          headers: [
+            { name: 'Location', description: 'The upload URL.', schema: { type: 'string' } },
+            { name: 'Upload-Offset', description: 'Bytes received (with creation-with-upload).', schema: { type: 'string' } },
+            { name: 'Upload-Expires', description: 'When an unfinished upload is removed.', schema: { type: 'string' } },
+          ],
+        },
+        200: { description: 'Created and finished in one request (every byte in the body): the file.', schema: S.File },
+      },
+      problems: ['file_too_large', 'quota_exceeded', 'storage_full'],
+      handler: tus(files),
+    }),
+    route({
+      id: 'getUpload',
+      method: 'GET',
+      path: '/filedb/uploads/{id}',
+      summary: 'Where a resumable upload stands (GET, or HEAD as tus asks)',
+      description: `${TUS_DOC} HEAD (with Tus-Resumable) answers Upload-Offset, the bytes received, and Upload-Length; resume with PATCH from that offset. GET answers the same as JSON. Once finished, both name the file in ${'`'}Folio-File-Id${'`'} (the file has the upload's id); an upload whose every byte arrived but whose answer was lost is finished by this request.`,
+      tags,
+      scopes: WRITE,
+      params: S.UploadParams,
+      raw: { description: 'No body.' },
+      responses: {
+        200: {
+          description: 'The upload.',
+          schema: S.UploadStatus,
+          headers: [
+            { name: 'Upload-Offset', description: 'Bytes received (HEAD).', schema: { type: 'string' } },
+            { name: 'Upload-Length', description: 'The declared size (HEAD).', schema: { type: 'string' } },
+            { name: 'Folio-File-Id', description: 'The file it became, once finished.', schema: { type: 'string' } },
+          ],
+        },
+      },
+      problems: ['storage_full'],
+      notFound: UPLOAD_404,
+      handler: tus(files),
+    }),
+    route({
+      id: 'appendUpload',
+      method: 'PATCH',
+      path: '/filedb/uploads/{id}',
+      summary: 'Send bytes of a resumable upload (tus)',
+      description: `${TUS_DOC} Upload-Offset must be the offset the server has (409 conflict otherwise: HEAD for it). 204 with the new Upload-Offset; the request that brings the last byte stores the file and answers 200 with it (and Folio-File-Id).`,
+      tags,
+      scopes: WRITE,
+      params: S.UploadParams,
+      headers: [
+        ...TUS_HEADERS,
+        { name: 'Upload-Offset', description: 'Where these bytes start.', schema: { type: 'string' }, required: true },
+      ],
+      raw: { description: 'The next bytes.', media: ['application/offset+octet-stream'] },
+      responses: {
+        204: {
+          description: 'Received.',
+          headers: [{ name: 'Upload-Offset', description: 'Bytes received so far.', schema: { type: 'string' } }],
+        },
+        200: { description: 'The last bytes: the file is stored.', schema: S.File },
+      },
+      problems: ['conflict', 'file_too_large', 'quota_exceeded', 'storage_full'],
+      notFound: UPLOAD_404,
+      handler: tus(files),
+    }),
+    route({
+      id: 'cancelUpload',
+      method: 'DELETE',
+      path: '/filedb/uploads/{id}',
+      summary: 'Cancel a resumable upload (tus termination)',
+      description: 'Removes an unfinished upload and its bytes.',
+      tags,
+      scopes: WRITE,
+      params: S.UploadParams,
+      headers: TUS_HEADERS,
+      raw: { description: 'No body.' },
+      responses: { 204: { description: 'Cancelled.' } },
+      notFound: UPLOAD_404,
+      handler: tus(files),
+    }),
     route({
       id: 'uploadFile',
       method: 'POST',
@@ -336,6 +451,27 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
         const expected = v === 'mismatch' ? 0 : v;
         return fileReply(await conditional(expected, () => files.restoreVersion(principal, params.id, params.version, expected)));
       },
+    }),
+    route({
+      id: 'getFileText',
+      method: 'GET',
+      path: '/filedb/files/{id}/text',
+      summary: "A file's extracted text",
+      description:
+        'The text Folio extracted from the current version (or `version`): a PDF page by page (`page`), a DOCX, and text, Markdown, CSV and JSON as they are. Extraction runs in the background after each upload: until then `state` is pending; types without text are skipped.',
+      tags,
+      scopes: READ,
+      params: S.IdParams,
+      query: S.TextQuery,
+      responses: { 200: { description: 'The text.', schema: S.FileText } },
+      notFound: VERSION_404,
+      handler: async ({ principal, params, query }) => ({
+        status: 200,
+        body: await files.text(principal, params.id, {
+          ...(query.version !== undefined ? { version: query.version } : {}),
+          ...(query.page !== undefined ? { page: query.page } : {}),
+        }),
+      }),
     }),
     route({
       id: 'listNoteFiles',

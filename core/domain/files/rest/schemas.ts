@@ -80,7 +80,44 @@ export const CreatedShare = Type.Object(
 
 export const ShareList = Type.Object({ items: Type.Array(ShareLink) }, { description: 'Share links, newest first.' });
 
+export const UploadStatus = Type.Object(
+  {
+    id: Uuid,
+    offset: Type.Integer({ minimum: 0, description: 'Bytes received so far: send the rest from here (PATCH with Upload-Offset).' }),
+    length: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'The Upload-Length declared at creation.' }),
+    expires_at: Type.Union([DateTime, Type.Null()], { description: 'When an unfinished upload is removed; null once finished.' }),
+    file_id: Type.Union([Uuid, Type.Null()], { description: 'The file the finished upload became (the same id); null until then.' }),
+  },
+  { description: 'A resumable (tus) upload.' },
+);
+
+export const FileText = Type.Object(
+  {
+    file_id: Uuid,
+    version: Type.Integer({ minimum: 1 }),
+    state: Type.Union([Type.Literal('pending'), Type.Literal('extracted'), Type.Literal('skipped')], {
+      description: 'pending: not extracted yet (a job does it after each upload); skipped: nothing to extract (see note).',
+    }),
+    note: Type.Union([Type.String(), Type.Null()], { description: 'Why it was skipped, or truncated when the text was cut.' }),
+    pages: Type.Integer({ minimum: 0, description: 'Pages of a PDF (0 for other types).' }),
+    page: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'The page this text is, when one was asked for.' }),
+    text: Type.String({ description: 'The text (empty unless extracted).' }),
+  },
+  { description: "A version's extracted text." },
+);
+
 // ---- requests
+
+export const UploadParams = Type.Object({
+  id: Type.String({ format: 'uuid', description: 'The upload id (the last segment of its URL).' }),
+});
+export const TextQuery = Type.Object(
+  {
+    version: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647, description: 'A version (default: the current one).' })),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100000, description: 'One page of a PDF (1 is the first).' })),
+  },
+  { additionalProperties: false },
+);
 
 export const IdParams = Type.Object({ id: Type.String({ format: 'uuid', description: 'The file id.' }) });
 export const ShareParams = Type.Object({ id: Type.String({ format: 'uuid', description: 'The share link id.' }) });
@@ -145,4 +182,6 @@ export const COMPONENTS: Record<string, TSchema> = {
   CreatedShare,
   CreateShare: CreateShareBody,
   PatchFile,
+  UploadStatus,
+  FileText,
 };

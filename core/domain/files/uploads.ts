@@ -1,0 +1,230 @@
+// Resumable uploads with the tus protocol (https://tus.io, v1.0.0: creation, creation-with-upload,
+// termination, expiration), served by @tus/server at /api/v1/filedb/uploads. The bytes of an
+// upload in progress go to a file under DATA_DIR/uploads (@tus/file-store), where a dropped
+// connection leaves them: the client asks for the offset (HEAD) and sends the rest (PATCH). When the
+// last byte arrives the upload is handed to the files service like any other upload (it streams
+// into the blob store, hashed, type sniffed, the quota charged in the same transaction as the new
+// file's rows) and its temporary file is removed.
+//
+// The file takes the upload's id, which makes the hand-over idempotent: a finish repeated after a
+// crash, or asked for again by a HEAD once every byte is there, finds the file and stores nothing
+// twice. Every request is authenticated by the REST surface first; an upload belongs to the user who
+// created it (recorded server-side in its metadata) and is 404 to anyone else. The size is known
+// from Upload-Length before any byte is accepted, so the per-file limit and the quota refuse an
+// upload at creation. Incomplete uploads expire (a job removes them).
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import path from 'node:path';
+import { FileStore } from '@tus/file-store';
+import { Server } from '@tus/server';
+import type { Upload } from '@tus/utils';
+import { NodeRequest } from 'srvx/node';
+import { BadArguments, Conflict, FileTooLarge, FolioError, NotFound, QuotaExceeded, UnsupportedMediaType } from '../../contract/errors.ts';
+import type { Call, Reply } from '../../contract/rest.ts';
+import type { Principal } from '../identity/types.ts';
+import type { FilesServiceImpl } from './service.ts';
+import type { FileMeta } from './types.ts';
+
+export const UPLOADS_PATH = '/api/v1/filedb/uploads';
+export const UPLOAD_404 = 'no such upload. It may never have existed, have expired, or belong to another account.';
+/** The header that names the file a finished upload became. */
+export const FILE_ID_HEADER = 'Folio-File-Id';
+const OWNER = 'folio_owner';
+
+interface Exchange {
+  principal: Principal;
+  baseUrl: string;
+  id: string | undefined;
+  /** A refusal of Folio's own, answered as a problem rather than as tus's text. */
+  failure?: FolioError;
+  /** The file a finished upload became. */
+  file?: FileMeta;
+}
+
+/** A tus error answer (status and text) as the typed outcome the REST surface words as a problem. */
+function typed(status: number, text: string): Error {
+  const msg = text.trim() || `the upload request was refused (${status})`;
+  if (status === 404 || status === 410) return new NotFound(UPLOAD_404);
+  if (status === 409) return new Conflict(`${msg}: ask for the upload's offset (HEAD) and send the bytes from there`);
+  if (status === 415) return new UnsupportedMediaType(`${msg}: a PATCH sends Content-Type: application/offset+octet-stream`);
+  if (status === 413) return new BadArguments(`${msg}: more bytes than the Upload-Length declared`);
+  if (status === 412) return new BadArguments(`${msg}: send Tus-Resumable: 1.0.0`);
+  if (status >= 500) return new InternalUploadError(`the resumable upload failed: ${msg}`);
+  return new BadArguments(msg);
+}
+
+/** A failure of the upload machinery itself (the disk under DATA_DIR/uploads, ...): a 500 with an error id. */
+class InternalUploadError extends Error {
+  override name = 'InternalUploadError';
+}
+
+const meta = (u: Upload) => (u.metadata ?? {}) as Record<string, string | null | undefined>;
+const str = (v: string | null | undefined) => (v === null || v === undefined || v === '' ? undefined : v);
+
+export class ResumableUploads {
+  readonly #files: FilesServiceImpl;
+  readonly #store: FileStore;
+  readonly #server: Server;
+  readonly #dir: string;
+  readonly #expiryMs: number;
+  readonly #als = new AsyncLocalStorage<Exchange>();
+
+  constructor(files: FilesServiceImpl, dir: string, opts: { expiryMs: number }) {
+    this.#files = files;
+    this.#dir = path.resolve(dir);
+    this.#expiryMs = opts.expiryMs;
+    this.#store = new FileStore({ directory: this.#dir, expirationPeriodInMilliseconds: opts.expiryMs });
+    const ex = () => {
+      const e = this.#als.getStore();
+      if (!e) throw new Error('a tus request outside an authenticated exchange');
+      return e;
+    };
+    /** Records Folio's own refusal and hands tus an answer to abort with. */
+    const refuse = (err: unknown): never => {
+      if (err instanceof FolioError) {
+        ex().failure = err;
+        // @tus/server's hooks refuse by throwing a plain { status_code, body } (its documented contract).
+        // eslint-disable-next-line @typescript-eslint/only-throw-error
+        throw { status_code: err.status, body: err.message };
+      }
+      throw err;
+    };
+    this.#server = new Server({
+      path: UPLOADS_PATH,
+      datastore: this.#store,
+      relativeLocation: false,
+      // Folio's REST API answers no cross-origin requests; tus would otherwise allow any origin.
+      allowedOrigins: () => false,
+      namingFunction: () => randomUUID(),
+      getFileIdFromRequest: () => ex().id,
+      generateUrl: (_req, { id }) => `${ex().baseUrl}${UPLOADS_PATH}/${id}`,
+      onUploadCreate: async (_req, upload) => {
+        const { principal } = ex();
+        const m = meta(upload);
+        try {
+          if (upload.sizeIsDeferred || upload.size === undefined)
+            throw new BadArguments('send Upload-Length: a resumable upload must say its size when it is created (no Upload-Defer-Length)');
+          const name = str(m['name']) ?? str(m['filename']);
+          if (name === undefined)
+            throw new BadArguments('the upload needs a name: Upload-Metadata with `name` (or `filename`), base64-encoded', [
+              { in: 'header', path: 'Upload-Metadata', message: 'name is required' },
+            ]);
+          await this.#files.checkNewFile(principal, { name, folder: str(m['folder']), note_id: str(m['note_id']), length: upload.size });
+        } catch (err) {
+          refuse(err);
+        }
+        // Whose upload this is: set here, never taken from the client.
+        return { metadata: { ...upload.metadata, [OWNER]: principal.user.id } };
+      },
+      onUploadFinish: async (_req, upload) => {
+        const f = await this.#finish(ex().principal, upload).catch(refuse);
+        ex().file = f;
+        return { status_code: 200, headers: { 'Content-Type': 'application/json', [FILE_ID_HEADER]: f.id }, body: JSON.stringify(f) };
+      },
+    });
+  }
+
+  /** The upload, or null when there is none (or none any more). */
+  async #get(id: string): Promise<Upload | null> {
+    try {
+      return await this.#store.getUpload(id);
+    } catch {
+      return null;
+    }
+  }
+
+  /** Hands a complete upload to the files service, then drops its temporary file. */
+  async #finish(p: Principal, upload: Upload): Promise<FileMeta> {
+    const m = meta(upload);
+    try {
+      const f = await this.#files.create(p, {
+        id: upload.id,
+        name: str(m['name']) ?? str(m['filename']) ?? 'upload',
+        folder: str(m['folder']),
+        note_id: str(m['note_id']),
+        declaredType: str(m['filetype']) ?? str(m['content_type']),
+        length: upload.size,
+        source: createReadStream(path.join(this.#dir, upload.id), { highWaterMark: 1024 * 1024 }),
+      });
+      await this.#store.remove(upload.id).catch(() => {});
+      return f;
+    } catch (err) {
+      // Refusals that another try would meet again: the upload is dropped, nothing was stored. A
+      // full disk or a database that went away keeps it; a HEAD finishes it later.
+      if (err instanceof QuotaExceeded || err instanceof FileTooLarge || err instanceof BadArguments || err instanceof NotFound)
+        await this.#store.remove(upload.id).catch(() => {});
+      throw err;
+    }
+  }
+
+  /** One tus request on /uploads or /uploads/{id}, by an authenticated caller. */
+  async handle(call: Call<{ id?: string }, unknown, unknown>): Promise<Reply> {
+    if (!call.raw) throw new Error('a tus route must be raw');
+    const p = call.principal;
+    const id = call.params.id;
+    const exchange: Exchange = { principal: p, baseUrl: call.baseUrl, id };
+    if (id !== undefined) {
+      const upload = await this.#get(id);
+      const reading = call.method === 'HEAD' || call.method === 'GET';
+      if (!upload) {
+        // Finished already (the answer to the last PATCH may have been lost): the file says so.
+        const done = reading ? await this.#files.get(p, id).catch(() => null) : null;
+        if (!done) throw new NotFound(UPLOAD_404);
+        return this.#finished(done, call.method);
+      }
+      if (meta(upload)[OWNER] !== p.user.id) throw new NotFound(UPLOAD_404);
+      // Every byte is there but the hand-over did not happen (a crash, a full disk): do it now.
+      if (reading && upload.size !== undefined && upload.offset === upload.size)
+        return this.#finished(await this.#finish(p, upload), call.method);
+      if (call.method === 'GET')
+        return {
+          status: 200,
+          headers: { 'Cache-Control': 'no-store' },
+          body: {
+            id,
+            offset: upload.offset,
+            length: upload.size ?? null,
+            expires_at: upload.creation_date ? new Date(Date.parse(upload.creation_date) + this.#expiryMs).toISOString() : null,
+            file_id: null,
+          },
+        };
+    }
+    const request = new NodeRequest({ req: call.raw.req, res: call.raw.res });
+    const response = await this.#als.run(exchange, () => this.#server.handleWeb(request));
+    const text = call.method === 'HEAD' ? '' : await response.text();
+    if (exchange.failure) throw exchange.failure;
+    if (response.status >= 400) throw typed(response.status, text);
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      if (!/^(access-control-|content-length$|connection$)/i.test(name)) headers[name] = value;
+    });
+    if (exchange.file) return { status: response.status, headers, body: exchange.file };
+    return { status: response.status, headers, body: '' };
+  }
+
+  #finished(f: FileMeta, method: string): Reply {
+    if (method === 'GET')
+      return {
+        status: 200,
+        headers: { 'Cache-Control': 'no-store', [FILE_ID_HEADER]: f.id },
+        body: { id: f.id, offset: f.size, length: f.size, expires_at: null, file_id: f.id },
+      };
+    return {
+      status: 200,
+      headers: {
+        'Tus-Resumable': '1.0.0',
+        'Upload-Offset': String(f.size),
+        'Upload-Length': String(f.size),
+        'Cache-Control': 'no-store',
+        [FILE_ID_HEADER]: f.id,
+      },
+      body: '',
+    };
+  }
+
+  /** Removes incomplete uploads past their expiry; returns how many. */
+  sweep(): Promise<number> {
+    return this.#store.deleteExpired();
+  }
+}
