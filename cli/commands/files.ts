@@ -14,6 +14,7 @@ import { API_PREFIX, failure, ok, send, type Target } from '../lib/client.ts';
 import { CliError, EXIT } from '../lib/errors.ts';
 import { examples, type Cli, type CommandGroup } from '../lib/group.ts';
 import { configDir, readJsonFile, writePrivate } from '../lib/config.ts';
+import { removeOnInterrupt } from '../lib/interrupt.ts';
 import { emit, readStdin, table, when, withOutput, type OutputOptions } from '../lib/output.ts';
 
 type File = components['schemas']['File'];
@@ -339,12 +340,15 @@ export const files: CommandGroup = {
         }
         // Into a .part file beside it, renamed at the end: a cut-off download never looks complete.
         const part = `${out}.part`;
+        const forget = removeOnInterrupt(part);
         try {
           await pipeline(body, progress(`downloading ${path.basename(out)}`, length), createWriteStream(part));
           await rename(part, out);
         } catch (err) {
           await rm(part, { force: true });
           throw new CliError(`download of ${id} failed: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, EXIT.failed);
+        } finally {
+          forget();
         }
         info(`wrote ${out}`);
       });

@@ -1,6 +1,7 @@
 // `folio notes ...`: the notetaker REST group (/api/v1/notetaker), through the typed client.
 import { spawnSync } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rename, rm as remove } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -10,6 +11,7 @@ import type { components } from '../generated/openapi.d.ts';
 import { failure, ok } from '../lib/client.ts';
 import { CliError, EXIT, type Problem } from '../lib/errors.ts';
 import { examples, type Cli, type CommandGroup } from '../lib/group.ts';
+import { removeOnInterrupt } from '../lib/interrupt.ts';
 import { emit, isTerminal, readStdin, table, when, withOutput, type OutputOptions } from '../lib/output.ts';
 
 type Note = components['schemas']['Note'];
@@ -373,8 +375,24 @@ export const notes: CommandGroup = {
           };
           const r = await api.POST('/notetaker/reports', { body, parseAs: 'stream' });
           if (!r.response.ok || !r.response.body) throw await failure(target, r.response);
-          const out = o.output ? createWriteStream(o.output) : process.stdout;
-          await pipeline(Readable.fromWeb(r.response.body), out);
+          const stream = Readable.fromWeb(r.response.body);
+          if (o.output) {
+            // Into a .part file beside it, renamed at the end: a cut-off report never looks complete.
+            const part = `${o.output}.part`;
+            const forget = removeOnInterrupt(part);
+            try {
+              await pipeline(stream, createWriteStream(part));
+              await rename(part, o.output);
+            } catch (err) {
+              await remove(part, { force: true });
+              throw new CliError(
+                `the report was not written: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+                EXIT.failed,
+              );
+            } finally {
+              forget();
+            }
+          } else await pipeline(stream, process.stdout);
           const saved = r.response.headers.get('folio-saved-note-id');
           if (o.output) info(`wrote ${o.output}`);
           if (saved) info(`saved as note ${saved}`);
