@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import pkg from '../package.json' with { type: 'json' };
 import { GROUPS } from './commands/index.ts';
+import { renewSignIn } from './lib/client.ts';
 import { CliError, EXIT } from './lib/errors.ts';
 import { cliContext, examples } from './lib/group.ts';
 
@@ -33,6 +34,10 @@ export function buildProgram(): Command {
     'folio api GET /notetaker/tags',
   );
   const cli = cliContext(program);
+  // `auth` manages sign-ins itself; every other command starts with a token that works.
+  program.hook('preAction', async (_program, action) => {
+    if (action.parent?.name() !== 'auth') await renewSignIn(cli.globals());
+  });
   for (const group of GROUPS) group.register(program, cli);
   return program;
 }

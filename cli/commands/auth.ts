@@ -5,7 +5,9 @@ import { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { credentials, failure, raw, type Target } from '../lib/client.ts';
 import { DEFAULT_URL, configFile, loadConfig, normalizeUrl, saveConfig } from '../lib/config.ts';
+import type { Stored } from '../lib/credentials.ts';
 import { CliError, EXIT } from '../lib/errors.ts';
+import { browserLogin } from '../lib/oauth.ts';
 import { examples, type Cli, type CommandGroup } from '../lib/group.ts';
 import { emit, readStdin, withOutput, type OutputOptions } from '../lib/output.ts';
 
@@ -41,30 +43,54 @@ export const auth: CommandGroup = {
 
     const login = group
       .command('login')
-      .description('store a token for a server (pasted, or piped on stdin) after checking that it works')
+      .description('sign in to a server: in the browser (--web), or with an API token pasted or piped on stdin')
       .option('--url <url>', `the server (default: FOLIO_URL, the profile's, or ${DEFAULT_URL})`)
       .option('--with-token', 'read the token from stdin (implied when stdin is not a terminal)')
-      .action(async (o: { url?: string; withToken?: boolean }) => {
+      .option('--web', 'sign in in the browser (OAuth); the access token is renewed by itself')
+      .option('--no-browser', 'with --web: only print the address to open (on another machine, say)')
+      .option('--scopes <list>', 'with --web: the scopes to ask for, comma-separated (default: all you may have)')
+      .action(async (o: { url?: string; withToken?: boolean; web?: boolean; browser: boolean; scopes?: string }) => {
         const name = cli.profile();
         const config = loadConfig();
         const url = normalizeUrl(o.url ?? process.env['FOLIO_URL'] ?? config.profiles[name]?.url ?? DEFAULT_URL);
-        const token = (
-          o.withToken || !process.stdin.isTTY ? await readStdin() : await promptHidden(`Paste an API token for ${url}: `)
-        ).trim();
-        if (!token) throw new CliError('no token given: paste one, or pipe it: folio auth login --url URL < token.txt', EXIT.usage);
-        const target: Target = { url, token, profile: name, tokenFrom: 'profile' };
+        const store = credentials();
+        let saved: Stored;
+        if (o.web) {
+          // The client registered by an earlier sign-in to the same server is used again.
+          const before = config.profiles[name]?.url === url ? store.record(name) : undefined;
+          saved = await browserLogin({
+            url,
+            clientId: typeof before === 'object' ? before.client_id : undefined,
+            scopes: o.scopes?.split(/[\s,]+/).filter(Boolean),
+            openBrowser: o.browser,
+            timeoutMs: 5 * 60_000,
+            announce: (address) =>
+              process.stderr.write(
+                `${o.browser ? 'Opening your browser; if it does not open, visit' : 'Open this address in a browser'}:\n  ${address}\n`,
+              ),
+          });
+        } else {
+          const token = (
+            o.withToken || !process.stdin.isTTY ? await readStdin() : await promptHidden(`Paste an API token for ${url}: `)
+          ).trim();
+          if (!token) throw new CliError('no token given: paste one, or pipe it: folio auth login --url URL < token.txt', EXIT.usage);
+          saved = token;
+        }
+        const target: Target = { url, token: typeof saved === 'string' ? saved : saved.access_token, profile: name, tokenFrom: 'profile' };
         const verdict = await check(target);
         if (!verdict.ok)
           throw new CliError(`${url} refused that token: ${verdict.reason.replace(/; log in again.*$/, '')}; nothing was saved`, EXIT.auth);
-        const store = credentials();
-        store.set(name, token);
+        store.set(name, saved);
         config.profiles[name] = { url };
         config.current = name;
         saveConfig(config);
-        process.stderr.write(`logged in to ${url} as profile ${name} (token in ${store.describe()})\n`);
+        process.stderr.write(
+          `logged in to ${url} as profile ${name} (${typeof saved === 'string' ? 'API token' : 'browser sign-in'}, stored in ${store.describe()})\n`,
+        );
       });
     examples(
       login,
+      'folio auth login --url http://127.0.0.1:3000 --web',
       'folio auth login --url http://127.0.0.1:3000',
       'folio auth login --url https://work.example.com --profile work < token.txt',
       'folio --profile work notes list',

@@ -5,6 +5,7 @@ import createClient from 'openapi-fetch';
 import type { paths } from '../generated/openapi.d.ts';
 import { DEFAULT_URL, loadConfig, normalizeUrl } from './config.ts';
 import { fileStore, type CredentialStore } from './credentials.ts';
+import { refresh, stale } from './oauth.ts';
 import { CliError, EXIT, exitForStatus, problemLine, type Problem } from './errors.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -44,6 +45,19 @@ export function resolveTarget(opts: GlobalOptions): Target {
   if (envToken) return { url, token: envToken, profile: undefined, tokenFrom: 'FOLIO_TOKEN' };
   const stored = profile && (!envUrl || profile.url === envUrl) ? credentials().get(name) : undefined;
   return { url, token: stored, profile: stored ? name : undefined, tokenFrom: stored ? 'profile' : 'none' };
+}
+
+/**
+ * Before a command runs: a browser sign-in whose access token has run out (or will within a minute)
+ * is renewed with its refresh token, and the new pair stored, so commands never see it expire.
+ */
+export async function renewSignIn(opts: GlobalOptions): Promise<void> {
+  const t = resolveTarget(opts);
+  if (t.tokenFrom !== 'profile' || !t.profile) return;
+  const store = credentials();
+  const c = store.record(t.profile);
+  if (typeof c !== 'object' || !stale(c)) return;
+  store.set(t.profile, await refresh(c));
 }
 
 /** How to get a working token, for the messages that need one. */

@@ -4,12 +4,19 @@
 import { chmodSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { configDir, readJsonFile, writePrivate } from './config.ts';
+import type { OAuthCredential } from './oauth.ts';
+
+/** What a profile holds: an API token, or what a browser sign-in gave (lib/oauth.ts). */
+export type Stored = string | OAuthCredential;
 
 export interface CredentialStore {
   /** Where the tokens are, for `auth status`. */
   describe(): string;
+  /** The bearer token to send. */
   get(profile: string): string | undefined;
-  set(profile: string, token: string): void;
+  /** All that is stored for the profile. */
+  record(profile: string): Stored | undefined;
+  set(profile: string, token: Stored): void;
   delete(profile: string): boolean;
 }
 
@@ -21,11 +28,16 @@ export function fileStore(file = path.join(configDir(), 'credentials.json')): Cr
     } catch {
       /* absent: nothing stored yet */
     }
-    return readJsonFile<Record<string, string>>(file, {});
+    return readJsonFile<Record<string, Stored>>(file, {});
   };
+  const record = (profile: string): Stored | undefined => (Object.hasOwn(read(), profile) ? read()[profile] : undefined);
   return {
     describe: () => file,
-    get: (profile) => read()[profile],
+    get(profile) {
+      const v = record(profile);
+      return typeof v === 'string' ? v : v?.access_token;
+    },
+    record,
     set(profile, token) {
       const all = read();
       all[profile] = token;
