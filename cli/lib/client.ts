@@ -4,7 +4,7 @@
 import createClient from 'openapi-fetch';
 import type { paths } from '../generated/openapi.d.ts';
 import { DEFAULT_URL, loadConfig, normalizeUrl } from './config.ts';
-import { fileStore, type CredentialStore } from './credentials.ts';
+import { defaultStore, type CredentialStore } from './credentials.ts';
 import { refresh, stale } from './oauth.ts';
 import { CliError, EXIT, exitForStatus, problemLine, type Problem } from './errors.ts';
 
@@ -22,8 +22,10 @@ export interface GlobalOptions {
   profile?: string;
 }
 
+let store: CredentialStore | undefined;
+/** Where this process keeps tokens (the keyring is probed once). */
 export function credentials(): CredentialStore {
-  return fileStore();
+  return (store ??= defaultStore());
 }
 
 /** The profile a command acts on: --profile, FOLIO_PROFILE, the current one, or "default". */

@@ -1,9 +1,12 @@
-// Where tokens live: a file only its owner can read, $XDG_CONFIG_HOME/folio/credentials.json
-// (mode 0600, in a 0700 folder), one token per profile. The tokens never go into config.json, so
+// Where tokens live: the OS keyring where one works (lib/keyring.ts), else a file only its owner
+// can read, $XDG_CONFIG_HOME/folio/credentials.json (mode 0600, in a 0700 folder), one token per
+// profile. The tokens never go into config.json, so
 // that file can be shown or shared without leaking one.
 import { chmodSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { configDir, readJsonFile, writePrivate } from './config.ts';
+import { CliError, EXIT } from './errors.ts';
+import { keyringStore } from './keyring.ts';
 import type { OAuthCredential } from './oauth.ts';
 
 /** What a profile holds: an API token, or what a browser sign-in gave (lib/oauth.ts). */
@@ -49,6 +52,36 @@ export function fileStore(file = path.join(configDir(), 'credentials.json')): Cr
       delete all[profile];
       writePrivate(file, JSON.stringify(all, null, 2) + '\n');
       return true;
+    },
+  };
+}
+
+/**
+ * The OS keyring where one works, with the file as the fallback (also for reading what an earlier
+ * login stored there: a profile moves to the keyring at its next login). FOLIO_CREDENTIAL_STORE=file
+ * or =keyring chooses; `keyring` with none working is an error rather than a silent file.
+ */
+export function defaultStore(choose = process.env['FOLIO_CREDENTIAL_STORE']): CredentialStore {
+  const file = fileStore();
+  if (choose === 'file') return file;
+  const found = keyringStore();
+  if (!found.store) {
+    if (choose === 'keyring') throw new CliError(`FOLIO_CREDENTIAL_STORE=keyring, but ${found.reason}`, EXIT.usage);
+    return { ...file, describe: () => `${file.describe()} (${found.reason})` };
+  }
+  const keyring = found.store;
+  return {
+    describe: keyring.describe,
+    record: (profile) => keyring.record(profile) ?? file.record(profile),
+    get: (profile) => keyring.get(profile) ?? file.get(profile),
+    set(profile, token) {
+      keyring.set(profile, token);
+      file.delete(profile);
+    },
+    delete(profile) {
+      const a = keyring.delete(profile);
+      const b = file.delete(profile);
+      return a || b;
     },
   };
 }
