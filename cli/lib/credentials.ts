@@ -71,7 +71,7 @@ export function defaultStore(choose = process.env['FOLIO_CREDENTIAL_STORE']): Cr
   }
   const keyring = found.store;
   return {
-    describe: keyring.describe,
+    describe: () => keyring.describe(),
     record: (profile) => keyring.record(profile) ?? file.record(profile),
     get: (profile) => keyring.get(profile) ?? file.get(profile),
     set(profile, token) {
