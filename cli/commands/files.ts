@@ -14,7 +14,7 @@ import { API_PREFIX, failure, ok, send, type Target } from '../lib/client.ts';
 import { CliError, EXIT } from '../lib/errors.ts';
 import { examples, type Cli, type CommandGroup } from '../lib/group.ts';
 import { configDir, readJsonFile, writePrivate } from '../lib/config.ts';
-import { removeOnInterrupt } from '../lib/interrupt.ts';
+import { onInterrupt, removeOnInterrupt } from '../lib/interrupt.ts';
 import { emit, readStdin, table, when, withOutput, type OutputOptions } from '../lib/output.ts';
 
 type File = components['schemas']['File'];
@@ -135,6 +135,8 @@ async function resumableUpload(
   const metadata: Record<string, string> = { name: where.name, filetype: 'application/octet-stream' };
   if (where.folder) metadata['folder'] = where.folder;
   if (where.note) metadata['note_id'] = where.note;
+  // What the server already holds stays there, and this machine remembers where (uploads.json).
+  const forget = onInterrupt(() => 'run the same command again to resume the upload');
   const outcome = await new Promise<{ ok: true } | { ok: false; err: Error }>((resolve) => {
     const up = new tus.Upload(createReadStream(file), {
       endpoint: `${target.url}${API_PREFIX}/filedb/uploads`,
@@ -167,6 +169,7 @@ async function resumableUpload(
       () => up.start(),
     );
   });
+  forget();
   bar.end();
   if (!outcome.ok) {
     const res = (outcome.err as tus.DetailedError).originalResponse;

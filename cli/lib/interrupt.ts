@@ -4,11 +4,12 @@
 // it is theirs to undo, and drop it once the work is done.
 import { rmSync } from 'node:fs';
 
-const cleanups = new Set<() => void>();
+/** A cleanup may return a line to add to the message (e.g. how to resume). */
+const cleanups = new Set<() => string | void>();
 let installed = false;
 
 /** Runs `undo` if folio is interrupted before the returned function is called. */
-export function onInterrupt(undo: () => void): () => void {
+export function onInterrupt(undo: () => string | void): () => void {
   install();
   cleanups.add(undo);
   return () => void cleanups.delete(undo);
@@ -24,9 +25,11 @@ export function install(): void {
   if (installed) return;
   installed = true;
   const stop = (signal: 'SIGINT' | 'SIGTERM') => {
+    const hints: string[] = [];
     for (const undo of [...cleanups].reverse()) {
       try {
-        undo();
+        const hint = undo();
+        if (hint) hints.push(hint);
       } catch {
         // best effort: the next cleanup still runs
       }
@@ -34,7 +37,7 @@ export function install(): void {
     cleanups.clear();
     // The line a progress bar was drawing on is cleared, so the shell prompt starts clean.
     if (process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
-    process.stderr.write(`folio: interrupted\n`);
+    process.stderr.write(`folio: interrupted${hints.map((h) => `; ${h}`).join('')}\n`);
     process.exit(signal === 'SIGINT' ? 130 : 143);
   };
   process.on('SIGINT', () => stop('SIGINT'));

@@ -62,7 +62,7 @@ t.test('a progress bar on a terminal, none in a pipe', async (t) => {
   // `script` gives the command a pseudo-terminal for stdin, stdout and stderr, and copies what it
   // printed to our stdout.
   const tty = await run('script', ['-qfec', [process.execPath, BIN, 'files', 'download', id, '-o', out].map(quote).join(' '), '/dev/null']);
-  t.equal(tty.status, 0, tty.stdout);
+  t.equal(tty.status, 0, 'exit 0');
   t.match(tty.stdout, /downloading eight\.back \[[#-]+\]\s+\d+% /, 'the bar, with a percentage');
   t.ok(tty.stdout.includes(BAR), 'redrawn in place');
   t.match(tty.stdout, /wrote .*eight\.back/);
@@ -92,6 +92,32 @@ t.test('Ctrl-C during a download: exit 130, one line, no half-written file', asy
   t.equal(await exited, 130, 'exit 130, as a shell expects after Ctrl-C');
   t.equal(stderr, 'folio: interrupted\n', 'one line, no stack trace');
   t.same(await readdir(dir), [], 'neither the file nor its .part is left');
+});
+
+t.test('a large upload at a terminal: a progress bar; Ctrl-C partway, and the same command resumes it', async (t) => {
+  const src = path.join(home, 'upload.bin');
+  await writeFile(src, randomBytes(32 * 1024 * 1024));
+  const tty = await run('script', ['-qfec', [process.execPath, BIN, 'files', 'upload', src].map(quote).join(' '), '/dev/null']);
+  t.equal(tty.status, 0, 'exit 0');
+  t.match(tty.stdout, /uploading upload\.bin \[[#-]+\]\s+\d+% /, 'the bar, with a percentage');
+
+  const uploads = path.join(home, 'config', 'folio', 'uploads.json');
+  await rm(uploads, { force: true });
+  const child = spawn(process.execPath, [BIN, 'files', 'upload', src], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  // Caught once the server has made the upload (this machine remembers it), long before 32 MB are through.
+  const deadline = Date.now() + 30_000;
+  while (!existsSync(uploads) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
+  child.kill('SIGSTOP');
+  child.kill('SIGINT');
+  child.kill('SIGCONT');
+  t.equal(await exited, 130);
+  t.equal(stderr, 'folio: interrupted; run the same command again to resume the upload\n');
+  const again = await run(process.execPath, [BIN, 'files', 'upload', src]);
+  t.equal(again.status, 0, again.stderr);
+  t.match(again.stderr, /resuming an earlier upload of upload\.bin/);
 });
 
 t.test('Ctrl-C while output is stalled in a pipe: the process still stops at once', async (t) => {
