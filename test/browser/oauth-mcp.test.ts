@@ -124,9 +124,7 @@ async function run() {
     // Robin revokes the grant (with their own API token, as from the settings of their account).
     const listed = await req(s, 'GET', '/api/v1/oauth/grants', { token: robin.token });
     t.equal(listed.status, 200, listed.text);
-    const grant = (listed.json() as { items: Array<{ id: string; client_name: string }> }).items.find(
-      (g) => g.client_name === 'Browser Agent',
-    );
+    const grant = listed.json<{ items: Array<{ id: string; client_name: string }> }>().items.find((g) => g.client_name === 'Browser Agent');
     t.ok(grant, 'the grant is listed for Robin');
     const revoked = await req(s, 'DELETE', `/api/v1/oauth/grants/${grant!.id}`, { token: robin.token });
     t.equal(revoked.status, 204, revoked.text);

@@ -190,8 +190,7 @@ t.test('auth: login stores the token in a 0600 file; an expired token says how t
   t.equal(bad.code, 4);
   t.match(bad.stderr, 'refused that token');
 
-  // A token that expires in a few seconds: it works at login, then the server refuses it.
-  const minted = (await call(s, alice.token, 'admin', 'mint_curl_token', { ttl_seconds: 3 })).json();
+  const minted = (await call(s, alice.token, 'admin', 'mint_curl_token', { ttl_seconds: 600 })).json();
   const login = await folio(['auth', 'login', '--url', s.url], { input: `${minted.token}\n` });
   t.equal(login.code, 0, login.stderr);
   const file = path.join(home, 'config/folio/credentials.json');
@@ -201,7 +200,10 @@ t.test('auth: login stores the token in a 0600 file; an expired token says how t
   const token = await folio(['auth', 'token']);
   t.equal(token.stdout, `${minted.token}\n`, 'auth token prints it for other tools');
 
-  await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(minted.expires_at) - Date.now() + 200)));
+  // Later, the stored token has expired (a 1-second token, stored as a login would have stored it).
+  const short = (await call(s, alice.token, 'admin', 'mint_curl_token', { ttl_seconds: 1 })).json();
+  await writeFile(file, JSON.stringify({ default: short.token }), { mode: 0o600 });
+  await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(short.expires_at) - Date.now() + 200)));
   const expired = await folio(['notes', 'list']);
   t.equal(expired.code, 4);
   t.match(expired.stderr, `[unauthenticated, 401]; log in again: folio auth login --url ${s.url}`);
