@@ -90,6 +90,12 @@ t.test('the MCP SDK client connects with OAuth', async (t) => {
   t.equal(meta.status, 200);
   t.equal(meta.json().issuer, issuer, 'its metadata is at the location derived from the issuer');
   t.same(meta.json().code_challenge_methods_supported, ['S256']);
+  // The REST API and the curl surface are resources too, each with its metadata naming the same issuer.
+  for (const resource of ['/api/v1', '/curl']) {
+    const other = await req(s, 'GET', `/.well-known/oauth-protected-resource${resource}`);
+    t.equal(other.status, 200);
+    t.same([other.json().resource, other.json().authorization_servers], [`${s.url}${resource}`, [issuer]], `${resource} described`);
+  }
 
   const first = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { authProvider: provider });
   await t.rejects(new Client({ name: 'oauth-test', version: '1.0.0' }).connect(first), /Unauthorized/, 'starts from a 401');

@@ -24,6 +24,7 @@ import {
   originAllowed,
   preflightHeaders,
   protectedResourceMetadata,
+  RESOURCE_PATHS,
   wwwAuthenticate,
   type OriginPolicy,
 } from './security.ts';
@@ -100,18 +101,19 @@ export function mcpSurface(deps: McpDeps): McpSurface {
   const base = (ctx: Context) => (deps.publicUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
   const router = new Router();
 
-  const metadata = (ctx: Context) => {
+  const metadata = (ctx: Context, resourcePath: (typeof RESOURCE_PATHS)[number] = '/mcp') => {
     // Without a public URL the resource is made from Host: only a Host /mcp answers may name it.
     const host = ctx.get('host') || undefined;
     if (!deps.publicUrl && !hostAllowed(host, policy))
       return jsonRpcError(ctx, 403, -32000, `Forbidden: this server does not answer to Host '${host ?? ''}' (see mcp.allowedHosts)`);
     ctx.set('Access-Control-Allow-Origin', '*');
     ctx.set('Cache-Control', 'public, max-age=3600');
-    ctx.body = protectedResourceMetadata(base(ctx), deps.version, deps.oauth?.() ?? null);
+    ctx.body = protectedResourceMetadata(base(ctx), deps.version, deps.oauth?.() ?? null, resourcePath);
   };
-  router.get(METADATA_PATH, metadata);
-  // RFC 9728 §3.1: the path of the resource goes after the well-known suffix.
-  router.get(`${METADATA_PATH}/mcp`, metadata);
+  router.get(METADATA_PATH, (ctx) => metadata(ctx));
+  // RFC 9728 §3.1: the path of the resource goes after the well-known suffix. The REST API and the
+  // curl surface are resources too (a token names the one it is for), described here alike.
+  for (const resourcePath of RESOURCE_PATHS) router.get(`${METADATA_PATH}${resourcePath}`, (ctx) => metadata(ctx, resourcePath));
 
   router.all('/mcp', async (ctx) => {
     // The request's logger is made on first use (most requests log once, at the end).

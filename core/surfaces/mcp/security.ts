@@ -102,14 +102,18 @@ export function wwwAuthenticate(base: string, bearerError: string | undefined): 
   return `Bearer resource_metadata="${resourceMetadataUrl(base)}"${bearerError ? `, error="${bearerError}"` : ''}`;
 }
 
-/** RFC 9728 metadata of /mcp: Folio's own authorization server issues tokens for it. */
+/** The resources Folio's tokens may be issued for (RFC 8707), each with its RFC 9728 metadata. */
+export const RESOURCE_PATHS = ['/mcp', '/api/v1', '/curl'] as const;
+
+/** RFC 9728 metadata of one of Folio's resources (/mcp by default): Folio's own authorization server issues tokens for it. */
 export function protectedResourceMetadata(
   base: string,
   version: string,
   oauth: { issuer: string; scopes: string[] } | null,
+  resourcePath: (typeof RESOURCE_PATHS)[number] = '/mcp',
 ): Record<string, unknown> {
   return {
-    resource: `${base}/mcp`,
+    resource: `${base}${resourcePath}`,
     resource_name: `Folio ${version}`,
     authorization_servers: oauth ? [oauth.issuer] : [],
     ...(oauth ? { scopes_supported: oauth.scopes } : {}),
