@@ -342,9 +342,8 @@ export class PasswordRequired extends FolioError {
   readonly code = 'password_required';
 }
 
-/** Refused for a while (wrong passwords); `retryAfter` seconds. */
-export class TooManyRequests extends FolioError {
-  readonly code = 'too_many_requests';
+/** A refusal that says when to try again (Retry-After, in seconds). */
+export abstract class RetryLater extends FolioError {
   readonly retryAfter: number;
   constructor(message: string, retryAfter: number) {
     super(message);
@@ -355,17 +354,14 @@ export class TooManyRequests extends FolioError {
   }
 }
 
+/** Refused for a while (wrong passwords); `retryAfter` seconds. */
+export class TooManyRequests extends RetryLater {
+  readonly code = 'too_many_requests';
+}
+
 /** The user already has as many reports being generated as one account may have at once. */
-export class TooManyReports extends FolioError {
+export class TooManyReports extends RetryLater {
   readonly code = 'too_many_reports';
-  readonly retryAfterSeconds: number;
-  constructor(message: string, retryAfterSeconds: number) {
-    super(message);
-    this.retryAfterSeconds = retryAfterSeconds;
-  }
-  override get headers(): Record<string, string> {
-    return { 'Retry-After': String(this.retryAfterSeconds) };
-  }
 }
 
 /** The caller went away before the answer. */
