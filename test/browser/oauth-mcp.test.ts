@@ -9,53 +9,11 @@ import { existsSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { mcpStatus } from '../helpers/oauth.ts';
+import { MemoryProvider, mcpStatus } from '../helpers/oauth.ts';
 import { createUser, req, startTestServer } from '../helpers/server.ts';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const REDIRECT = 'http://127.0.0.1:53682/callback';
-
-class MemoryProvider implements OAuthClientProvider {
-  info: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'Browser Agent',
-      redirect_uris: [REDIRECT],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.info = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
 
 if (!existsSync(CHROMIUM)) {
   if (process.env['CI']) t.fail(`${CHROMIUM} is missing: apt-get install -y chromium`);
@@ -79,7 +37,7 @@ async function run() {
   t.teardown(() => browser.close());
 
   t.test('sign in and allow in the browser; tools, refresh, revocation', async (t) => {
-    const provider = new MemoryProvider();
+    const provider = new MemoryProvider('Browser Agent');
     const first = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { authProvider: provider });
     await t.rejects(new Client({ name: 'browser-oauth', version: '1.0.0' }).connect(first), /Unauthorized/, 'starts from a 401');
     t.ok(provider.authorizationUrl, 'registered and sent the person to authorize');

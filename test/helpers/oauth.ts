@@ -1,6 +1,8 @@
 // A browser and a native OAuth client, as far as Folio's authorization server needs them: cookies,
 // manual redirects, the sign-in and consent form, PKCE, a loopback redirect URI.
 import { createHash, randomBytes } from 'node:crypto';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 
 export const LOOPBACK_REDIRECT = 'http://127.0.0.1:53682/callback';
 
@@ -138,4 +140,51 @@ export async function mcpStatus(base: string, token: string): Promise<number> {
   });
   await res.body?.cancel();
   return res.status;
+}
+
+/** The MCP SDK's OAuth client state, kept in memory: a public client with a loopback redirect URI. */
+export class MemoryProvider implements OAuthClientProvider {
+  info: OAuthClientInformationMixed | undefined;
+  saved: OAuthTokens | undefined;
+  verifier = '';
+  authorizationUrl: URL | undefined;
+  readonly #name: string;
+  readonly #redirect: string;
+  constructor(name: string, redirect = LOOPBACK_REDIRECT) {
+    this.#name = name;
+    this.#redirect = redirect;
+  }
+  get redirectUrl() {
+    return this.#redirect;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: this.#name,
+      redirect_uris: [this.#redirect],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  clientInformation() {
+    return this.info;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.info = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(v: string) {
+    this.verifier = v;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
 }

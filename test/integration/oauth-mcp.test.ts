@@ -6,57 +6,15 @@
 import t from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { startTestServer, req, createUser } from '../helpers/server.ts';
-import { authorize, Browser, LOOPBACK_REDIRECT, mcpStatus } from '../helpers/oauth.ts';
+import { authorize, Browser, LOOPBACK_REDIRECT, MemoryProvider, mcpStatus } from '../helpers/oauth.ts';
 
 const s = await startTestServer();
 t.teardown(() => s.close());
 const REDIRECT = LOOPBACK_REDIRECT;
 
-class MemoryProvider implements OAuthClientProvider {
-  info: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'Test Agent',
-      redirect_uris: [REDIRECT],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.info = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
-
 const user = await createUser(s, 'oauth-user@example.com');
-const provider = new MemoryProvider();
+const provider = new MemoryProvider('Test Agent');
 
 const onMcp = (token: string) => mcpStatus(s.url, token);
 
@@ -215,7 +173,7 @@ t.test('the grant is at most the signing-in token; revocation (RFC 7009) stops i
 });
 
 t.test("revoking a grant stops its tokens; another user's grant is a 404", async (t) => {
-  const auth = new MemoryProvider();
+  const auth = new MemoryProvider('Test Agent');
   auth.info = provider.info;
   const transport = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { authProvider: auth });
   await t.rejects(new Client({ name: 'grant', version: '1.0.0' }).connect(transport), /Unauthorized/);
@@ -236,14 +194,14 @@ t.test("revoking a grant stops its tokens; another user's grant is a 404", async
 });
 
 t.test('deny, a reused code, a wrong PKCE verifier, and bad registrations are refused', async (t) => {
-  const auth = new MemoryProvider();
+  const auth = new MemoryProvider('Test Agent');
   auth.info = provider.info;
   const transport = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { authProvider: auth });
   await t.rejects(new Client({ name: 'deny', version: '1.0.0' }).connect(transport), /Unauthorized/);
   const denied = await signIn(auth.authorizationUrl!, { decision: 'deny' });
   t.equal(new URL(denied.landed).searchParams.get('error'), 'access_denied', 'deny: back to the client with access_denied');
 
-  const again = new MemoryProvider();
+  const again = new MemoryProvider('Test Agent');
   again.info = provider.info;
   const tr = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { authProvider: again });
   await t.rejects(new Client({ name: 'pkce', version: '1.0.0' }).connect(tr), /Unauthorized/);
