@@ -3,7 +3,12 @@
 //     to a file) vs `cp` of the same file, same run, same disk: target each >= 50% of cp's speed;
 //   - the server's RSS growth during each transfer (sampled every 100 ms): target < 100 MB;
 //   - 50 concurrent downloads of a 10 MB file: all complete with every byte, p95 latency, RSS.
-// The server runs alone in a child process; the client (Node's http, streams) runs here.
+//   - the same transfers through a bare node:http server that only hashes, fsyncs and renames
+//     (bench/servers/bare-files.ts), for what Folio adds on top of Node itself.
+// Each server runs alone in a child process. The transfer client is curl (what a person or a script
+// uses, and fast enough not to be what is measured; Node's own http client spends a core of its own
+// at these speeds), or Node's http client when curl is missing. Each step starts after a `sync`, and
+// the figures are medians of 3 rounds (1 with --quick).
 import { execFile } from 'node:child_process';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat, writeFile, open } from 'node:fs/promises';
@@ -22,14 +27,20 @@ const MiB = 1024 * 1024;
 export interface TransferFigure {
   seconds: number;
   mbPerSec: number;
-  /** Transfer speed / cp speed. */
+  /** Transfer speed / cp speed (the target). */
   ratio: number;
+  /** The same transfer through a bare node:http server that hashes, fsyncs and renames (bench/servers/bare-files.ts). */
+  bareMbPerSec: number;
+  /** Folio / bare Node: what Folio adds on top of Node for one transfer (1 = nothing). */
+  vsBare: number;
   rssBeforeMB: number;
   rssPeakMB: number;
   rssGrowthMB: number;
   /** CPU time the server and this client spent during the transfer, as a share of its wall time (1 = one core busy). */
   serverCpu: number;
-  clientCpu: number;
+  /** The Node client's CPU share; null when curl was the client. */
+  clientCpu: number | null;
+  client: 'curl' | 'node';
   pass: boolean;
 }
 
@@ -38,6 +49,8 @@ export interface FilesResult {
   cp: { seconds: number[]; mbPerSec: number };
   upload: TransferFigure;
   download: TransferFigure;
+  /** Measured rounds (cp, Folio, bare Node each once per round); the figures are their medians. */
+  rounds: number;
   concurrent: {
     downloads: number;
     sizeMB: number;
@@ -52,6 +65,14 @@ export interface FilesResult {
   targetRssGrowthMB: number;
   /** The machine's 1-minute load average at the end (other work on the same cores skews every ratio). */
   loadAverage: number;
+}
+
+interface Watched<T> {
+  seconds: number;
+  value: T;
+  before: number;
+  peak: () => number;
+  cpu: { server: number; client: number };
 }
 
 interface Ready {
@@ -88,6 +109,8 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
   const size = opts.quick ? 256 * MiB : 1024 * MiB;
   const work = await tempDir('files-work');
   const dataDir = await tempDir('files-data');
+  const bareDir = await tempDir('files-bare');
+  const bare = spawnChild<{ url: string }>(path.join(BENCH_DIR, 'servers/bare-files.ts'), [bareDir], { timeoutMs: 60_000 });
   const profDir = path.join(BENCH_DIR, 'results', 'files-profile');
   const child = spawnChild<Ready>(path.join(BENCH_DIR, 'servers/files.ts'), [dataDir], {
     timeoutMs: 120_000,
@@ -102,7 +125,7 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
     return m.rss;
   };
   /** Runs `fn` while sampling the server's RSS every 100 ms. */
-  const watched = async <T>(fn: () => Promise<T>) => {
+  const watched = async <T>(fn: () => Promise<T>): Promise<Watched<T>> => {
     const before = await rss();
     const serverCpuBefore = serverCpuMs;
     const clientCpuBefore = process.cpuUsage();
@@ -141,58 +164,98 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
     const src = path.join(work, 'source.bin');
     progress(`files: writing a ${size / MiB} MiB source file`);
     await makeFile(src, size);
-    const cpOnce = async (n: number) => (await timed(() => run('cp', [src, path.join(work, `copy-${n}.bin`)]))).seconds;
-    progress('files: cp baseline');
-    const cp1 = await cpOnce(1);
-
-    progress('files: upload through the REST API');
-    const up = await watched(async () => {
-      const res = await request(
-        `${url}/api/v1/filedb/files?name=source.bin`,
-        {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream', 'content-length': size },
-        },
-        (req) => pipeline(createReadStream(src, { highWaterMark: MiB }), req),
-      );
-      let text = '';
-      for await (const c of res) text += String(c);
-      if (res.statusCode !== 201) throw new Error(`upload answered ${res.statusCode}: ${text.slice(0, 300)}`);
-      return JSON.parse(text) as { id: string; size: number };
-    });
-    if (up.value.size !== size) throw new Error(`uploaded ${up.value.size} bytes, not ${size}`);
-
-    progress('files: download through the REST API');
-    const out = path.join(work, 'downloaded.bin');
-    const down = await watched(async () => {
-      const res = await request(`${url}/api/v1/filedb/files/${up.value.id}/content`, { headers: { authorization: `Bearer ${token}` } });
-      if (res.statusCode !== 200) throw new Error(`download answered ${res.statusCode}`);
-      await pipeline(res, createWriteStream(out, { highWaterMark: MiB }));
-    });
-    if ((await stat(out)).size !== size) throw new Error('the download is not the whole file');
-    progress('files: cp baseline again');
-    const cp2 = await cpOnce(2);
-    await removeDir(path.join(work, 'copy-1.bin'));
-
-    const cpSeconds = (cp1 + cp2) / 2;
+    const hasCurl = await run('curl', ['--version']).then(
+      () => true,
+      () => false,
+    );
+    const client: 'curl' | 'node' = hasCurl ? 'curl' : 'node';
+    const bareUrl = (await bare.ready).url;
+    const auth = { authorization: `Bearer ${token}` };
+    /** POSTs the source file; answers the stored file's id. */
+    const upload = async (target: string, headers: Record<string, string>): Promise<string> => {
+      let status: number;
+      let text: string;
+      if (client === 'curl') {
+        const hs = Object.entries({ ...headers, 'content-type': 'application/octet-stream' }).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+        const { stdout } = await run('curl', ['-sS', '-X', 'POST', ...hs, '-T', src, '-w', '\n%{http_code}', target], { maxBuffer: MiB });
+        const cut = stdout.lastIndexOf('\n');
+        text = stdout.slice(0, cut);
+        status = Number(stdout.slice(cut + 1));
+      } else {
+        const res = await request(
+          target,
+          { method: 'POST', headers: { ...headers, 'content-type': 'application/octet-stream', 'content-length': size } },
+          (req) => pipeline(createReadStream(src, { highWaterMark: MiB }), req),
+        );
+        text = '';
+        for await (const c of res) text += String(c);
+        status = res.statusCode ?? 0;
+      }
+      if (status !== 201) throw new Error(`upload to ${target} answered ${status}: ${text.slice(0, 300)}`);
+      const file = JSON.parse(text) as { id: string; size: number };
+      if (file.size !== size) throw new Error(`uploaded ${file.size} bytes, not ${size}`);
+      return file.id;
+    };
+    /** GETs `target` into a file, checks its length, removes it. */
+    const download = async (target: string, headers: Record<string, string>): Promise<void> => {
+      const out = path.join(work, 'downloaded.bin');
+      if (client === 'curl') {
+        const hs = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+        const { stdout } = await run('curl', ['-sS', ...hs, '-o', out, '-w', '%{http_code}', target]);
+        if (stdout.trim() !== '200') throw new Error(`download of ${target} answered ${stdout.trim()}`);
+      } else {
+        const res = await request(target, { headers });
+        if (res.statusCode !== 200) throw new Error(`download of ${target} answered ${res.statusCode}`);
+        await pipeline(res, createWriteStream(out, { highWaterMark: MiB }));
+      }
+      if ((await stat(out)).size !== size) throw new Error('the download is not the whole file');
+      await removeDir(out);
+    };
+    // Every measured step starts with the page cache's dirty data written out, so one step's
+    // writeback does not slow the next: on a VM disk a cp right after a 1 GiB write takes 4-10x
+    // longer than one after `sync`.
+    const settled = async <T>(fn: () => Promise<T>): Promise<T> => {
+      await run('sync');
+      return fn();
+    };
+    const rounds = opts.quick ? 1 : 3;
+    const cps: number[] = [];
+    const ups: Watched<string>[] = [];
+    const downs: Watched<void>[] = [];
+    const bareUps: number[] = [];
+    const bareDowns: number[] = [];
+    for (let r = 1; r <= rounds; r++) {
+      progress(`files: round ${r}/${rounds}: cp, then upload and download through Folio and through a bare Node server (${client})`);
+      const copy = path.join(work, 'copy.bin');
+      cps.push((await settled(() => timed(() => run('cp', [src, copy])))).seconds);
+      await removeDir(copy);
+      const up = await settled(() => watched(() => upload(`${url}/api/v1/filedb/files?name=source-${r}.bin`, auth)));
+      ups.push(up);
+      const bareId = await settled(() => timed(() => upload(`${bareUrl}/`, {})));
+      bareUps.push(bareId.seconds);
+      downs.push(await settled(() => watched(() => download(`${url}/api/v1/filedb/files/${up.value}/content`, auth))));
+      bareDowns.push((await settled(() => timed(() => download(`${bareUrl}/${bareId.value}`, {})))).seconds);
+    }
+    const median = (xs: number[]) => percentile(xs, 50);
+    const cpSeconds = median(cps);
     const cpSpeed = size / MiB / cpSeconds;
-    const figure = (w: {
-      seconds: number;
-      before: number;
-      peak: () => number;
-      cpu: { server: number; client: number };
-    }): TransferFigure => {
-      const speed = size / MiB / w.seconds;
-      const growth = (w.peak() - w.before) / MiB;
+    const figure = (ws: Watched<unknown>[], bareSeconds: number[]): TransferFigure => {
+      const mid = [...ws].sort((a, b) => a.seconds - b.seconds)[Math.floor(ws.length / 2)]!;
+      const speed = size / MiB / mid.seconds;
+      const growth = Math.max(...ws.map((w) => w.peak() - w.before)) / MiB;
+      const bareSpeed = size / MiB / median(bareSeconds);
       return {
-        seconds: round(w.seconds, 2),
+        seconds: round(mid.seconds, 2),
         mbPerSec: round(speed),
         ratio: round(speed / cpSpeed, 3),
-        rssBeforeMB: mb(w.before),
-        rssPeakMB: mb(w.peak()),
+        bareMbPerSec: round(bareSpeed),
+        vsBare: round(speed / bareSpeed, 3),
+        rssBeforeMB: mb(mid.before),
+        rssPeakMB: mb(mid.peak()),
         rssGrowthMB: round(growth),
-        serverCpu: round(w.cpu.server, 2),
-        clientCpu: round(w.cpu.client, 2),
+        serverCpu: round(mid.cpu.server, 2),
+        clientCpu: client === 'node' ? round(mid.cpu.client, 2) : null,
+        client,
         pass: speed / cpSpeed >= 0.5 && growth < 100,
       };
     };
@@ -224,9 +287,10 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
     const times = conc.value.map((r) => r.ms);
     return {
       sizeMB: size / MiB,
-      cp: { seconds: [round(cp1, 2), round(cp2, 2)], mbPerSec: round(cpSpeed) },
-      upload: figure(up),
-      download: figure(down),
+      cp: { seconds: cps.map((x) => round(x, 2)), mbPerSec: round(cpSpeed) },
+      upload: figure(ups, bareUps),
+      download: figure(downs, bareDowns),
+      rounds,
       concurrent: {
         downloads: 50,
         sizeMB: 10,
@@ -243,16 +307,18 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
     };
   } finally {
     await child.stop();
+    await bare.stop();
     await removeDir(work);
     await removeDir(dataDir);
+    await removeDir(bareDir);
   }
 }
 
 export function formatFiles(r: FilesResult): string {
   const line = (name: string, f: TransferFigure) =>
-    `  ${name.padEnd(9)} ${f.seconds} s, ${f.mbPerSec} MB/s = ${(f.ratio * 100).toFixed(1)}% of cp; server RSS ${f.rssBeforeMB} -> peak ${f.rssPeakMB} MB (+${f.rssGrowthMB} MB); CPU server ${f.serverCpu}, client ${f.clientCpu}  ${f.pass ? 'PASS' : 'FAIL'}`;
+    `  ${name.padEnd(9)} ${f.seconds} s, ${f.mbPerSec} MB/s = ${(f.ratio * 100).toFixed(1)}% of cp, ${(f.vsBare * 100).toFixed(0)}% of bare Node (${f.bareMbPerSec} MB/s); server RSS ${f.rssBeforeMB} -> peak ${f.rssPeakMB} MB (+${f.rssGrowthMB} MB); CPU server ${f.serverCpu}${f.clientCpu === null ? '' : `, client ${f.clientCpu}`} (client: ${f.client})  ${f.pass ? 'PASS' : 'FAIL'}`;
   return [
-    `files: ${r.sizeMB} MiB through the REST API vs cp on the same disk (cp runs: ${r.cp.seconds.join(' s, ')} s, mean ${r.cp.mbPerSec} MB/s)`,
+    `files: ${r.sizeMB} MiB through the REST API vs cp on the same disk (medians of ${r.rounds} round(s), each step after a sync; cp runs: ${r.cp.seconds.join(' s, ')} s, median ${r.cp.mbPerSec} MB/s)`,
     line('upload', r.upload),
     line('download', r.download),
     `  ${r.concurrent.downloads} concurrent downloads of ${r.concurrent.sizeMB} MB: ${r.concurrent.completed} complete, p50 ${r.concurrent.p50Ms} ms, p95 ${r.concurrent.p95Ms} ms, max ${r.concurrent.maxMs} ms; server RSS ${r.concurrent.rssBeforeMB} -> peak ${r.concurrent.rssPeakMB} MB`,

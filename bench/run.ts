@@ -111,9 +111,9 @@ function summaryRows(s: Summary): string[][] {
     ] as const)
       rows.push([
         'files',
-        `${f.sizeMB} MiB ${name} MB/s`,
+        `${f.sizeMB} MiB ${name} MB/s (${x.client})`,
         String(x.mbPerSec),
-        `${(x.ratio * 100).toFixed(1)}% of cp (${f.cp.mbPerSec} MB/s), RSS +${x.rssGrowthMB} MB, CPU server ${x.serverCpu} client ${x.clientCpu}`,
+        `${(x.ratio * 100).toFixed(1)}% of cp (${f.cp.mbPerSec} MB/s), RSS +${x.rssGrowthMB} MB, CPU server ${x.serverCpu}`,
         `${x.pass ? 'PASS' : 'FAIL'} (>= ${f.targetRatio * 100}%, < ${f.targetRssGrowthMB} MB)`,
       ]);
     rows.push([

@@ -6,7 +6,8 @@
 // A write goes to a temporary object first and becomes visible under its hash only when it is
 // complete and hashed (`commit`): a killed or abandoned upload leaves no partial blob behind
 // (temporaries older than a grace period are swept by the same garbage collection).
-import type { Readable } from 'node:stream';
+import { createHash } from 'node:crypto';
+import { Transform, type Readable } from 'node:stream';
 
 /** More bytes arrived than the write allows: what every store rejects `stage` with, over `maxBytes`. */
 export class BlobLimitExceeded extends Error {
@@ -18,10 +19,21 @@ export class BlobLimitExceeded extends Error {
   }
 }
 
+/** What `stage` takes besides the bytes. */
+export interface StageOptions {
+  /** More bytes than this fail the write with BlobLimitExceeded. */
+  maxBytes?: number;
+  signal?: AbortSignal;
+  /** Keep a copy of the first `headBytes` bytes (for sniffing the content type) in `head`. */
+  headBytes?: number;
+}
+
 /** A blob being written: complete and hashed, not yet visible under its hash. */
 export interface StagedBlob {
   sha256: string;
   size: number;
+  /** The first `headBytes` bytes (empty when none were asked for). */
+  head: Buffer;
   /** Makes the blob visible under its hash (a no-op if that content is already stored). */
   commit(): Promise<void>;
   /** Drops the temporary object. Safe to call after commit (then it does nothing). */
@@ -46,7 +58,7 @@ export interface BlobStore {
    * Streams `source` into a temporary object while hashing it. Rejects (and leaves nothing) when the
    * source errors, the signal aborts, or more than `maxBytes` arrive.
    */
-  stage(source: Readable, opts?: { maxBytes?: number; signal?: AbortSignal }): Promise<StagedBlob>;
+  stage(source: Readable, opts?: StageOptions): Promise<StagedBlob>;
   /** The blob's bytes, or a range of them. Rejects with NotFound when there is no such blob. */
   read(sha256: string, range?: ByteRange): Promise<Readable>;
   /** Size of a stored blob, or null when there is none. */
@@ -57,4 +69,33 @@ export interface BlobStore {
   list(): AsyncIterable<string>;
   /** Removes temporary objects older than `olderThanMs` (abandoned writes); returns how many. */
   sweepStaging(olderThanMs: number): Promise<number>;
+}
+
+/**
+ * The one pass every store's write makes over the bytes on their way to storage: counts them
+ * (failing past `maxBytes`), hashes them and keeps the head, in a single stream stage (each extra
+ * stage is a hop per chunk on gigabyte uploads).
+ */
+export function meter(opts: Pick<StageOptions, 'maxBytes' | 'headBytes'>, highWaterMark?: number) {
+  const hash = createHash('sha256');
+  const max = opts.maxBytes ?? Infinity;
+  const want = opts.headBytes ?? 0;
+  const head: Buffer[] = [];
+  let held = 0;
+  let size = 0;
+  const stream = new Transform({
+    ...(highWaterMark ? { highWaterMark } : {}),
+    transform(chunk: Buffer, _enc, done) {
+      size += chunk.length;
+      if (size > max) return done(new BlobLimitExceeded(max));
+      hash.update(chunk);
+      if (held < want) {
+        const part = Buffer.from(chunk.subarray(0, want - held));
+        head.push(part);
+        held += part.length;
+      }
+      done(null, chunk);
+    },
+  });
+  return { stream, done: () => ({ sha256: hash.digest('hex'), size, head: Buffer.concat(head) }) };
 }

@@ -3,14 +3,14 @@
 // when it ends, and becomes visible under its hash by an atomic rename (`commit`), followed by an
 // fsync of the directory so the rename itself survives a crash. Readers therefore only ever see
 // complete blobs; a killed write leaves a staging file, which sweepStaging removes.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { NotFound } from '../../contract/errors.ts';
-import { BlobLimitExceeded, type BlobStat, type BlobStore, type ByteRange, type StagedBlob } from './blob-store.ts';
+import { meter, type BlobStat, type BlobStore, type ByteRange, type StagedBlob, type StageOptions } from './blob-store.ts';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 const STAGING = '.staging';
@@ -43,37 +43,27 @@ export class DiskBlobStore implements BlobStore {
     return path.join(this.#root, sha256.slice(0, 2), sha256.slice(2, 4), sha256);
   }
 
-  async stage(source: Readable, opts: { maxBytes?: number; signal?: AbortSignal } = {}): Promise<StagedBlob> {
+  async stage(source: Readable, opts: StageOptions = {}): Promise<StagedBlob> {
     // Hold a source that is already flowing until the pipeline takes it, so nothing passes unread.
     source.pause();
     await mkdir(this.#staging, { recursive: true });
     const temp = path.join(this.#staging, randomUUID());
-    const hash = createHash('sha256');
-    let size = 0;
-    const max = opts.maxBytes;
-    const meter = new Transform({
-      highWaterMark: CHUNK,
-      transform(chunk: Buffer, _enc, done) {
-        size += chunk.length;
-        if (max !== undefined && size > max) return done(new BlobLimitExceeded(max));
-        hash.update(chunk);
-        done(null, chunk);
-      },
-    });
+    const m = meter(opts, CHUNK);
     // flush: the data is on the disk before the stream reports it finished.
     const out = createWriteStream(temp, { flags: 'wx', flush: true, highWaterMark: CHUNK });
     try {
-      await pipeline(source, meter, out, ...(opts.signal ? [{ signal: opts.signal }] : []));
+      await pipeline(source, m.stream, out, ...(opts.signal ? [{ signal: opts.signal }] : []));
     } catch (err) {
       await rm(temp, { force: true });
       throw err;
     }
-    const sha256 = hash.digest('hex');
+    const { sha256, size, head } = m.done();
     const target = this.#path(sha256);
     let state: 'staged' | 'committed' | 'discarded' = 'staged';
     return {
       sha256,
       size,
+      head,
       commit: async () => {
         if (state !== 'staged') return;
         await mkdir(path.dirname(target), { recursive: true });

@@ -7,8 +7,8 @@
 // object. A write that fails or is abandoned leaves at most a staging object (or, if the process
 // died mid-upload, an incomplete multipart upload: give the bucket a lifecycle rule that aborts
 // those after a day); `sweepStaging` removes staging objects older than the grace period.
-import { createHash, randomUUID } from 'node:crypto';
-import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
+import { randomUUID } from 'node:crypto';
+import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   CopyObjectCommand,
@@ -21,7 +21,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { NotFound } from '../../contract/errors.ts';
-import { BlobLimitExceeded, type BlobStat, type BlobStore, type ByteRange, type StagedBlob } from './blob-store.ts';
+import { meter, type BlobStat, type BlobStore, type ByteRange, type StagedBlob, type StageOptions } from './blob-store.ts';
 
 /** The config's `files.blobStore.s3` section. */
 export interface S3BlobStoreSettings {
@@ -80,19 +80,9 @@ export class S3BlobStore implements BlobStore {
     return `${this.#prefix}blobs/${sha256.slice(0, 2)}/${sha256}`;
   }
 
-  async stage(source: Readable, opts: { maxBytes?: number; signal?: AbortSignal } = {}): Promise<StagedBlob> {
+  async stage(source: Readable, opts: StageOptions = {}): Promise<StagedBlob> {
     const key = `${this.#prefix}staging/${randomUUID()}`;
-    const hash = createHash('sha256');
-    let size = 0;
-    const maxBytes = opts.maxBytes ?? Infinity;
-    const meter = new Transform({
-      transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) {
-        size += chunk.length;
-        if (size > maxBytes) return done(new BlobLimitExceeded(maxBytes));
-        hash.update(chunk);
-        done(null, chunk);
-      },
-    });
+    const m = meter(opts);
     const body = new PassThrough();
     const upload = new Upload({
       client: this.#client,
@@ -107,7 +97,7 @@ export class S3BlobStore implements BlobStore {
       opts.signal?.throwIfAborted();
       // The source's error, an abort or too many bytes fail the pipeline, which ends `body` with the
       // error, which fails the upload (and aborts a multipart one).
-      await Promise.all([pipeline(source, meter, body, ...(opts.signal ? [{ signal: opts.signal }] : [])), upload.done()]);
+      await Promise.all([pipeline(source, m.stream, body, ...(opts.signal ? [{ signal: opts.signal }] : [])), upload.done()]);
       opts.signal?.throwIfAborted();
     } catch (err) {
       body.destroy();
@@ -119,11 +109,12 @@ export class S3BlobStore implements BlobStore {
     } finally {
       opts.signal?.removeEventListener('abort', abort);
     }
-    const sha256 = hash.digest('hex');
+    const { sha256, size, head } = m.done();
     let settled = false;
     return {
       sha256,
       size,
+      head,
       commit: async () => {
         if (settled) return;
         const target = this.#blobKey(sha256);

@@ -11,7 +11,7 @@
 // Quota: each file counts the bytes of each distinct content among its versions (a restore, or
 // uploading the same bytes again, costs nothing); trashed files still count; a purge credits them.
 import { randomUUID } from 'node:crypto';
-import { pipeline, Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../db/jobs.ts';
@@ -166,22 +166,13 @@ export class FilesServiceImpl implements FilesService {
     const max = this.#settings.maxFileBytes;
     const tooLarge = () => this.#tooLarge();
     if (upload.length !== undefined) await this.admit(ownerId, upload.length);
-    const chunks: Buffer[] = [];
-    let held = 0;
-    const sniff = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        if (held < SNIFF_BYTES) {
-          const part = chunk.subarray(0, SNIFF_BYTES - held);
-          chunks.push(Buffer.from(part));
-          held += part.length;
-        }
-        done(null, chunk);
-      },
-    });
-    const source = pipeline(upload.source, sniff, () => {});
     try {
-      const staged = await this.store.stage(source, { maxBytes: max, ...(upload.signal ? { signal: upload.signal } : {}) });
-      return { staged, head: Buffer.concat(chunks) };
+      const staged = await this.store.stage(upload.source, {
+        maxBytes: max,
+        headBytes: SNIFF_BYTES,
+        ...(upload.signal ? { signal: upload.signal } : {}),
+      });
+      return { staged, head: staged.head };
     } catch (err) {
       upload.source.resume();
       if (err instanceof BlobLimitExceeded) throw tooLarge();

@@ -1,0 +1,51 @@
+// The baseline for bench/files.ts: a bare node:http server doing the least a durable content store
+// must do, in its own process like Folio's. POST streams the body into a staging file while hashing
+// it (sha256), fsyncs it and renames it under its hash, answering {id, size}; GET /<id> streams the
+// file back with its length. No framework, no database, no checks: Folio against this is what Folio
+// adds on top of Node for one transfer. Sends {url} once it serves; stops on {cmd:'stop'}.
+// argv: [dir]  (an empty folder the parent made and removes)
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rename, stat } from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { send, stopOnParentRequest } from '../lib.ts';
+
+const dir = process.argv[2]!;
+const CHUNK = 1024 * 1024;
+const server = http.createServer((req, res) => {
+  void (async () => {
+    if (req.method === 'POST') {
+      const temp = path.join(dir, randomUUID());
+      const hash = createHash('sha256');
+      let size = 0;
+      const meter = new Transform({
+        highWaterMark: CHUNK,
+        transform(chunk: Buffer, _enc, done) {
+          size += chunk.length;
+          hash.update(chunk);
+          done(null, chunk);
+        },
+      });
+      await pipeline(req, meter, createWriteStream(temp, { flags: 'wx', flush: true, highWaterMark: CHUNK }));
+      const id = hash.digest('hex');
+      await rename(temp, path.join(dir, id));
+      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ id, size }));
+    } else {
+      const file = path.join(dir, path.basename(req.url ?? ''));
+      const s = await stat(file);
+      res.writeHead(200, { 'content-length': s.size, 'content-type': 'application/octet-stream' });
+      await pipeline(createReadStream(file, { highWaterMark: CHUNK }), res);
+    }
+  })().catch((err: Error) => {
+    if (!res.headersSent) res.writeHead(500).end(err.message);
+    else res.destroy();
+  });
+});
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address() as { port: number };
+  stopOnParentRequest(() => new Promise<void>((r) => server.close(() => r())));
+  send({ url: `http://127.0.0.1:${port}` });
+});
