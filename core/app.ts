@@ -239,6 +239,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       scopes,
       limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
       publicUrl: () => publicBase,
+      log,
     }).routes(),
   );
   // A user's tool list depends on their namespace access and on their notes (caller.notes feeds

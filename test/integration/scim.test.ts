@@ -54,17 +54,38 @@ t.test('an identity provider provisions, finds, deactivates, renames and deletes
   t.equal(found.json().Resources[0].id, user.id);
   const none = await scim('GET', `/Users?filter=${encodeURIComponent('userName eq "nobody@example.com"')}`);
   t.equal(none.json().totalResults, 0, 'no match: an empty list');
+  // A filter is parsed by a grammar: what is not SCIM is refused, and a value is only ever data.
   for (const bad of [
-    'userName eq "a" or userName pr',
     'userName eq "x") or (1 eq 1',
     "userName eq 'x'",
-    'emails co "@"',
-    'userName eq "\\"',
+    'userName eq',
+    'userName zz "a"',
+    'userName eq "okta.user@example.com\\" or 1=1 --"',
   ]) {
     const r = await scim('GET', `/Users?filter=${encodeURIComponent(bad)}`);
     t.equal(r.status, 400, `filter ${bad} refused`);
     t.equal(r.json().scimType, 'invalidFilter');
   }
+  for (const data of ['userName eq "\\"', `userName eq "x' or '1'='1"`, 'userName eq "okta.user@example.com; drop table users"']) {
+    const r = await scim('GET', `/Users?filter=${encodeURIComponent(data)}`);
+    t.equal(r.status, 200, `filter ${data} is a value to look for`);
+    t.equal(r.json().totalResults, 0, `${data} matches nobody`);
+  }
+  // Other filters are matched over the directory: everyone, by domain, by state.
+  const everyone = await scim('GET', `/Users?filter=${encodeURIComponent('userName eq "nobody@x.org" or userName pr')}`);
+  t.equal(everyone.status, 200);
+  const total = (await scim('GET', '/Users')).json().totalResults;
+  t.equal(everyone.json().totalResults, total, 'userName pr: everyone');
+  const domain = await scim('GET', `/Users?filter=${encodeURIComponent('emails[value ew "@example.com"] and active eq true')}`);
+  t.equal(domain.status, 200);
+  t.ok(
+    domain.json().Resources.some((r: { id: string }) => r.id === user.id),
+    'a filter on a multi-valued attribute finds the new user',
+  );
+  t.ok(
+    domain.json().Resources.every((r: { userName: string }) => r.userName.endsWith('@example.com')),
+    'and only users of that domain',
+  );
   const all = await scim('GET', '/Users?startIndex=1&count=1');
   t.equal(all.json().itemsPerPage, 1);
   t.ok(all.json().totalResults >= 2, 'paged by startIndex and count, with the total');
@@ -126,4 +147,52 @@ t.test('admins with the scope users only', async (t) => {
   const bad = await req(s, 'POST', '/scim/v2/Users', { token: s.adminToken, body: '{"userName": ', headers: { 'content-type': SCIM } });
   t.equal(bad.status, 400, 'a broken body');
   t.equal(bad.json().status, '400');
+});
+
+t.test('the SCIM schema is enforced, PATCH takes full paths, and nothing odd is a 500', async (t) => {
+  const wrongType = await scim('POST', '/Users', { userName: 42 });
+  t.equal(wrongType.status, 400, 'userName must be a string');
+  t.equal(wrongType.json().scimType, 'invalidValue');
+  const noName = await scim('POST', '/Users', { active: true });
+  t.equal(noName.status, 400, 'userName is required');
+  for (const body of [[], 'text', null]) {
+    const r = await scim('POST', '/Users', body);
+    t.equal(r.status, 400, `a body of ${JSON.stringify(body)} is refused`);
+    t.equal(r.json().status, '400');
+  }
+  const made = await scim('POST', '/Users', { userName: 'paths@example.com', name: { formatted: 'Path User' } });
+  t.equal(made.status, 201);
+  const id = made.json().id;
+  // Entra ID's way: a path with a value filter, a replace of the email with itself, and a rename.
+  const entra = await scim('PATCH', `/Users/${id}`, {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+    Operations: [
+      { op: 'Replace', path: 'emails[type eq "work"].value', value: 'paths@example.com' },
+      { op: 'Replace', path: 'name.formatted', value: 'Path Renamed' },
+    ],
+  });
+  t.equal(entra.status, 200);
+  t.equal(entra.json().name.formatted, 'Path Renamed');
+  const badOp = await scim('PATCH', `/Users/${id}`, {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+    Operations: [{ op: 'explode', path: 'active', value: false }],
+  });
+  t.equal(badOp.status, 400, 'an unknown op');
+  const noSchema = await scim('PATCH', `/Users/${id}`, { Operations: [{ op: 'replace', path: 'active', value: false }] });
+  t.equal(noSchema.status, 400, 'a PATCH without the PatchOp schema');
+  const badValue = await scim('PATCH', `/Users/${id}`, {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+    Operations: [{ op: 'replace', path: 'active', value: 'maybe' }],
+  });
+  t.equal(badValue.status, 400, 'active must be a boolean');
+  t.equal((await scim('GET', `/Users/${id}`)).json().active, true, 'nothing was changed by the refused operations');
+  const only = await scim('GET', `/Users/${id}?attributes=userName`);
+  t.equal(only.json().userName, 'paths@example.com');
+  t.equal(only.json().name, undefined, 'attributes= narrows what is returned');
+  t.equal((await scim('GET', '/Users?startIndex=x')).status, 400, 'startIndex must be an integer');
+  const injected = await scim('GET', `/Users/${encodeURIComponent('x" or userName pr or id eq "y')}`);
+  t.equal(injected.status, 404, 'an id is never read as a filter');
+  const foreign = await scim('DELETE', `/Users/${crypto.randomUUID()}`);
+  t.equal(foreign.status, 404);
+  t.equal(foreign.json().status, '404');
 });

@@ -1,27 +1,33 @@
 // SCIM 2.0 (RFC 7643, RFC 7644) at /scim/v2, so an identity provider (Okta, Entra ID, ...) can
-// provision Folio's users: Users (create, get, list with filter=userName eq "...", PUT, PATCH of
-// active and the name, DELETE), and the discovery resources ServiceProviderConfig, Schemas and
-// ResourceTypes. A surface over the identity domain's user directory: the rules (admins only, one
-// account per email, what deactivating does) are the domain's; this file only speaks SCIM.
+// provision Folio's users: Users (create, get, list with filters, PUT, PATCH, DELETE), and the
+// discovery resources ServiceProviderConfig, Schemas and ResourceTypes.
+//
+// The protocol is scimmy's: it parses and validates resources against the SCIM User schema,
+// parses filters (a grammar, so a filter is data, never SQL: `userName eq "..."` becomes a bound
+// parameter, any other filter is matched by scimmy over the directory), applies PatchOp operations
+// with their full path syntax, and formats list responses and errors. This file is the Koa surface
+// over it and the mapping to the identity domain's user directory, whose rules (admins only, one
+// account per email, what deactivating does) stay the domain's.
 //
 // Authentication: a bearer token as everywhere (an API token of an admin with the scope users, or
 // an OAuth token issued for Folio as a whole). A SCIM user's userName is the Folio email.
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import SCIMMY from 'scimmy';
 import type { Authenticator } from '../../kernel/auth.ts';
 import type { ScopeRules } from '../../contract/domain.ts';
 import type { IdentityService } from '../../domain/identity/service.ts';
 import type { Principal } from '../../domain/identity/types.ts';
 import type { UserInfo } from '../../domain/identity/users.ts';
-import { BadArguments, Conflict, FolioError, Forbidden, NotFound, Unauthenticated } from '../../contract/errors.ts';
+import { BadArguments, Conflict, FolioError, Unauthenticated } from '../../contract/errors.ts';
+import type { Logger } from 'pino';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
 
 export const SCIM_PREFIX = '/scim/v2';
-const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
-const LIST_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
-const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
-const PATCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 const PAGE_MAX = 200;
+/** A filter other than `userName eq` is matched in memory over at most this many users. */
+const SCAN_MAX = 10_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface ScimDeps {
   identity: IdentityService;
@@ -29,263 +35,354 @@ export interface ScimDeps {
   scopes: ScopeRules;
   limits: BodyLimits;
   publicUrl: () => string;
+  log: Logger;
 }
 
-/** A SCIM error (RFC 7644 §3.12): its HTTP status, and a scimType where the RFC names one. */
-class ScimError extends Error {
-  readonly status: number;
-  readonly scimType: string | undefined;
-  constructor(status: number, detail: string, scimType?: string) {
-    super(detail);
-    this.status = status;
-    this.scimType = scimType;
-  }
+/** What scimmy hands back to the handlers below on every call: who asks, and which Folio serves. */
+interface Call {
+  p: Principal;
+  users: IdentityService['users'];
+  log: Logger;
 }
 
-function send(ctx: Context, status: number, body?: unknown): void {
-  ctx.status = status;
-  if (body === undefined) return;
-  ctx.type = 'application/scim+json; charset=utf-8';
-  ctx.body = JSON.stringify(body);
+const ScimError = SCIMMY.Types.Error;
+type ScimError = InstanceType<typeof ScimError>;
+
+/** Folio's errors in SCIM's terms (RFC 7644 §3.12); anything unexpected is a 500 with an id in the log. */
+function toScimError(err: unknown, log: Logger): ScimError {
+  if (err instanceof ScimError) return err;
+  if (err instanceof Conflict) return new ScimError(409, 'uniqueness', err.message);
+  if (err instanceof BadArguments) return new ScimError(400, 'invalidValue', err.message);
+  if (err instanceof FolioError && err.status < 500) return new ScimError(err.status, null as unknown as string, err.message);
+  // scimmy reports a handler's TypeError (a value of the wrong type) as such.
+  if (err instanceof TypeError) return new ScimError(400, 'invalidValue', err.message);
+  const errorId = crypto.randomUUID();
+  log.error({ errorId, err }, 'unexpected error in the SCIM API');
+  return new ScimError(500, null as unknown as string, `internal error ${errorId}; the server log has the details under this id`);
 }
 
-function fail(ctx: Context, err: unknown): void {
-  let e: ScimError;
-  if (err instanceof ScimError) e = err;
-  else if (err instanceof Unauthenticated) {
-    for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
-    e = new ScimError(401, err.message);
-  } else if (err instanceof Conflict) e = new ScimError(409, err.message, 'uniqueness');
-  else if (err instanceof BadArguments) e = new ScimError(400, err.message, 'invalidValue');
-  else if (err instanceof FolioError && (err instanceof NotFound || err instanceof Forbidden || err.status < 500))
-    e = new ScimError(err.status, err.message);
-  else throw err;
-  send(ctx, e.status, {
-    schemas: [ERROR_SCHEMA],
-    status: String(e.status),
-    ...(e.scimType ? { scimType: e.scimType } : {}),
-    detail: e.message,
-  });
-}
+/** Runs a handler so that scimmy sees only its own errors (it reports any other one as a 404). */
+const guarded =
+  <A extends unknown[], R>(fn: (...args: [...A, Call]) => Promise<R>) =>
+  async (...args: [...A, Call]): Promise<R> => {
+    try {
+      return await fn(...args);
+    } catch (err) {
+      throw toScimError(err, (args.at(-1) as Call).log);
+    }
+  };
 
-/** `userName eq "value"` (any case for the attribute and operator), and nothing else: no injection. */
-export function parseFilter(filter: string): { email: string } {
-  const m = /^\s*userName\s+eq\s+("(?:[^"\\]|\\.)*")\s*$/i.exec(filter);
-  if (!m) throw new ScimError(400, 'only the filter userName eq "<email>" is supported', 'invalidFilter');
-  let email: unknown;
-  try {
-    email = JSON.parse(m[1]!);
-  } catch {
-    throw new ScimError(400, 'the filter value is not a valid string', 'invalidFilter');
-  }
-  return { email: String(email) };
-}
-
-export function scimRouter(deps: ScimDeps): Router {
-  const router = new Router({ prefix: SCIM_PREFIX });
-  const base = () => `${deps.publicUrl()}${SCIM_PREFIX}`;
-
-  const toScim = (u: UserInfo) => ({
-    schemas: [USER_SCHEMA],
+/** A Folio user as a SCIM User resource (before scimmy adds schemas and meta.location). */
+function toScim(u: UserInfo) {
+  return {
     id: u.id,
     userName: u.email,
     ...(u.name ? { name: { formatted: u.name }, displayName: u.name } : {}),
     emails: [{ value: u.email, primary: true, type: 'work' }],
     active: u.active,
-    meta: { resourceType: 'User', created: u.created_at, lastModified: u.updated_at, location: `${base()}/Users/${u.id}` },
-  });
+    meta: { created: new Date(u.created_at), lastModified: new Date(u.updated_at) },
+  };
+}
 
-  /** An admin with the scope users (the same rule as the REST group users). */
-  const admin = async (ctx: Context): Promise<Principal> => {
-    const p = await deps.auth.authenticate(ctx.get('authorization') || undefined, new URLSearchParams(ctx.querystring));
-    if (!p.user.roles.includes('admin')) throw new ScimError(403, 'SCIM provisioning needs role admin, which your user does not have.');
-    if (!deps.scopes.allows(p.scopes, 'users', p.user.roles)) throw new ScimError(403, 'this token lacks the scope users.');
-    return p;
+/** The name as Folio keeps it (one string): name.formatted, else given + family, else displayName. */
+function nameOf(u: { name?: { formatted?: string; givenName?: string; familyName?: string }; displayName?: string }): string | null {
+  const formatted = u.name?.formatted?.trim();
+  if (formatted) return formatted;
+  const parts = [u.name?.givenName, u.name?.familyName].map((x) => x?.trim()).filter((x): x is string => !!x);
+  if (parts.length) return parts.join(' ');
+  return u.displayName?.trim() || null;
+}
+
+function emailOf(u: { userName?: string; emails?: Array<{ value?: string; primary?: boolean }> }): string {
+  const userName = u.userName?.trim();
+  if (userName) return userName;
+  const e = u.emails?.find((x) => x.primary) ?? u.emails?.[0];
+  if (e?.value) return e.value;
+  throw new ScimError(400, 'invalidValue', 'userName (the email address) is required');
+}
+
+/** scimmy reads `userName eq` (no value) as a comparison with nothing; SCIM says it is not a filter. */
+function requireValues(expressions: unknown[]): void {
+  const walk = (e: unknown): void => {
+    if (Array.isArray(e)) {
+      const [op] = e as [unknown];
+      if (typeof op === 'string' && op !== 'pr' && op !== 'np' && e.length < 2)
+        throw new ScimError(400, 'invalidFilter', `the comparison ${op} needs a value`);
+      for (const x of e.slice(1)) if (x && typeof x === 'object') walk(x);
+    } else if (e && typeof e === 'object') for (const v of Object.values(e)) walk(v);
+  };
+  for (const e of expressions) walk(e);
+}
+
+type ScimUser = Parameters<SCIMMY.Types.Resource.IngressHandler<SCIMMY.Resources.User, SCIMMY.Schemas.User>>[1];
+
+// scimmy keeps its configuration and declared resources in module state: declared once per
+// process, with handlers that act for whichever Folio and caller the request's `Call` names.
+let declared = false;
+function declareScim(): void {
+  if (declared) return;
+  declared = true;
+  SCIMMY.Config.set({
+    patch: true,
+    filter: true,
+    bulk: false,
+    sort: false,
+    etag: false,
+    changePassword: false,
+    authenticationSchemes: [
+      {
+        type: 'oauthbearertoken',
+        name: 'Bearer token',
+        description: 'A Folio API token of an admin with the scope users (or an OAuth token for Folio), as Authorization: Bearer <token>.',
+        specUri: 'https://datatracker.ietf.org/doc/html/rfc6750',
+        primary: true,
+      },
+    ],
+  });
+  SCIMMY.Config.set('filter', { supported: true, maxResults: PAGE_MAX });
+  for (const R of [SCIMMY.Resources.Schema, SCIMMY.Resources.ResourceType, SCIMMY.Resources.ServiceProviderConfig]) R.basepath(SCIM_PREFIX);
+  SCIMMY.Resources.User.basepath(SCIM_PREFIX);
+  SCIMMY.Resources.declare(SCIMMY.Resources.User);
+  SCIMMY.Resources.User.egress(
+    guarded(async (resource: SCIMMY.Resources.User, call: Call) => {
+      // Only the one-user form arrives here (lists are served by listUsers, which pages in the
+      // database); the PatchOp reads the current user this way too.
+      if (!resource.id) throw new ScimError(500, null as unknown as string, 'a list reached the one-user handler');
+      return toScim(await call.users.get(call.p, resource.id));
+    }),
+  )
+    .ingress(
+      guarded(async (resource: SCIMMY.Resources.User, user: ScimUser, call: Call) => {
+        const u = user as unknown as Parameters<typeof nameOf>[0] & Parameters<typeof emailOf>[0] & { active?: boolean };
+        const email = emailOf(u);
+        if (!resource.id) {
+          const made = await call.users.create(call.p, { email, name: nameOf(u) });
+          return toScim(u.active === false ? await call.users.update(call.p, made.id, { active: false }) : made);
+        }
+        // PUT, or a PATCH after scimmy applied its operations: what Folio keeps that SCIM may change
+        // is the name and active; userName is the email, which does not change here.
+        const current = await call.users.get(call.p, resource.id);
+        if (email.trim().toLowerCase() !== current.email) throw new ScimError(400, 'mutability', 'userName (the email) cannot be changed');
+        const change = { name: nameOf(u), ...(u.active === undefined ? {} : { active: u.active }) };
+        return toScim(await call.users.update(call.p, resource.id, change));
+      }),
+    )
+    .degress(
+      guarded(async (resource: SCIMMY.Resources.User, call: Call) => {
+        // An identity provider's DELETE means it: the user goes with their data (deactivate to keep it).
+        const u = await call.users.get(call.p, resource.id!);
+        await call.users.delete(call.p, u.id, u.email);
+      }),
+    );
+}
+
+/** Some providers (Entra ID) send booleans as "True"/"False" in PATCH values: read them as booleans. */
+function normalisePatch(body: unknown): unknown {
+  if (!body || typeof body !== 'object' || !Array.isArray((body as { Operations?: unknown }).Operations)) return body;
+  const bool = (v: unknown) => (typeof v === 'string' && /^(true|false)$/i.test(v) ? v.toLowerCase() === 'true' : v);
+  const ops = (body as { Operations: unknown[] }).Operations.map((op) => {
+    if (!op || typeof op !== 'object') return op;
+    const o = op as { op?: unknown; path?: unknown; value?: unknown };
+    const out: Record<string, unknown> = { ...o, ...(typeof o.op === 'string' ? { op: o.op.toLowerCase() } : {}) };
+    if (typeof o.path === 'string' && /(^|:)active$/i.test(o.path)) out['value'] = bool(o.value);
+    else if (o.path === undefined && o.value && typeof o.value === 'object' && !Array.isArray(o.value)) {
+      const v = { ...(o.value as Record<string, unknown>) };
+      for (const k of Object.keys(v)) if (/(^|:)active$/i.test(k)) v[k] = bool(v[k]);
+      out['value'] = v;
+    }
+    return out;
+  });
+  return { ...body, Operations: ops };
+}
+
+export function scimRouter(deps: ScimDeps): Router {
+  declareScim();
+  const router = new Router({ prefix: SCIM_PREFIX });
+  const base = () => `${deps.publicUrl()}${SCIM_PREFIX}`;
+
+  /** scimmy writes locations under SCIM_PREFIX; the public ones are absolute (RFC 7643 §3.1). */
+  const absolute = (value: unknown): unknown => {
+    const prefix = `${SCIM_PREFIX}/`;
+    return JSON.parse(JSON.stringify(value), (k, v: unknown) =>
+      k === 'location' && typeof v === 'string' && v.startsWith(prefix) ? `${base()}${v.slice(SCIM_PREFIX.length)}` : v,
+    );
   };
 
-  const body = async (ctx: Context): Promise<Record<string, unknown>> => {
-    const value = await readJsonBody(ctx, deps.limits);
-    if (!value || typeof value !== 'object' || Array.isArray(value))
-      throw new ScimError(400, 'the body must be a JSON object', 'invalidSyntax');
-    return value as Record<string, unknown>;
+  const send = (ctx: Context, status: number, body?: unknown) => {
+    ctx.status = status;
+    if (body === undefined) return;
+    ctx.type = 'application/scim+json; charset=utf-8';
+    ctx.body = JSON.stringify(absolute(body));
+  };
+
+  /** An admin with the scope users (the same rule as the REST group users). */
+  const admin = async (ctx: Context): Promise<Call> => {
+    const p = await deps.auth.authenticate(ctx.get('authorization') || undefined, new URLSearchParams(ctx.querystring));
+    if (!p.user.roles.includes('admin'))
+      throw new ScimError(403, null as unknown as string, 'SCIM provisioning needs role admin, which your user does not have.');
+    if (!deps.scopes.allows(p.scopes, 'users', p.user.roles))
+      throw new ScimError(403, null as unknown as string, 'this token lacks the scope users.');
+    return { p, users: deps.identity.users, log: deps.log };
+  };
+
+  const body = async (ctx: Context): Promise<unknown> => {
+    try {
+      return await readJsonBody(ctx, deps.limits);
+    } catch (err) {
+      if (err instanceof FolioError && err.status === 400) throw new ScimError(400, 'invalidSyntax', err.message);
+      throw err;
+    }
+  };
+
+  /** The user named in the path: only a Folio id (a UUID) reaches scimmy, which writes it into a filter. */
+  const userId = (ctx: Context): string => {
+    const id = String((ctx as { params?: Record<string, string> }).params?.['id'] ?? '');
+    if (!UUID.test(id)) throw new ScimError(404, null as unknown as string, `Resource ${id} not found`);
+    return id.toLowerCase();
+  };
+
+  /** Query parameters as scimmy reads them (startIndex and count as integers). */
+  const params = (ctx: Context): Record<string, unknown> => {
+    const q = new URLSearchParams(ctx.querystring);
+    const out: Record<string, unknown> = {};
+    for (const k of ['filter', 'attributes', 'excludedAttributes']) {
+      const v = q.get(k);
+      if (v !== null) out[k] = v;
+    }
+    for (const k of ['startIndex', 'count']) {
+      const v = q.get(k);
+      if (v === null || v === '') continue;
+      const n = Number(v);
+      if (!Number.isInteger(n)) throw new ScimError(400, 'invalidValue', `${k} must be an integer`);
+      out[k] = n;
+    }
+    return out;
   };
 
   const handle = (fn: (ctx: Context) => Promise<void>) => async (ctx: Context) => {
     try {
       await fn(ctx);
-    } catch (err) {
-      fail(ctx, err);
+    } catch (raw) {
+      if (raw instanceof Unauthenticated) for (const [k, v] of Object.entries(raw.headers)) ctx.set(k, v);
+      const err = raw instanceof Unauthenticated ? new ScimError(401, null as unknown as string, raw.message) : toScimError(raw, deps.log);
+      send(ctx, err.status, new SCIMMY.Messages.Error(err));
     }
   };
 
-  router.get('/ServiceProviderConfig', (ctx) =>
-    send(ctx, 200, {
-      schemas: ['urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'],
-      documentationUri: `${deps.publicUrl()}/api/v1/docs`,
-      patch: { supported: true },
-      bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
-      filter: { supported: true, maxResults: PAGE_MAX },
-      changePassword: { supported: false },
-      sort: { supported: false },
-      etag: { supported: false },
-      authenticationSchemes: [
-        {
-          type: 'oauthbearertoken',
-          name: 'Bearer token',
-          description: 'A Folio API token of an admin with the scope users, as Authorization: Bearer <token>.',
-          primary: true,
-        },
-      ],
-      meta: { resourceType: 'ServiceProviderConfig', location: `${base()}/ServiceProviderConfig` },
-    }),
-  );
+  /**
+   * GET /Users: `userName eq "..."` (and `id eq`) are looked up in the database; any other filter
+   * scimmy parsed is matched by scimmy over the directory (up to SCAN_MAX users). Paged by startIndex
+   * and count with the total.
+   */
+  const listUsers = async (call: Call, q: Record<string, unknown>) => {
+    const resource = new SCIMMY.Resources.User(undefined, q);
+    if (resource.filter) requireValues(resource.filter as unknown as unknown[]);
+    const startIndex = Math.max(1, (q['startIndex'] as number | undefined) ?? 1);
+    const count = Math.min(PAGE_MAX, Math.max(0, (q['count'] as number | undefined) ?? 100));
+    const filter = resource.filter as unknown as Array<Record<string, unknown[]>> | undefined;
+    const only = filter?.length === 1 ? Object.entries(filter[0]!) : [];
+    const [attr, [op, value] = []] = only.length === 1 ? only[0]! : [];
+    let items: UserInfo[];
+    let total: number;
+    if (!filter) {
+      ({ items, total } = await call.users.listByOffset(call.p, { offset: startIndex - 1, limit: count }));
+    } else if (attr?.toLowerCase() === 'username' && op === 'eq' && typeof value === 'string') {
+      ({ items, total } = await call.users.listByOffset(call.p, { email: value, offset: startIndex - 1, limit: count }));
+    } else {
+      const all: UserInfo[] = [];
+      for (let offset = 0; ; offset += 500) {
+        const page = await call.users.listByOffset(call.p, { offset, limit: 500 });
+        all.push(...page.items);
+        if (page.total > SCAN_MAX)
+          throw new ScimError(400, 'tooMany', `the directory has more than ${SCAN_MAX} users: filter with userName eq "<email>"`);
+        if (page.items.length < 500) break;
+      }
+      const byId = new Map(all.map((u) => [u.id, u]));
+      const matched = (resource.filter!.match(all.map(toScim)) as Array<{ id: string }>).map((s) => byId.get(s.id)!);
+      total = matched.length;
+      items = matched.slice(startIndex - 1, startIndex - 1 + count);
+    }
+    const resources = items.map(
+      (u) => new SCIMMY.Schemas.User(toScim(u), 'out', SCIMMY.Resources.User.basepath() as unknown as string, resource.attributes),
+    );
+    // The page is cut already: built from startIndex 1 so scimmy does not cut it again, then told
+    // where it starts.
+    const list = new SCIMMY.Messages.ListResponse(resources, { totalResults: total, startIndex: 1, itemsPerPage: resources.length });
+    list.startIndex = startIndex;
+    return list;
+  };
 
-  const userResourceType = () => ({
-    schemas: ['urn:ietf:params:scim:schemas:core:2.0:ResourceType'],
-    id: 'User',
-    name: 'User',
-    endpoint: '/Users',
-    description: 'A Folio user account; userName is the email address.',
-    schema: USER_SCHEMA,
-    meta: { resourceType: 'ResourceType', location: `${base()}/ResourceTypes/User` },
-  });
-  router.get('/ResourceTypes', (ctx) =>
-    send(ctx, 200, { schemas: [LIST_SCHEMA], totalResults: 1, startIndex: 1, itemsPerPage: 1, Resources: [userResourceType()] }),
+  router.get(
+    '/ServiceProviderConfig',
+    handle(async (ctx) => send(ctx, 200, await new SCIMMY.Resources.ServiceProviderConfig(undefined, params(ctx)).read())),
   );
-  router.get('/ResourceTypes/User', (ctx) => send(ctx, 200, userResourceType()));
-
-  const attr = (name: string, type: string, extra: Record<string, unknown> = {}) => ({
-    name,
-    type,
-    multiValued: false,
-    required: false,
-    caseExact: false,
-    mutability: 'readWrite',
-    returned: 'default',
-    uniqueness: 'none',
-    ...extra,
-  });
-  const userSchema = () => ({
-    schemas: ['urn:ietf:params:scim:schemas:core:2.0:Schema'],
-    id: USER_SCHEMA,
-    name: 'User',
-    description: 'A Folio user account.',
-    attributes: [
-      attr('userName', 'string', { required: true, uniqueness: 'server', mutability: 'immutable', description: 'The email address.' }),
-      attr('name', 'complex', {
-        subAttributes: [attr('formatted', 'string'), attr('givenName', 'string'), attr('familyName', 'string')],
-      }),
-      attr('displayName', 'string'),
-      attr('active', 'boolean', { description: 'false deactivates: every token of theirs stops at once; their data is kept.' }),
-      attr('emails', 'complex', {
-        multiValued: true,
-        mutability: 'readOnly',
-        subAttributes: [attr('value', 'string'), attr('type', 'string'), attr('primary', 'boolean')],
-      }),
-    ],
-    meta: { resourceType: 'Schema', location: `${base()}/Schemas/${USER_SCHEMA}` },
-  });
-  router.get('/Schemas', (ctx) =>
-    send(ctx, 200, { schemas: [LIST_SCHEMA], totalResults: 1, startIndex: 1, itemsPerPage: 1, Resources: [userSchema()] }),
+  router.get(
+    '/ResourceTypes',
+    handle(async (ctx) => send(ctx, 200, await new SCIMMY.Resources.ResourceType(undefined, params(ctx)).read())),
+  );
+  router.get(
+    '/ResourceTypes/:id',
+    handle(async (ctx) =>
+      send(ctx, 200, await new SCIMMY.Resources.ResourceType(String((ctx.params as Record<string, string>)['id']), params(ctx)).read()),
+    ),
+  );
+  router.get(
+    '/Schemas',
+    handle(async (ctx) => send(ctx, 200, await new SCIMMY.Resources.Schema(undefined, params(ctx)).read())),
   );
   router.get(
     '/Schemas/:id',
-    handle((ctx) => {
-      if (idOf(ctx) !== USER_SCHEMA) return Promise.reject(new ScimError(404, `no schema ${idOf(ctx)}`));
-      send(ctx, 200, userSchema());
-      return Promise.resolve();
-    }),
+    handle(async (ctx) =>
+      send(ctx, 200, await new SCIMMY.Resources.Schema(String((ctx.params as Record<string, string>)['id']), params(ctx)).read()),
+    ),
   );
-
-  const users = deps.identity.users;
 
   router.get(
     '/Users',
     handle(async (ctx) => {
-      const p = await admin(ctx);
-      const q = new URLSearchParams(ctx.querystring);
-      const startIndex = Math.max(1, intParam(q.get('startIndex'), 1));
-      const count = Math.min(PAGE_MAX, Math.max(0, intParam(q.get('count'), 100)));
-      const filter = q.get('filter');
-      const email = filter === null ? undefined : parseFilter(filter).email;
-      const page = await users.listByOffset(p, { email, offset: startIndex - 1, limit: count });
-      send(ctx, 200, {
-        schemas: [LIST_SCHEMA],
-        totalResults: page.total,
-        startIndex,
-        itemsPerPage: page.items.length,
-        Resources: page.items.map(toScim),
-      });
+      const call = await admin(ctx);
+      send(ctx, 200, await listUsers(call, params(ctx)));
     }),
   );
-
   router.post(
     '/Users',
     handle(async (ctx) => {
-      const p = await admin(ctx);
-      const b = await body(ctx);
-      const email = userNameOf(b);
-      const made = await users.create(p, { email, name: nameOf(b) ?? null });
-      const u = b['active'] === false ? await users.update(p, made.id, { active: false }) : made;
-      ctx.set('Location', `${base()}/Users/${u.id}`);
-      send(ctx, 201, toScim(u));
+      const call = await admin(ctx);
+      const made = await new SCIMMY.Resources.User(undefined, params(ctx)).write(await body(ctx), call);
+      ctx.set('Location', `${base()}/Users/${made.id}`);
+      send(ctx, 201, made);
     }),
   );
-
   router.get(
     '/Users/:id',
     handle(async (ctx) => {
-      const p = await admin(ctx);
-      send(ctx, 200, toScim(await users.get(p, idOf(ctx))));
+      const call = await admin(ctx);
+      send(ctx, 200, await new SCIMMY.Resources.User(userId(ctx), params(ctx)).read(call));
     }),
   );
-
-  // PUT replaces what Folio keeps that SCIM may change: the name and active (userName is the
-  // email, which does not change here).
   router.put(
     '/Users/:id',
     handle(async (ctx) => {
-      const p = await admin(ctx);
-      const id = idOf(ctx);
-      const current = await users.get(p, id);
-      const b = await body(ctx);
-      if (typeof b['userName'] === 'string' && b['userName'].trim().toLowerCase() !== current.email)
-        throw new ScimError(400, 'userName (the email) cannot be changed', 'mutability');
-      const active = b['active'];
-      if (active !== undefined && typeof active !== 'boolean') throw new ScimError(400, 'active must be true or false', 'invalidValue');
-      const u = await users.update(p, id, { name: nameOf(b) ?? null, ...(active === undefined ? {} : { active }) });
-      send(ctx, 200, toScim(u));
+      const call = await admin(ctx);
+      send(ctx, 200, await new SCIMMY.Resources.User(userId(ctx), params(ctx)).write(await body(ctx), call));
     }),
   );
-
   router.patch(
     '/Users/:id',
     handle(async (ctx) => {
-      const p = await admin(ctx);
-      const id = idOf(ctx);
-      const current = await users.get(p, id);
-      const b = await body(ctx);
-      const schemas = b['schemas'];
-      if (!Array.isArray(schemas) || !schemas.includes(PATCH_SCHEMA))
-        throw new ScimError(400, `a PATCH body names the schema ${PATCH_SCHEMA}`, 'invalidSyntax');
-      const ops = b['Operations'];
-      if (!Array.isArray(ops) || ops.length === 0 || ops.length > 32)
-        throw new ScimError(400, 'Operations must be a list of 1 to 32 operations', 'invalidSyntax');
-      const change: { name?: string | null; active?: boolean } = {};
-      for (const op of ops as unknown[]) applyOp(op, change, current);
-      const u = Object.keys(change).length ? await users.update(p, id, change) : current;
-      send(ctx, 200, toScim(u));
+      const call = await admin(ctx);
+      const message = normalisePatch(await body(ctx)) as Parameters<SCIMMY.Resources.User['patch']>[0];
+      const patched = await new SCIMMY.Resources.User(userId(ctx), params(ctx)).patch(message, call);
+      // Nothing changed: scimmy answers nothing, and RFC 7644 §3.5.2 allows 204.
+      if (patched) send(ctx, 200, patched);
+      else send(ctx, 204);
     }),
   );
-
-  // An identity provider's DELETE means it: the user goes with their data (deactivate to keep it).
   router.delete(
     '/Users/:id',
     handle(async (ctx) => {
-      const p = await admin(ctx);
-      const id = idOf(ctx);
-      const u = await users.get(p, id);
-      await users.delete(p, id, u.email);
+      const call = await admin(ctx);
+      await new SCIMMY.Resources.User(userId(ctx)).dispose(call);
       send(ctx, 204);
     }),
   );
@@ -293,84 +390,10 @@ export function scimRouter(deps: ScimDeps): Router {
   router.all(
     '/*rest',
     handle((ctx) =>
-      Promise.reject(new ScimError(404, `no SCIM resource ${ctx.method} ${ctx.path} here; see ${SCIM_PREFIX}/ResourceTypes`)),
+      Promise.reject(
+        new ScimError(404, null as unknown as string, `no SCIM resource ${ctx.method} ${ctx.path} here; see ${SCIM_PREFIX}/ResourceTypes`),
+      ),
     ),
   );
   return router;
-}
-
-function idOf(ctx: Context): string {
-  return String((ctx as { params?: Record<string, string> }).params?.['id'] ?? '');
-}
-
-function intParam(v: string | null, fallback: number): number {
-  if (v === null || v === '') return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n)) throw new ScimError(400, 'startIndex and count must be integers', 'invalidValue');
-  return n;
-}
-
-function userNameOf(b: Record<string, unknown>): string {
-  if (typeof b['userName'] === 'string' && b['userName'].trim()) return b['userName'];
-  const emails = b['emails'];
-  if (Array.isArray(emails)) {
-    const list = emails as Array<{ value?: unknown; primary?: unknown } | null>;
-    const e = list.find((x) => x?.primary) ?? list[0];
-    if (typeof e?.value === 'string') return e.value;
-  }
-  throw new ScimError(400, 'userName (the email address) is required', 'invalidValue');
-}
-
-/** The name as Folio keeps it (one string): name.formatted, else given + family, else displayName. */
-function nameOf(b: Record<string, unknown>): string | undefined {
-  const n = b['name'];
-  if (n && typeof n === 'object') {
-    const { formatted, givenName, familyName } = n as Record<string, unknown>;
-    if (typeof formatted === 'string' && formatted.trim()) return formatted.trim();
-    const parts = [givenName, familyName].filter((x): x is string => typeof x === 'string' && x.trim() !== '');
-    if (parts.length) return parts.join(' ');
-  }
-  if (typeof b['displayName'] === 'string' && b['displayName'].trim()) return b['displayName'].trim();
-  return undefined;
-}
-
-/** One PatchOp operation on active or the name (RFC 7644 §3.5.2), into `change`. */
-function applyOp(raw: unknown, change: { name?: string | null; active?: boolean }, current: UserInfo): void {
-  if (!raw || typeof raw !== 'object') throw new ScimError(400, 'each operation must be an object', 'invalidSyntax');
-  const { op, path, value } = raw as { op?: unknown; path?: unknown; value?: unknown };
-  const kind = typeof op === 'string' ? op.toLowerCase() : '';
-  if (kind !== 'replace' && kind !== 'add' && kind !== 'remove')
-    throw new ScimError(400, 'op must be add, replace or remove', 'invalidSyntax');
-  const set = (attr: string, v: unknown) => {
-    const a = attr.toLowerCase();
-    if (a === 'active') {
-      // Some providers send "False" as a string.
-      const b = typeof v === 'string' ? v.toLowerCase() : v;
-      if (b !== true && b !== false && b !== 'true' && b !== 'false')
-        throw new ScimError(400, 'active must be true or false', 'invalidValue');
-      change.active = b === true || b === 'true';
-    } else if (a === 'name.formatted' || a === 'displayname') {
-      if (v !== null && typeof v !== 'string') throw new ScimError(400, `${attr} must be a string`, 'invalidValue');
-      change.name = kind === 'remove' ? null : v;
-    } else if (a === 'name') {
-      change.name = kind === 'remove' ? null : (nameOf({ name: v }) ?? null);
-    } else if (a === 'name.givenname' || a === 'name.familyname') {
-      if (typeof v !== 'string') throw new ScimError(400, `${attr} must be a string`, 'invalidValue');
-      change.name = v;
-    } else if (a === 'username' || a === 'emails' || a === 'id') {
-      if (typeof v === 'string' && a === 'username' && v.trim().toLowerCase() === current.email) return;
-      throw new ScimError(400, `${attr} cannot be changed here`, 'mutability');
-    } else throw new ScimError(400, `the attribute ${attr} is not supported`, 'invalidPath');
-  };
-  if (typeof path === 'string' && path.length > 0) {
-    if (path.length > 100) throw new ScimError(400, 'path is too long', 'invalidPath');
-    set(path.replace(/^urn:ietf:params:scim:schemas:core:2\.0:User:/i, ''), value);
-    return;
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value))
-    throw new ScimError(400, 'without a path, value must be an object of attributes', 'invalidValue');
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    if (k === 'schemas') continue;
-    set(k, v);
-  }
 }
