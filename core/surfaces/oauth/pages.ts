@@ -3,8 +3,9 @@
 // (or one of your API tokens in place of the password), and has Allow and Deny. The grant is at
 // most what your roles allow (with a token: what that token may do). Wrong sign-ins are throttled
 // per account and per client (429 with Retry-After). The form is bound to the
-// interaction (its uid in the path and the provider's SameSite cookie), so another site cannot
-// post it; the page may not be framed.
+// interaction (its uid in the path and the provider's SameSite cookie), and a post another site's
+// page makes (its Origin or Sec-Fetch-Site says so) is refused before anything is read, so another
+// site cannot post it; the page may not be framed.
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
@@ -128,7 +129,31 @@ ${problem ? `<p role="alert"><strong>${esc(problem)}</strong></p>` : ''}
     }
   });
 
+  /** A browser says where a form post comes from; only Folio's own page may send this one. */
+  const crossSite = (ctx: Context): boolean => {
+    if (ctx.get('sec-fetch-site') === 'cross-site') return true;
+    const origin = ctx.get('origin');
+    if (!origin) return false;
+    // Folio's public origin, or the one this request was addressed to (ctx.origin is not that: it
+    // echoes the Origin header).
+    const here = `${ctx.protocol}://${ctx.host}`;
+    let own = here;
+    try {
+      own = new URL(deps.defaultResource()).origin;
+    } catch {
+      // no public URL configured: the request's own origin
+    }
+    return origin !== own && origin !== here;
+  };
+
   router.post('/interaction/:uid', async (ctx) => {
+    if (crossSite(ctx)) {
+      secure(ctx);
+      ctx.status = 403;
+      ctx.type = 'text/plain; charset=utf-8';
+      ctx.body = "403 Forbidden: this form can only be sent from Folio's own sign-in page. Start again from your client.\n";
+      return;
+    }
     let form: URLSearchParams;
     let found: Awaited<ReturnType<typeof details>>;
     try {

@@ -1,0 +1,161 @@
+// The authorization server against what an attacker tries, beyond the flows oauth-mcp.test.ts
+// covers (wrong PKCE verifier, reused code and refresh token, javascript: and http redirect URIs,
+// another user's grant): a consent form posted from another site, or without the browser's
+// interaction cookie; redirect URIs that are not the registered one (open redirects), with the
+// loopback port the one thing that may differ (RFC 8252); oversized and malformed registrations;
+// and another user's client as a 404. None of them may end with a code in the attacker's hands.
+import t from 'tap';
+import { startTestServer, req, createUser } from '../helpers/server.ts';
+import { authorize, Browser, LOOPBACK_REDIRECT, registerClient } from '../helpers/oauth.ts';
+import { createHash, randomBytes } from 'node:crypto';
+
+const s = await startTestServer();
+t.teardown(() => s.close());
+const user = await createUser(s, 'attacked@example.com');
+const clientId = await registerClient(s.url, 'Honest App');
+
+/** Opens the sign-in page for `clientId` in a fresh browser; answers it and the form's URL. */
+async function openSignIn(redirect = LOOPBACK_REDIRECT) {
+  const verifier = randomBytes(32).toString('base64url');
+  const u = new URL(`${s.url}/oauth/auth`);
+  for (const [k, v] of Object.entries({
+    client_id: clientId,
+    redirect_uri: redirect,
+    response_type: 'code',
+    scope: 'notes:read',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+    state: 'st',
+  }))
+    u.searchParams.set(k, v);
+  const browser = new Browser(s.url);
+  const first = await browser.follow(u.href);
+  return { browser, first, formUrl: first.url };
+}
+
+const form = (decision = 'allow') => new URLSearchParams({ email: 'attacked@example.com', password: user.token, decision }).toString();
+
+t.test('CSRF: a consent posted by another site, or without the interaction cookie, gives no code', async (t) => {
+  const { browser, first, formUrl } = await openSignIn();
+  t.equal(first.res.status, 200, 'the sign-in page');
+  await first.res.text();
+  // Another site's page posting the form in the user's browser: the browser sends the cookie (as if
+  // SameSite did not stop it) and says where the post comes from.
+  for (const headers of [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }]) {
+    const forged = await browser.go(formUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: form(),
+    });
+    t.equal(forged.status, 403, `a post with ${JSON.stringify(headers)} is refused (${forged.status} ${forged.headers.get('location')})`);
+    t.equal(forged.headers.get('location'), null, 'and sends nobody anywhere');
+    t.match(await forged.text(), /only be sent from Folio's own sign-in page/);
+  }
+  // Without the browser's interaction cookie (what a cross-site post carries under SameSite=Lax).
+  const cookieless = await fetch(formUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: form(),
+    redirect: 'manual',
+  });
+  t.equal(cookieless.status, 400, 'a post without the interaction cookie is refused');
+  t.equal(cookieless.headers.get('location'), null);
+  await cookieless.text();
+  // The real page, posted from Folio's own origin, still works afterwards: nothing was used up.
+  const own = await browser.follow(formUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.url, 'sec-fetch-site': 'same-origin' },
+    body: form(),
+  });
+  t.ok(own.url.startsWith(LOOPBACK_REDIRECT), 'the genuine post lands on the client');
+  t.ok(new URL(own.url).searchParams.get('code'), 'with a code');
+});
+
+t.test('open redirects: only the registered redirect URI, the loopback port aside', async (t) => {
+  for (const redirect of [
+    'https://evil.example/callback',
+    'http://127.0.0.1:53682/other-path',
+    'http://127.0.0.1:53682/callback/../../evil',
+    'http://127.0.0.1.evil.example:53682/callback',
+    'http://localhost:53682/callback',
+    'http://127.0.0.1:53682/callback?next=https://evil.example',
+  ]) {
+    const u = new URL(`${s.url}/oauth/auth`);
+    for (const [k, v] of Object.entries({
+      client_id: clientId,
+      redirect_uri: redirect,
+      response_type: 'code',
+      scope: 'notes:read',
+      code_challenge: 'x'.repeat(43),
+      code_challenge_method: 'S256',
+    }))
+      u.searchParams.set(k, v);
+    const res = await fetch(u, { redirect: 'manual' });
+    t.equal(res.status, 400, `${redirect}: refused on Folio's own page`);
+    t.equal(res.headers.get('location'), null, `${redirect}: and never redirected to`);
+    await res.text();
+  }
+  // RFC 8252 §7.3: a native app's loopback listener gets whatever port is free.
+  const otherPort = await authorize(
+    s.url,
+    clientId,
+    { email: 'attacked@example.com', password: user.token },
+    {
+      redirect: 'http://127.0.0.1:61999/callback',
+      scope: 'notes:read',
+    },
+  );
+  t.ok(otherPort.tokens?.access_token, 'the registered loopback URI on another port works');
+});
+
+t.test('registration: bad redirect URIs, oversized and malformed bodies are refused, never a 500', async (t) => {
+  const register = (body: string, type = 'application/json') =>
+    fetch(`${s.url}/oauth/reg`, { method: 'POST', headers: { 'content-type': type }, body });
+  for (const uri of ['data:text/html,hi', 'file:///etc/passwd', 'http://192.168.1.5/cb', 'https://app.example/cb#frag', 'not a uri']) {
+    const r = await register(JSON.stringify({ redirect_uris: [uri], token_endpoint_auth_method: 'none' }));
+    t.equal(r.status, 400, `${uri} refused`);
+    t.equal(((await r.json()) as { error: string }).error, 'invalid_redirect_uri', `${uri}: invalid_redirect_uri`);
+  }
+  const huge = JSON.stringify({ client_name: 'x'.repeat(2 * 1024 * 1024), redirect_uris: [LOOPBACK_REDIRECT] });
+  const big = await register(huge);
+  t.ok(big.status === 413 || big.status === 400, `a 2 MiB registration is refused (${big.status})`);
+  await big.text();
+  const many = await register(JSON.stringify({ redirect_uris: Array.from({ length: 5000 }, (_, i) => `http://127.0.0.1/cb${i}`) }));
+  t.ok(many.status >= 400 && many.status < 500, `5,000 redirect URIs are refused (${many.status})`);
+  await many.text();
+  for (const body of ['{"redirect_uris": ', '[]', '"x"', '{"redirect_uris": "http://127.0.0.1/cb"}']) {
+    const r = await register(body);
+    t.equal(r.status, 400, `${body} refused`);
+    await r.text();
+  }
+  const deep = await register(`${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`);
+  t.ok(deep.status >= 400 && deep.status < 500, `deep nesting refused (${deep.status})`);
+  await deep.text();
+});
+
+t.test("another user's client registration and grants are not theirs to see", async (t) => {
+  const other = await createUser(s, 'other@example.com');
+  // The honest user authorises the client; the other user lists their own authorisations.
+  const flow = await authorize(s.url, clientId, { email: 'attacked@example.com', password: user.token }, { scope: 'notes:read' });
+  t.ok(flow.tokens?.access_token);
+  const mine = await req(s, 'GET', '/api/v1/oauth/grants', { token: user.token });
+  t.equal(mine.status, 200);
+  const grant = (mine.json().items as Array<{ id: string; client_id: string }>).find((g) => g.client_id === clientId);
+  t.ok(grant, 'the user sees the client they authorised');
+  const theirs = await req(s, 'GET', '/api/v1/oauth/grants', { token: other.token });
+  t.notOk(
+    (theirs.json().items as Array<{ client_id: string }>).some((g) => g.client_id === clientId),
+    'the other user does not',
+  );
+  const revoke = await req(s, 'DELETE', `/api/v1/oauth/grants/${grant!.id}`, { token: other.token });
+  t.equal(revoke.status, 404, "revoking another user's grant is a 404");
+  t.equal(
+    (await req(s, 'DELETE', `/api/v1/oauth/clients/${clientId}`, { token: other.token })).status,
+    403,
+    'deleting clients is for admins',
+  );
+  t.ok(
+    (await fetch(`${s.url}/api/v1/notetaker/notes`, { headers: { authorization: `Bearer ${flow.tokens!.access_token}` } })).ok,
+    'the grant still works',
+  );
+});
