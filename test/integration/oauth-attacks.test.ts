@@ -159,3 +159,21 @@ t.test("another user's client registration and grants are not theirs to see", as
     'the grant still works',
   );
 });
+
+t.test('expired OAuth records are purged after a day; live ones stay', async (t) => {
+  const store = s.folio.identity.oauth.adapter('AccessToken');
+  const payload = (jti: string) => ({ kind: 'AccessToken', jti, accountId: user.id, clientId, grantId: `g-${jti}` });
+  await store.upsert('long-gone', payload('long-gone'), -2 * 24 * 3600);
+  await store.upsert('just-expired', payload('just-expired'), -60);
+  await store.upsert('alive', payload('alive'), 3600);
+  const purged = await s.folio.identity.oauth.purgeExpired();
+  t.ok(purged >= 1, `purged ${purged}`);
+  const left = await s.folio.db.orm.em
+    .fork()
+    .execute<Array<{ n: number }>>(
+      `select count(*)::int as n from oauth_records where model = 'AccessToken' and grant_id in ('g-long-gone', 'g-just-expired', 'g-alive')`,
+    );
+  t.equal(left[0]!.n, 2, 'the one expired two days ago is gone; the one expired a minute ago and the live one are kept');
+  t.ok(await store.find('alive'), 'the live token is still found');
+  t.equal(await store.find('just-expired'), undefined, 'an expired one is not found, purged or not');
+});

@@ -61,4 +61,11 @@ export const identityDomain = defineDomain<IdentityService, TokenSettings>({
     },
   ],
   bind: bindIdentity,
+  upkeep: {
+    everyMinutes: () => 60,
+    run: async (identity, log) => {
+      const purged = await identity.oauth.purgeExpired();
+      if (purged > 0) log.info({ purged }, 'purged expired OAuth records');
+    },
+  },
 });

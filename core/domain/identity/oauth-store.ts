@@ -83,6 +83,21 @@ export class OAuthStore {
     return row.consumed_ms === null ? row.payload : { ...row.payload, consumed: Math.floor(row.consumed_ms) };
   }
 
+  /**
+   * Removes records past their expiry by more than `graceMs` (codes, tokens, sessions, grants and
+   * interactions oidc-provider no longer finds), so the table holds what is alive and not every
+   * token ever issued. The grace keeps a just-expired record for a late reuse check or a support
+   * question. Answers how many went.
+   */
+  async purgeExpired(graceMs = 24 * 3600 * 1000): Promise<number> {
+    const rows = await this.#em().execute<Array<{ n: number }>>(
+      `with gone as (delete from oauth_records where expires_at < now() - make_interval(secs => ?) returning 1)
+       select count(*)::int as n from gone`,
+      [graceMs / 1000],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
   /** The clients a user has authorised: one grant each, newest first. */
   async grants(userId: string): Promise<OAuthGrant[]> {
     const rows = await this.#em().execute<Array<{ g: Record<string, unknown>; c: Record<string, unknown> | null }>>(
