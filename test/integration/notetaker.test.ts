@@ -466,8 +466,9 @@ t.test('a caller who lowers the ceiling with max_bytes_llm gets smaller parts an
 
 t.test('generate_report with save_as_note: a report too large for a note is a clear 400, and nothing is saved', async (t) => {
   const erin = await createUser(s, 'erin@example.com');
-  const items = Array.from({ length: 200 }, (_, i) => `- [ ] item ${i} ${'x'.repeat(480)}`).join('\n');
-  for (let i = 0; i < 12; i++) t.equal((await nt(erin.token, 'create', { title: `Big ${i}`, body: items })).status, 200);
+  // A report shows up to 20,000 characters of each note: 60 such notes are over 1 MiB.
+  const items = Array.from({ length: 40 }, (_, i) => `- [ ] item ${i} ${'x'.repeat(480)}`).join('\n');
+  for (let i = 0; i < 60; i++) t.equal((await nt(erin.token, 'create', { title: `Big ${i}`, body: items })).status, 200);
   const r = await nt(erin.token, 'generate_report', { save_as_note: true });
   t.equal(r.status, 400);
   t.match(r.text, /more than a note can hold \(1 MiB\)/);

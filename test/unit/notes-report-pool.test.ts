@@ -4,7 +4,8 @@
 import t from 'tap';
 import { TooManyReports } from '../../core/contract/errors.ts';
 import { ReportRenderPool, type RenderEvent } from '../../core/domain/notes/report-pool.ts';
-import { HtmlRenderer, MarkdownRenderer, PdfRenderer, rendererFor, type Renderer } from '../../core/domain/notes/report-render.ts';
+import { HtmlRenderer, MarkdownRenderer, rendererFor, type Renderer } from '../../core/domain/notes/report-render.ts';
+import { PdfRenderer } from '../../core/domain/notes/report-pdf.ts';
 import { NotesServiceImpl } from '../../core/domain/notes/service.ts';
 import { buildNote, openNotesFixture, readAll } from '../helpers/notes.ts';
 
@@ -13,7 +14,14 @@ const events: RenderEvent[][] = [
   [
     {
       kind: 'start',
-      meta: { title: 'Weekly <b>', selection: 'Notes (all), grouped by tag', generatedAt: creationDate, total: 40, openItems: 20 },
+      meta: {
+        title: 'Weekly <b>',
+        selection: 'Notes (all), grouped by tag',
+        generatedAt: creationDate,
+        total: 40,
+        openItems: 20,
+        summary: { unit: 'day', periods: [{ label: '2026-11-10', count: 40 }], tags: [{ tag: 'x', count: 40 }], open: 20, done: 3 },
+      },
     },
   ],
   ...[0, 1].map((g) => [
@@ -25,8 +33,8 @@ const events: RenderEvent[][] = [
         title: `Note ${g}.${i} — café ő 会议`,
         tags: [`tag${g}`, 'x'],
         updated_at: `2026-11-${String(10 + i).padStart(2, '0')}T08:30:00.000Z`,
-        excerpt: `Excerpt ${i} with *markdown* <i>and html</i> ${'word '.repeat(30)}`,
-        open_items: i % 2 ? [`do thing ${i}`, 'and another'] : [],
+        body: `# Body ${i}\n\nWith *markdown* <i>and html</i> ${'word '.repeat(30)}\n\n${i % 2 ? `- [ ] do thing ${i}\n- [ ] and another\n` : '- [x] done\n'}`,
+        truncated: false,
       },
     })),
   ]),

@@ -30,43 +30,54 @@ const text = async (opts: Parameters<typeof notes.report>[1], who = p) => {
   return { ...r, body: (await readAll(r.stream)).toString('utf8') };
 };
 
-t.test('markdown by day: groups in time order with counts, excerpts, open action items', async (t) => {
+/** The report's group headings (## ...), without its summary. */
+const groupsOf = (md: string) => [...md.matchAll(/^## (.+)$/gm)].map((m) => m[1]).filter((g) => g !== 'Summary');
+
+t.test('markdown by day: groups in time order with counts, each note in its own Markdown, the summary', async (t) => {
   const r = await text({ group_by: 'day', format: 'markdown', title: 'Daily digest' });
   t.equal(r.contentType, 'text/markdown; charset=utf-8');
   t.match(r.filename, /\.md$/);
   const md = r.body;
   t.match(md, /^# Daily digest\n/);
   t.match(md, /5 notes, 4 open action items/);
-  const groups = [...md.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
   t.same(
-    groups,
+    groupsOf(md),
     ['2025-12-29 (1 note)', '2026-01-01 (2 notes)', '2026-01-05 (1 note)', '2026-01-07 (1 note)'],
     'one group per UTC day, oldest first, with counts',
   );
   t.ok(md.indexOf('### Standup') < md.indexOf('### Retro'), 'notes in time order within a day');
-  // Done items and items inside code blocks are not open items; * bullets and numbered items are.
-  t.same(
-    [...md.matchAll(/^- \[ \] (.+)$/gm)].map((m) => m[1]),
-    ['book room', 'fix login bug', 'write retro notes', 'pack bag'],
-    'the open action items, in order',
-  );
-  t.match(md, /> Project kickoff\./, 'excerpt');
+  // Each note's Markdown as written: its task lists, numbered items and code blocks.
+  for (const line of [
+    'Project kickoff.',
+    '- [ ] book room',
+    '- [x] send invite',
+    '* [ ] fix login bug',
+    '1. [ ] write retro notes',
+    '- [ ] pack bag',
+  ])
+    t.ok(md.split('\n').includes(line), `the note's line ${line}`);
+  t.match(md, /```\n- \[ \] not an item \(code\)\n```/, 'a code block stays one');
   t.match(md, /#project/);
+  // The summary: notes per day (empty days included), the most used tags, open and done items
+  // (done items and items inside code blocks are not open items; * bullets and numbered items are).
+  t.match(md, /## Summary\n\n\| day \| notes \|/);
+  t.match(md, /\| 2025-12-30 \| 0 \|/, 'an empty day is a bar of 0');
+  t.match(md, /\| 2026-01-01 \| 2 \|/);
+  t.match(md, /Most used tags: #project \(3\), #daily \(1\), #travel \(1\)\./);
+  t.match(md, /Action items: 4 open, 1 done\./);
 });
 
 t.test('markdown by ISO week and by tag', async (t) => {
   const week = (await text({ group_by: 'week', format: 'markdown' })).body;
-  const wgroups = [...week.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
-  t.same(wgroups, ['2026-W01 (3 notes)', '2026-W02 (2 notes)'], 'ISO weeks: 2025-12-29 belongs to 2026-W01');
+  t.same(groupsOf(week), ['2026-W01 (3 notes)', '2026-W02 (2 notes)'], 'ISO weeks: 2025-12-29 belongs to 2026-W01');
 
   const tag = (await text({ group_by: 'tag', format: 'markdown' })).body;
-  const tgroups = [...tag.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
   t.same(
-    tgroups,
+    groupsOf(tag),
     ['\\#daily (1 note)', '\\#project (3 notes)', '\\#travel (1 note)', '(untagged) (1 note)'],
     'a group per tag (a note in each of its tags), untagged last',
   );
-  const projectPart = tag.slice(tag.indexOf('#project'), tag.indexOf('#travel ('));
+  const projectPart = tag.slice(tag.indexOf('## \\#project'), tag.indexOf('## \\#travel ('));
   t.same(
     [...projectPart.matchAll(/^### (.+)$/gm)].map((m) => m[1]),
     ['Kickoff', 'Standup', 'Retro'],
@@ -107,10 +118,21 @@ t.test('html: a whole document, everything escaped', async (t) => {
   t.match(r.body, /<\/html>\n$/);
   t.notMatch(r.body, /<script>/, 'the title is escaped');
   t.notMatch(r.body, /<b>everything/, 'note text is escaped');
-  t.match(r.body, /&#60;b&#62;everything/);
+  t.match(r.body, /&lt;b&gt;everything/, 'shown as text');
   t.match(r.body, /<h2>2026-01-01 <span class="meta">\(2 notes\)<\/span><\/h2>/);
-  t.match(r.body, /<li>fix login bug<\/li>/);
-  t.equal((r.body.match(/<section>/g) ?? []).length, (r.body.match(/<\/section>/g) ?? []).length, 'sections are closed');
+  t.equal((r.body.match(/<section[ >]/g) ?? []).length, (r.body.match(/<\/section>/g) ?? []).length, 'sections are closed');
+  // The notes' Markdown rendered: task items as check boxes with their state, lists, code.
+  t.match(r.body, /<li class="task"><input type="checkbox" disabled> fix login bug<\/li>/);
+  t.match(r.body, /<li class="task"><input type="checkbox" disabled checked> send invite<\/li>/);
+  t.match(r.body, /<ol>\n<li class="task"><input type="checkbox" disabled> write retro notes<\/li>/);
+  t.match(r.body, /<pre><code>- \[ \] not an item \(code\)\n<\/code><\/pre>/);
+  t.notMatch(r.body, /\[ \] fix login/, 'no raw task markers outside code');
+  // The summary as SVG, and a table of contents linking to each group.
+  t.match(r.body, /<svg role="img" aria-label="Notes per day"/);
+  t.match(r.body, /aria-label="4 open, 1 done"/);
+  t.match(r.body, /<nav><h2>Contents<\/h2><ol><li><a href="#(g-[^"]+)">2025-12-29<\/a>/);
+  const anchor = /<a href="#(g-[^"]+)">2026-01-01<\/a>/.exec(r.body)?.[1];
+  t.ok(anchor && r.body.includes(`<section id="${anchor}">`), 'a contents link lands on its group');
 });
 
 t.test('pdf: a valid PDF document', async (t) => {
@@ -149,11 +171,10 @@ t.test('save_as_note: the Markdown is saved as an agent note tagged report', asy
 });
 
 t.test('save_as_note: a report larger than a note can hold is refused, never saved cut short', async (t) => {
-  // Each note lists its open action items in the report: 200 items of ~500 characters is ~100 KB
-  // per note, so a dozen of them make a report of more than 1 MiB.
+  // A report shows up to 20,000 characters of each note: 60 such notes make a report of more than 1 MiB.
   const big = await fx.newPrincipal('big-reporter');
-  const items = Array.from({ length: 200 }, (_, i) => `- [ ] item ${i} ${'x'.repeat(480)}`).join('\n');
-  for (let i = 0; i < 12; i++) await notes.create(big, buildNote({ title: `Big ${i}`, body: items, tags: ['big'] }));
+  const items = Array.from({ length: 40 }, (_, i) => `- [ ] item ${i} ${'x'.repeat(480)}`).join('\n');
+  for (let i = 0; i < 60; i++) await notes.create(big, buildNote({ title: `Big ${i}`, body: items, tags: ['big'] }));
   const before = await notes.list(big, { tags: ['report'] });
   const r = await notes.report(big, { group_by: 'day', format: 'markdown', save_as_note: true });
   await t.rejects(readAll(r.stream), BadArguments, 'the report stream stops with the reason');

@@ -32,13 +32,14 @@ export const notesDomain = defineDomain<CachedNotes, NotesSettings>({
       implies: ['notes:read'],
     },
   },
-  create: ({ db, feed, settings, storage }) =>
+  create: ({ db, feed, settings, storage, publicUrl }) =>
     withSummaryCache(
       new NotesServiceImpl(db, {
         trashRetentionDays: settings.trashRetentionDays,
         storage,
         reportsPerUser: settings.reportsPerUser,
         reportThreads: settings.reportThreads,
+        publicUrl,
       }),
       feed,
     ),

@@ -19,7 +19,7 @@ export type RenderEvent =
 
 /** Main thread -> worker. */
 export type RenderRequest =
-  | { type: 'open'; id: number; format: ReportFormat; markdownCopy: boolean; creationDate: string }
+  | { type: 'open'; id: number; format: ReportFormat; markdownCopy: boolean; creationDate: string; baseUrl?: string }
   | { type: 'step'; id: number; events: RenderEvent[] }
   | { type: 'drop'; id: number };
 
@@ -69,7 +69,7 @@ export class ReportRenderPool {
     if (!Number.isInteger(this.#threads) || this.#threads < 1) throw new Error('report render threads must be a positive integer');
   }
 
-  open(format: ReportFormat, opts: { markdownCopy: boolean; creationDate: string }): RenderSession {
+  open(format: ReportFormat, opts: { markdownCopy: boolean; creationDate: string; baseUrl?: string }): RenderSession {
     const slot = this.#pick();
     const id = this.#nextId++;
     slot.open++;

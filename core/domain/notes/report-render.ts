@@ -1,7 +1,21 @@
-// Report renderers: Markdown, HTML and PDF from the same events (start, group, note, end). Each
-// renderer buffers only what it produced since the last take(), so a report streams in chunks of
-// one fetched batch and memory stays bounded whatever the selection.
-import PDFDocument from 'pdfkit';
+// Report renderers: Markdown, HTML and PDF (report-pdf.ts) from the same events (start, group,
+// note, end), over one model: each note's Markdown parsed once (report-markdown.ts), and a summary
+// of the period. Each renderer buffers only what it produced since the last take(), so a report
+// streams in chunks of one fetched batch and memory stays bounded whatever the selection.
+import { parse, shiftHeadings, toHtml } from './report-markdown.ts';
+import { PdfRenderer } from './report-pdf.ts';
+
+/** The picture of the period a report opens with. */
+export interface ReportSummary {
+  /** The bars' period: a day, an ISO week or a month, whichever keeps the chart readable. */
+  unit: 'day' | 'week' | 'month';
+  periods: Array<{ label: string; count: number }>;
+  /** The most used tags, most used first. */
+  tags: Array<{ tag: string; count: number }>;
+  /** Action items (task list items) open and done over the selected notes. */
+  open: number;
+  done: number;
+}
 
 export interface ReportMeta {
   title: string;
@@ -10,6 +24,9 @@ export interface ReportMeta {
   generatedAt: string;
   total: number;
   openItems: number;
+  summary: ReportSummary;
+  /** The groups to come (label and count), for a table of contents. */
+  groups?: ReportGroupHead[];
 }
 
 export interface ReportGroupHead {
@@ -22,9 +39,14 @@ export interface ReportNote {
   title: string;
   tags: string[];
   updated_at: string;
-  excerpt: string;
-  open_items: string[];
+  /** The note's Markdown (its first REPORT_BODY_CHARS characters). */
+  body: string;
+  /** The body goes on beyond what the report shows. */
+  truncated: boolean;
 }
+
+/** How much of one note a report shows (a report is a digest; the note has the rest). */
+export const REPORT_BODY_CHARS = 20_000;
 
 export interface Renderer {
   start(meta: ReportMeta): void;
@@ -46,20 +68,34 @@ function mdInline(s: string): string {
   return s.replace(/([\\`*_[\]<>#|])/g, '\\$1');
 }
 
+/** A Markdown table cell: no pipes or line breaks. */
+const cell = (x: string) => mdInline(x).replace(/\n/g, ' ');
+
 export class MarkdownRenderer implements Renderer {
   #out: string[] = [];
+  readonly #noteUrl: (id: string) => string;
+  constructor(opts: { baseUrl?: string } = {}) {
+    this.#noteUrl = noteUrl(opts.baseUrl);
+  }
   start(m: ReportMeta): void {
+    const s = m.summary;
+    const periods = s.periods.map((p) => `| ${cell(p.label)} | ${p.count} |`).join('\n');
+    const tags = s.tags.map((t) => `#${t.tag} (${t.count})`).join(', ');
     this.#out.push(
-      `# ${mdInline(m.title)}\n\n${mdInline(m.selection)}  \n${plural(m.total, 'note')}, ${plural(m.openItems, 'open action item')}. Generated ${when(m.generatedAt)}.\n`,
+      `# ${mdInline(m.title)}\n\n${mdInline(m.selection)}  \n${plural(m.total, 'note')}, ${plural(m.openItems, 'open action item')}. Generated ${when(m.generatedAt)}.\n` +
+        `\n## Summary\n\n| ${s.unit} | notes |\n| --- | ---: |\n${periods}\n\n` +
+        `${tags ? `Most used tags: ${tags}.  \n` : ''}Action items: ${s.open} open, ${s.done} done.\n`,
     );
   }
   group(g: ReportGroupHead): void {
     this.#out.push(`\n## ${mdInline(g.label)} (${plural(g.count, 'note')})\n`);
   }
   note(n: ReportNote): void {
-    let out = `\n### ${mdInline(n.title)}\n\n_${when(n.updated_at)}${n.tags.length ? ` · ${n.tags.map((t) => `#${t}`).join(' ')}` : ''} · note ${n.id}_\n`;
-    if (n.excerpt) out += `\n> ${mdInline(n.excerpt)}\n`;
-    if (n.open_items.length) out += `\n${n.open_items.map((i) => `- [ ] ${i}`).join('\n')}\n`;
+    let out = `\n### ${mdInline(n.title)}\n\n_${when(n.updated_at)}${n.tags.length ? ` · ${n.tags.map((t) => `#${t}`).join(' ')}` : ''} · [note ${n.id}](${this.#noteUrl(n.id)})_\n`;
+    const body = n.body.trim();
+    // The note's own Markdown, its headings below the report's (### is the note's title).
+    if (body) out += `\n${shiftHeadings(body, parse(body), 3)}\n`;
+    if (n.truncated) out += `\n_… the note goes on; the rest is in the note itself._\n`;
     this.#out.push(out);
   }
   end(): void {}
@@ -81,29 +117,77 @@ function h(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-const STYLE = `body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#222}
+const STYLE = `body{font:15px/1.5 system-ui,"Noto Sans",sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#222}
 h2{border-bottom:1px solid #ddd;padding-bottom:.2rem;margin-top:2rem}h3{margin-bottom:.2rem}
 .meta{color:#666;font-size:.85rem}blockquote{margin:.5rem 0;padding-left:.8rem;border-left:3px solid #ddd;color:#444}
-ul.todo{list-style:none;padding-left:.5rem}ul.todo li::before{content:"\\2610  "}`;
+li.task{list-style:none}li.task input{margin:0 .4rem 0 -1.3rem}pre{background:#f4f4f4;padding:.5rem;overflow:auto}
+table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:.2rem .5rem}th{background:#eee}
+.body h1,.body h2,.body h3,.body h4{font-size:1rem;border:0;margin:.8rem 0 .3rem}nav ol{columns:2}
+.summary svg{display:block;max-width:100%;height:auto}`;
+
+const slug = (label: string) => `g-${encodeURIComponent(label).replace(/[^A-Za-z0-9-]/g, '_')}`;
+
+/** The summary as inline SVG: notes per period as bars, the most used tags, open versus done items. */
+function summarySvg(s: ReportSummary): string {
+  const w = 640;
+  const chartH = 90;
+  const max = Math.max(1, ...s.periods.map((p) => p.count));
+  const bw = Math.min(w / Math.max(1, s.periods.length), 48);
+  const bars = s.periods
+    .map((p, i) => {
+      const bh = (p.count / max) * chartH;
+      return `<rect x="${(i * bw + bw * 0.1).toFixed(1)}" y="${(chartH - bh).toFixed(1)}" width="${(bw * 0.8).toFixed(1)}" height="${bh.toFixed(1)}" fill="#4a7bd0"><title>${h(p.label)}: ${plural(p.count, 'note')}</title></rect>`;
+    })
+    .join('');
+  const first = s.periods[0]?.label ?? '';
+  const last = s.periods[s.periods.length - 1]?.label ?? '';
+  const chart = `<svg role="img" aria-label="Notes per ${s.unit}" viewBox="0 0 ${w} ${chartH + 16}" width="${w}" height="${chartH + 16}">${bars}<line x1="0" y1="${chartH}" x2="${w}" y2="${chartH}" stroke="#888"/><text x="0" y="${chartH + 13}" font-size="11" fill="#666">${h(first)}</text><text x="${w}" y="${chartH + 13}" font-size="11" fill="#666" text-anchor="end">${h(last)}</text><text x="${w}" y="10" font-size="11" fill="#666" text-anchor="end">max ${max}</text></svg>`;
+  const tmax = Math.max(1, ...s.tags.map((t) => t.count));
+  const tags = s.tags.length
+    ? `<h3>Most used tags</h3><svg role="img" aria-label="Most used tags" viewBox="0 0 ${w} ${s.tags.length * 18}" width="${w}" height="${s.tags.length * 18}">${s.tags
+        .map((t, i) => {
+          const bl = ((w - 200) * t.count) / tmax;
+          return `<text x="0" y="${i * 18 + 12}" font-size="12">#${h(t.tag)}</text><rect x="150" y="${i * 18 + 3}" width="${bl.toFixed(1)}" height="11" fill="#7aa35a"/><text x="${(155 + bl).toFixed(1)}" y="${i * 18 + 12}" font-size="11" fill="#666">${t.count}</text>`;
+        })
+        .join('')}</svg>`
+    : '';
+  const total = s.open + s.done;
+  const ow = total ? (w * s.open) / total : 0;
+  const items = `<h3>Action items</h3><svg role="img" aria-label="${s.open} open, ${s.done} done" viewBox="0 0 ${w} 14" width="${w}" height="14">${
+    total
+      ? `<rect x="0" y="0" width="${ow.toFixed(1)}" height="14" fill="#d08a2a"/><rect x="${ow.toFixed(1)}" y="0" width="${(w - ow).toFixed(1)}" height="14" fill="#5a9a5a"/>`
+      : `<rect x="0" y="0" width="${w}" height="14" fill="none" stroke="#bbb"/>`
+  }</svg><p class="meta">${s.open} open · ${s.done} done</p>`;
+  return `<section class="summary"><h2>Summary</h2><h3>Notes per ${s.unit}</h3>${chart}${tags}${items}</section>\n`;
+}
 
 export class HtmlRenderer implements Renderer {
   #out: string[] = [];
   #inGroup = false;
+  readonly #noteUrl: (id: string) => string;
+  constructor(opts: { baseUrl?: string } = {}) {
+    this.#noteUrl = noteUrl(opts.baseUrl);
+  }
   start(m: ReportMeta): void {
     this.#out.push(
       `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${h(m.title)}</title><style>${STYLE}</style></head><body>\n` +
-        `<h1>${h(m.title)}</h1>\n<p class="meta">${h(m.selection)}<br>${plural(m.total, 'note')}, ${plural(m.openItems, 'open action item')}. Generated ${h(when(m.generatedAt))}.</p>\n`,
+        `<h1>${h(m.title)}</h1>\n<p class="meta">${h(m.selection)}<br>${plural(m.total, 'note')}, ${plural(m.openItems, 'open action item')}. Generated ${h(when(m.generatedAt))}.</p>\n` +
+        summarySvg(m.summary),
     );
+    if (m.groups && m.groups.length > 1)
+      this.#out.push(
+        `<nav><h2>Contents</h2><ol>${m.groups.map((g) => `<li><a href="#${slug(g.label)}">${h(g.label)}</a> (${g.count})</li>`).join('')}</ol></nav>\n`,
+      );
   }
   group(g: ReportGroupHead): void {
     if (this.#inGroup) this.#out.push('</section>\n');
     this.#inGroup = true;
-    this.#out.push(`<section>\n<h2>${h(g.label)} <span class="meta">(${plural(g.count, 'note')})</span></h2>\n`);
+    this.#out.push(`<section id="${slug(g.label)}">\n<h2>${h(g.label)} <span class="meta">(${plural(g.count, 'note')})</span></h2>\n`);
   }
   note(n: ReportNote): void {
-    let s = `<article>\n<h3>${h(n.title)}</h3>\n<p class="meta">${h(when(n.updated_at))}${n.tags.length ? ` · ${n.tags.map((t) => `#${h(t)}`).join(' ')}` : ''} · note ${h(n.id)}</p>\n`;
-    if (n.excerpt) s += `<blockquote>${h(n.excerpt)}</blockquote>\n`;
-    if (n.open_items.length) s += `<ul class="todo">${n.open_items.map((i) => `<li>${h(i)}</li>`).join('')}</ul>\n`;
+    let s = `<article>\n<h3>${h(n.title)}</h3>\n<p class="meta">${h(when(n.updated_at))}${n.tags.length ? ` · ${n.tags.map((t) => `#${h(t)}`).join(' ')}` : ''} · <a href="${h(this.#noteUrl(n.id))}">note ${h(n.id)}</a></p>\n`;
+    if (n.body.trim()) s += `<div class="body">\n${toHtml(parse(n.body))}</div>\n`;
+    if (n.truncated) s += `<p class="meta">… the note goes on; the rest is in the note itself.</p>\n`;
     this.#out.push(`${s}</article>\n`);
   }
   end(): void {
@@ -116,94 +200,11 @@ export class HtmlRenderer implements Renderer {
   }
 }
 
-// --- PDF -----------------------------------------------------------------------------------------
-
-// The standard PDF fonts (no font file to ship) cover Windows-1252 only. Other characters are
-// folded (ő -> o) or shown as '?'. CJK in PDF reports needs an embedded font: not done yet.
-const CP1252_EXTRA = '€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ';
-function pdfText(s: string): string {
-  let out = '';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    if ((c >= 0x20 && c < 0x7f) || (c >= 0xa0 && c <= 0xff) || CP1252_EXTRA.includes(ch)) out += ch;
-    else if (c === 0x09 || c === 0x0a) out += ' ';
-    else {
-      const folded = ch.normalize('NFKD').replace(/\p{M}/gu, '');
-      out += folded && [...folded].every((f) => f.codePointAt(0)! < 0x7f) ? folded : '?';
-    }
-  }
-  return out;
+function noteUrl(baseUrl: string | undefined): (id: string) => string {
+  const base = (baseUrl ?? '').replace(/\/+$/, '');
+  return (id) => `${base}/api/v1/notetaker/notes/${id}`;
 }
 
-export class PdfRenderer implements Renderer {
-  readonly #doc: PDFKit.PDFDocument;
-  #chunks: Uint8Array[] = [];
-  readonly #ended: Promise<void>;
-  #done = false;
-
-  /** `creationDate`: the document's date (default now); the same date and events give the same bytes. */
-  constructor(opts: { creationDate?: Date } = {}) {
-    this.#doc = new PDFDocument({
-      size: 'A4',
-      margin: 56,
-      bufferPages: false,
-      info: { Producer: 'Folio', Creator: 'Folio', CreationDate: opts.creationDate ?? new Date() },
-    });
-    this.#doc.on('data', (c: Uint8Array) => this.#chunks.push(c));
-    this.#ended = new Promise((resolve, reject) => {
-      this.#doc.on('end', () => resolve());
-      this.#doc.on('error', reject);
-    });
-  }
-  start(m: ReportMeta): void {
-    this.#doc.info.Title = pdfText(m.title);
-    this.#doc.font('Helvetica-Bold').fontSize(20).text(pdfText(m.title));
-    this.#doc
-      .moveDown(0.3)
-      .font('Helvetica')
-      .fontSize(9)
-      .fillColor('#555')
-      .text(
-        pdfText(
-          `${m.selection}. ${plural(m.total, 'note')}, ${plural(m.openItems, 'open action item')}. Generated ${when(m.generatedAt)}.`,
-        ),
-      )
-      .fillColor('black');
-  }
-  group(g: ReportGroupHead): void {
-    this.#doc
-      .moveDown(1)
-      .font('Helvetica-Bold')
-      .fontSize(15)
-      .text(pdfText(`${g.label} (${plural(g.count, 'note')})`));
-  }
-  note(n: ReportNote): void {
-    const d = this.#doc;
-    d.moveDown(0.6).font('Helvetica-Bold').fontSize(12).text(pdfText(n.title));
-    d.font('Helvetica')
-      .fontSize(8)
-      .fillColor('#555')
-      .text(pdfText(`${when(n.updated_at)}${n.tags.length ? ` · ${n.tags.map((t) => `#${t}`).join(' ')}` : ''} · note ${n.id}`))
-      .fillColor('black');
-    if (n.excerpt) d.moveDown(0.2).font('Helvetica-Oblique').fontSize(10).text(pdfText(n.excerpt));
-    for (const item of n.open_items)
-      d.font('Helvetica')
-        .fontSize(10)
-        .text(pdfText(`[ ] ${item}`), { indent: 10 });
-  }
-  end(): void {
-    this.#done = true;
-    this.#doc.end();
-  }
-  async take(): Promise<Uint8Array[]> {
-    if (this.#done) await this.#ended;
-    else await new Promise((r) => setImmediate(r)); // let the document's stream deliver what it has
-    const out = this.#chunks;
-    this.#chunks = [];
-    return out;
-  }
-}
-
-export function rendererFor(format: 'markdown' | 'html' | 'pdf', opts: { creationDate?: Date } = {}): Renderer {
-  return format === 'markdown' ? new MarkdownRenderer() : format === 'html' ? new HtmlRenderer() : new PdfRenderer(opts);
+export function rendererFor(format: 'markdown' | 'html' | 'pdf', opts: { creationDate?: Date; baseUrl?: string } = {}): Renderer {
+  return format === 'markdown' ? new MarkdownRenderer(opts) : format === 'html' ? new HtmlRenderer(opts) : new PdfRenderer(opts);
 }

@@ -31,8 +31,8 @@ function joined(chunks: Uint8Array[]): Uint8Array | null {
 async function handle(msg: RenderRequest): Promise<void> {
   if (msg.type === 'open') {
     reports.set(msg.id, {
-      renderer: rendererFor(msg.format, { creationDate: new Date(msg.creationDate) }),
-      copy: msg.markdownCopy ? new MarkdownRenderer() : null,
+      renderer: rendererFor(msg.format, { creationDate: new Date(msg.creationDate), ...(msg.baseUrl ? { baseUrl: msg.baseUrl } : {}) }),
+      copy: msg.markdownCopy ? new MarkdownRenderer(msg.baseUrl ? { baseUrl: msg.baseUrl } : {}) : null,
     });
     return;
   }

@@ -3,13 +3,15 @@
 // each batch rendered into one chunk on a worker thread (report-pool.ts: never on the event loop);
 // no query ever returns more than one batch, and no batch is kept once rendered. Each user may have
 // a few reports rendering at once (ReportSlots); one more is refused with too_many_reports. Only the group heads (label + count) are read up front, from one aggregate query.
-// Reports read the stored excerpt and open action items, never note bodies.
+// Each note is shown with its own Markdown (at most REPORT_BODY_CHARS characters of it, so a batch
+// stays bounded in memory); the summary at the top (notes per period, most used tags, open and
+// done action items) comes from aggregate queries before the first note is read.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Content } from './derived.ts';
 import { fuzzyQuery, dateRange, parseSearchText, selectionSql, type Selection } from './search.ts';
 import { toTsquery } from './query.ts';
 import type { RenderEvent, RenderSession, ReportRenderPool, ReportSlots } from './report-pool.ts';
-import type { ReportGroupHead, ReportNote } from './report-render.ts';
+import { REPORT_BODY_CHARS, type ReportGroupHead, type ReportNote, type ReportSummary } from './report-render.ts';
 import { ms, rows } from './rows.ts';
 import type { Note, ReportFormat, ReportGroup, ReportOptions } from './types.ts';
 import * as v from './validate.ts';
@@ -23,6 +25,8 @@ export interface ReportDeps {
   pool: ReportRenderPool;
   /** How many reports each user may have rendering at once. */
   slots: ReportSlots;
+  /** Folio's public URL, for links back to each note ('' when unknown: the links are paths). */
+  baseUrl: () => string;
 }
 
 export interface ReportResult {
@@ -57,10 +61,9 @@ interface NoteRow {
   id: string;
   title: string;
   tags: string[];
-  excerpt: string;
-  open_items: string[];
+  body: string;
+  truncated: boolean;
   updated_ms: number;
-  grp: string;
 }
 
 export async function buildReport(deps: ReportDeps, owner: string, opts: ReportOptions): Promise<ReportResult> {
@@ -87,12 +90,16 @@ export async function buildReport(deps: ReportDeps, owner: string, opts: ReportO
     }
   }
   const sel = selectionSql(owner, { tsquery, tags, ...range });
-  const [totals] = await rows<{ total: number; open_items: number }>(
+  const [totals] = await rows<{ total: number; open_items: number; done_items: number; lo_ms: number | null; hi_ms: number | null }>(
     em,
-    `select count(*)::int as total, coalesce(sum(cardinality(n.open_items)), 0)::int as open_items from notes n where ${sel.where}`,
+    `select count(*)::int as total, coalesce(sum(cardinality(n.open_items)), 0)::int as open_items,
+            coalesce(sum((select count(*) from regexp_matches(n.body, '^[ \t]*([-*+]|[0-9]+[.)])[ \t]+\\[[xX]\\]', 'gm'))), 0)::int as done_items,
+            ${ms('min(n.updated_at)', 'lo_ms')}, ${ms('max(n.updated_at)', 'hi_ms')}
+       from notes n where ${sel.where}`,
     sel.params,
   );
   const heads = await groupHeads(em, sel, group);
+  const summary = await summaryOf(em, sel, totals);
 
   const describe = [
     opts.q !== undefined ? `matching "${opts.q}"` : null,
@@ -108,6 +115,8 @@ export async function buildReport(deps: ReportDeps, owner: string, opts: ReportO
     generatedAt: now,
     total: totals?.total ?? 0,
     openItems: totals?.open_items ?? 0,
+    summary,
+    groups: heads.map((h) => ({ label: h.label, count: h.count })),
   };
 
   const saving = opts.save_as_note === true ? new SavedMarkdown() : null;
@@ -128,7 +137,7 @@ export async function buildReport(deps: ReportDeps, owner: string, opts: ReportO
     try {
       // The user's slot is taken when the report starts, so a report never read holds none.
       release = deps.slots.take(owner);
-      session = deps.pool.open(format, { markdownCopy: saving !== null, creationDate: now });
+      session = deps.pool.open(format, { markdownCopy: saving !== null, creationDate: now, baseUrl: deps.baseUrl() });
       const render = session;
       const pending: RenderEvent[] = [];
       const step = () => render.step(pending.splice(0));
@@ -195,6 +204,48 @@ async function groupHeads(em: EntityManager, sel: Selection, group: ReportGroup)
   return found.map((r) => ({ key: r.label, label: r.label, count: r.count, startMs: r.start_ms }));
 }
 
+const DAY_MS = 86_400_000;
+const UNIT: Record<ReportSummary['unit'], { trunc: string; label: string; step: string }> = {
+  day: { trunc: 'day', label: 'YYYY-MM-DD', step: '1 day' },
+  week: { trunc: 'week', label: 'IYYY-"W"IW', step: '7 days' },
+  month: { trunc: 'month', label: 'YYYY-MM', step: '1 month' },
+};
+
+/**
+ * The picture of the period: notes per day (per ISO week over 45 days, per month over two years,
+ * so the chart keeps at most ~100 bars, empty periods included), the eight most used tags, and the
+ * action items open and done.
+ */
+async function summaryOf(
+  em: EntityManager,
+  sel: Selection,
+  totals: { open_items: number; done_items: number; lo_ms: number | null; hi_ms: number | null } | undefined,
+): Promise<ReportSummary> {
+  const open = totals?.open_items ?? 0;
+  const done = totals?.done_items ?? 0;
+  if (!totals || totals.lo_ms === null || totals.hi_ms === null) return { unit: 'day', periods: [], tags: [], open, done };
+  const span = totals.hi_ms - totals.lo_ms;
+  const unit: ReportSummary['unit'] = span <= 45 * DAY_MS ? 'day' : span <= 730 * DAY_MS ? 'week' : 'month';
+  const u = UNIT[unit];
+  const periods = await rows<{ label: string; count: number }>(
+    em,
+    `with c as (select date_trunc('${u.trunc}', n.updated_at at time zone 'UTC') as p, count(*)::int as n
+                  from notes n where ${sel.where} group by 1),
+          b as (select min(p) as lo, max(p) as hi from c)
+     select to_char(g, '${u.label}') as label, coalesce(c.n, 0)::int as count
+       from b cross join generate_series(b.lo, b.hi, interval '${u.step}') g left join c on c.p = g
+      order by g`,
+    sel.params,
+  );
+  const tags = await rows<{ tag: string; count: number }>(
+    em,
+    `select t.tag, count(*)::int as count from notes n cross join lateral unnest(n.tags) as t(tag)
+      where ${sel.where} group by t.tag order by count(*) desc, t.tag collate "C" limit 8`,
+    sel.params,
+  );
+  return { unit, periods, tags, open, done };
+}
+
 /**
  * The notes of one group, oldest first, one keyset batch per query. Day and week groups are a time
  * range of the same ordered walk; a tag group is the notes carrying that tag.
@@ -222,7 +273,8 @@ async function* noteBatches(deps: ReportDeps, sel: Selection, group: ReportGroup
     params.push(deps.batchSize);
     const found = await rows<NoteRow>(
       deps.em(),
-      `select n.id, n.title, n.tags, n.excerpt, n.open_items, ${ms('n.updated_at', 'updated_ms')}
+      `select n.id, n.title, n.tags, left(n.body, ${REPORT_BODY_CHARS}) as body, length(n.body) > ${REPORT_BODY_CHARS} as truncated,
+              ${ms('n.updated_at', 'updated_ms')}
          from notes n where ${where} order by n.updated_at, n.id limit ?`,
       params,
     );
@@ -232,8 +284,8 @@ async function* noteBatches(deps: ReportDeps, sel: Selection, group: ReportGroup
       title: r.title,
       tags: r.tags,
       updated_at: new Date(r.updated_ms).toISOString(),
-      excerpt: r.excerpt,
-      open_items: r.open_items,
+      body: r.body,
+      truncated: r.truncated,
     }));
     if (found.length < deps.batchSize) return;
     const last = found[found.length - 1]!;

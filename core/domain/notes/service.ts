@@ -62,6 +62,8 @@ export interface NotesServiceOptions {
   reportsPerUser?: number;
   /** Worker threads that render reports (default: the cores but one, 1 to 4). */
   reportThreads?: number | null;
+  /** Folio's public URL, for links back to notes in reports. */
+  publicUrl?: () => string;
 }
 
 /** The storage kind note revisions are counted under. */
@@ -84,6 +86,7 @@ export class NotesServiceImpl implements NotesService {
   readonly #reportBatchSize: number;
   readonly #storage: StorageSettings;
   readonly #reportPool: ReportRenderPool;
+  readonly #publicUrl: () => string;
   readonly #reportSlots: ReportSlots;
 
   constructor(db: { orm: MikroORM }, opts: NotesServiceOptions = {}) {
@@ -96,6 +99,7 @@ export class NotesServiceImpl implements NotesService {
       throw new Error('reportBatchSize must be a positive integer');
     this.#reportSlots = new ReportSlots(opts.reportsPerUser ?? 2);
     this.#reportPool = new ReportRenderPool({ threads: opts.reportThreads });
+    this.#publicUrl = opts.publicUrl ?? (() => '');
   }
 
   #em(): EntityManager {
@@ -478,6 +482,7 @@ export class NotesServiceImpl implements NotesService {
         save: (content) => this.#insert(p.user.id, content, 'agent'),
         pool: this.#reportPool,
         slots: this.#reportSlots,
+        baseUrl: this.#publicUrl,
       },
       p.user.id,
       opts,
