@@ -276,7 +276,7 @@ export function scimRouter(deps: ScimDeps): Router {
    */
   const listUsers = async (call: Call, q: Record<string, unknown>) => {
     const resource = new SCIMMY.Resources.User(undefined, q);
-    if (resource.filter) requireValues(resource.filter as unknown as unknown[]);
+    if (resource.filter) requireValues(resource.filter);
     const startIndex = Math.max(1, (q['startIndex'] as number | undefined) ?? 1);
     const count = Math.min(PAGE_MAX, Math.max(0, (q['count'] as number | undefined) ?? 100));
     const filter = resource.filter as unknown as Array<Record<string, unknown[]>> | undefined;
