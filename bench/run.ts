@@ -12,6 +12,7 @@
 //                                         revisions (~10 min; see bench/revisions.ts)
 //   npm run bench -- --only=reports       other users' latency and /health while PDF reports render
 //   npm run bench -- --only=report-formats  first byte, total time and size of reports per format and size
+//   npm run bench -- --only=transcribe    the offline engine's real-time factor; the job queue's overhead
 //                                         (not in the default set: ~2-5 min; see bench/report-load.ts)
 //   npm run bench -- --only=fuzz          10,000 hostile requests over every surface (bench/fuzz.ts)
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -23,13 +24,26 @@ import { formatMemory, runMemory, type MemoryResult } from './memory.ts';
 import { formatNotes, notesSummaryRows, runNotes, type NotesResult } from './notes.ts';
 import { formatReload, runReload, type ReloadResult } from './reload.ts';
 import { formatFiles, runFiles, type FilesResult } from './files.ts';
+import { formatTranscribeBench, runTranscribeBench, type TranscribeBenchResult } from './transcribe.ts';
 import { formatReportFormats, runReportFormats, type ReportFormatsResult } from './report-formats.ts';
 import { formatRevisions, revisionsSummaryRows, runRevisions, type RevisionsResult } from './revisions.ts';
 import { formatReportLoad, runReportLoad, type ReportLoadResult } from './report-load.ts';
 import { formatFuzz, runFuzz, type FuzzRun } from './fuzz.ts';
 import { assertNode24, progress } from './util.ts';
 
-const NAMES = ['call', 'reload', 'memory', 'isolation', 'notes', 'revisions', 'files', 'reports', 'report-formats', 'fuzz'] as const;
+const NAMES = [
+  'call',
+  'reload',
+  'memory',
+  'isolation',
+  'notes',
+  'revisions',
+  'files',
+  'reports',
+  'report-formats',
+  'transcribe',
+  'fuzz',
+] as const;
 type Name = (typeof NAMES)[number];
 /** What a bare `npm run bench` runs; notes, revisions, files, reports and fuzz only with --only (they take long). */
 const DEFAULT: Name[] = ['call', 'reload', 'memory', 'isolation'];
@@ -55,7 +69,7 @@ function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boo
 function usage(problem?: string): never {
   if (problem) process.stderr.write(`bench: ${problem}\n`);
   process.stderr.write(
-    'usage: npm run bench -- [--only=call|reload|memory|isolation|notes|revisions|files|reports|report-formats|fuzz[,...]] [--quick] [--profile]\n',
+    'usage: npm run bench -- [--only=call|reload|memory|isolation|notes|revisions|files|reports|report-formats|transcribe|fuzz[,...]] [--quick] [--profile]\n',
   );
   process.exit(problem ? 2 : 0);
 }
@@ -74,6 +88,7 @@ interface Summary {
   revisions?: RevisionsResult;
   reports?: ReportLoadResult;
   reportFormats?: ReportFormatsResult;
+  transcribe?: TranscribeBenchResult;
   fuzz?: FuzzRun;
   errors: Record<string, string>;
 }
@@ -204,6 +219,7 @@ async function main(): Promise<void> {
       if (name === 'isolation') details.push(formatIsolation((summary.isolation = await runIsolation({ quick }))));
       if (name === 'notes') details.push(formatNotes((summary.notes = await runNotes({ quick }))));
       if (name === 'revisions') details.push(formatRevisions((summary.revisions = await runRevisions({ quick }))));
+      if (name === 'transcribe') details.push(formatTranscribeBench((summary.transcribe = await runTranscribeBench({ quick }))));
       if (name === 'report-formats') details.push(formatReportFormats((summary.reportFormats = await runReportFormats({ quick }))));
       if (name === 'reports') details.push(formatReportLoad((summary.reports = await runReportLoad({ quick }))));
       if (name === 'fuzz') details.push(formatFuzz((summary.fuzz = await runFuzz(quick ? { requests: 1000 } : {}))));

@@ -41,6 +41,7 @@ import { createProvider, mountProvider, OAUTH_PREFIX, passTo } from './surfaces/
 import { interactionRouter } from './surfaces/oauth/pages.ts';
 import { invitationRouter } from './surfaces/pages/invite.ts';
 import { scimRouter } from './surfaces/scim/routes.ts';
+import type { TranscribeService } from './domain/transcribe/service.ts';
 
 export interface Folio {
   config: Config;
@@ -95,9 +96,9 @@ export function createDomains(
   config: Config,
   env: { db: Database; feed: ChangeFeed; jobs: JobQueue; log: Logger; scopes: ScopeCatalogue; publicUrl: () => string },
 ) {
-  return DOMAINS.map((domain: Domain<any, any>) => ({
-    domain,
-    service: domain.create({
+  const made = new Map<string, unknown>();
+  return DOMAINS.map((domain: Domain<any, any>) => {
+    const service = domain.create({
       db: env.db,
       feed: env.feed,
       jobs: env.jobs,
@@ -107,8 +108,14 @@ export function createDomains(
       scopes: env.scopes,
       dataDir: config.dataDir,
       publicUrl: env.publicUrl,
-    }) as unknown,
-  }));
+      domain: <T>(name: string): T => {
+        if (!made.has(name)) throw new Error(`domain ${domain.name} asks for ${name}, which is not made before it in core/domains.ts`);
+        return made.get(name) as T;
+      },
+    }) as unknown;
+    made.set(domain.name, service);
+    return { domain, service };
+  });
 }
 
 export async function startFolio(config: Config, log: Logger = createLogger(config)): Promise<Folio> {
@@ -189,7 +196,16 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   app.use(invitationRouter(identity).routes());
 
   const root = new Router();
-  root.get('/health', healthRoute(db, PACKAGE.version));
+  const transcribe = serviceOf('transcribe') as TranscribeService;
+  root.get(
+    '/health',
+    healthRoute(db, PACKAGE.version, async () => ({ transcription: await transcribe.engines() })),
+  );
+  // Said once at start: a default engine that cannot run, and what it needs.
+  void transcribe.engines().then((e) => {
+    const d = e.engines[e.default];
+    if (!d.ok) log.warn(`transcription: the ${e.default} engine cannot run here: ${d.reason}`);
+  });
   // RFC 8414: the metadata of the issuer <base>/oauth, at the well-known location derived from it
   // (and at the root form, which some clients try first).
   for (const wellKnown of ['/.well-known/oauth-authorization-server/oauth', '/.well-known/oauth-authorization-server']) {

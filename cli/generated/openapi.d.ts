@@ -798,6 +798,134 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/transcribe/engines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Which transcription engines can run here
+         * @description The default engine, and for each engine whether it can run and, if not, what is missing.
+         */
+        get: operations["transcriptionEngines"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/transcribe/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your transcription jobs
+         * @description Newest first; filter by status; page with limit and cursor.
+         */
+        get: operations["listTranscriptions"];
+        put?: never;
+        /**
+         * Transcribe one of your audio files
+         * @description Queues a transcription of a stored file (any format ffmpeg reads). 202 with the job and its URL in Location; poll it (Retry-After says when). By default the transcript is written as a note tagged transcript and the given tags. An engine that cannot run here is 503 engine_unavailable, naming what to install; nothing is queued.
+         */
+        post: operations["createTranscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/transcribe/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A transcription job
+         * @description Its status, progress (percent), note_id once the note is written, and error when it failed.
+         */
+        get: operations["getTranscription"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a transcription job
+         * @description Removes the job and its transcript (a running job is stopped first). A note it wrote is kept.
+         */
+        delete: operations["deleteTranscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/transcribe/jobs/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a transcription job
+         * @description A queued job never runs; a running one is stopped (its engine process killed). No note is written. A finished job is 409.
+         */
+        post: operations["cancelTranscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/transcribe/jobs/{id}/result": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The transcript
+         * @description format=json (default): text, language, duration, segments (start, end, text) and words (start, end, word, confidence where the engine gives one); txt: the text; srt or vtt: subtitles by segment. 409 while the job has not succeeded.
+         */
+        get: operations["transcriptionResult"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/transcribe/jobs/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a finished transcription job again
+         * @description Queues it again (a failed, cancelled or succeeded one). Its note, if it wrote one, gets a new version; no second note is made.
+         */
+        post: operations["retryTranscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/users": {
         parameters: {
             query?: never;
@@ -1181,7 +1309,7 @@ export interface components {
         /** @description An RFC 9457 problem detail with a stable `code`. */
         Problem: {
             /** @description Stable, machine-readable. Branch on this, not on the text. */
-            code: "bad_request" | "validation_failed" | "unauthenticated" | "password_required" | "forbidden" | "missing_scope" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "file_too_large" | "too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_required" | "too_many_reports" | "quota_exceeded" | "storage_full" | "too_many_requests" | "internal";
+            code: "bad_request" | "validation_failed" | "unauthenticated" | "password_required" | "forbidden" | "missing_scope" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "file_too_large" | "too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_required" | "too_many_reports" | "quota_exceeded" | "engine_unavailable" | "storage_full" | "too_many_requests" | "internal";
             /** @description precondition_failed: the note as it is now. */
             current?: unknown;
             /** @description What went wrong with this request and what to do about it. */
@@ -1408,6 +1536,47 @@ export interface components {
             /** @description The limit actually used. */
             limit: number;
             /** @description Pass it back as `cursor` for the next page. Null on the last page. */
+            next_cursor: string | null;
+        };
+        TranscriptionEngines: {
+            default: "local" | "openai";
+            engines: {
+                [key: string]: {
+                    model?: string;
+                    ok: boolean;
+                    reason?: string;
+                };
+            };
+        };
+        TranscriptionJob: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description The audio's length in seconds. */
+            duration: number | null;
+            engine: "local" | "openai";
+            /** @description What went wrong, for a failed job. */
+            error: string | null;
+            /** Format: uuid */
+            file_id: string;
+            file_version: number;
+            finished_at: string | null;
+            /** Format: uuid */
+            id: string;
+            /** @description Given, or detected once done. */
+            language: string | null;
+            model: string | null;
+            /** @description The note the transcript was written to. */
+            note_id: string | null;
+            /** @description Percent done. */
+            progress: number;
+            started_at: string | null;
+            status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+            /** @description The note's tags besides transcript. */
+            tags: string[];
+            to_note: boolean;
+        };
+        TranscriptionJobPage: {
+            items: components["schemas"]["TranscriptionJob"][];
             next_cursor: string | null;
         };
         UpdateUser: {
@@ -5756,6 +5925,630 @@ export interface operations {
             };
             /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    transcriptionEngines: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The engines. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TranscriptionEngines"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTranscriptions: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+                limit?: number;
+                status?: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of jobs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TranscriptionJobPage"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createTranscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    engine?: "local" | "openai";
+                    /**
+                     * Format: uuid
+                     * @description One of your files (upload it to /filedb/files first).
+                     */
+                    file_id: string;
+                    /** @description The spoken language, e.g. en. */
+                    language?: string;
+                    /** @description Tags for the note, e.g. meeting. */
+                    tags?: string[];
+                    /**
+                     * @description Write the transcript as a note (default true).
+                     * @default true
+                     */
+                    to_note?: boolean;
+                    /** @description That version of the file (default: the current one). */
+                    version?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    /** @description The job. */
+                    Location?: string;
+                    /** @description Seconds until it is worth asking. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TranscriptionJob"];
+                };
+            };
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine_unavailable`: The transcription engine asked for cannot run on this server (a program, a model or a setting is missing; the message names it). Nothing was queued. Ask the operator, or name another engine. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTranscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TranscriptionJob"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteTranscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelTranscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TranscriptionJob"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    transcriptionResult: {
+        parameters: {
+            query?: {
+                format?: "txt" | "srt" | "vtt" | "json";
+            };
+            header?: never;
+            path: {
+                /** @description The job id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transcript. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-subrip": string;
+                    "text/plain": string;
+                    "text/vtt": string;
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retryTranscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued again. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TranscriptionJob"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine_unavailable`: The transcription engine asked for cannot run on this server (a program, a model or a setting is missing; the message names it). Nothing was queued. Ask the operator, or name another engine. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -35,6 +35,11 @@ export interface DomainEnv<Settings = unknown> {
   dataDir: string;
   /** The server's public base URL (publicUrl, else the address it listens on), once it listens. */
   publicUrl: () => string;
+  /**
+   * The service of a domain listed before this one in core/domains.ts (a domain builds on those:
+   * transcription reads files and writes notes through their services, with their rules).
+   */
+  domain<T>(name: string): T;
 }
 
 /**

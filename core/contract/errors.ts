@@ -100,6 +100,12 @@ export const ERROR_CODES = {
     about:
       'The write would take your stored bytes (note revisions, files) over your quota; nothing was stored. `quota` has `used`, `quota` and `needed` in bytes. Delete or purge something, or ask an operator for more space.',
   },
+  engine_unavailable: {
+    status: 503,
+    title: 'Transcription engine unavailable',
+    about:
+      'The transcription engine asked for cannot run on this server (a program, a model or a setting is missing; the message names it). Nothing was queued. Ask the operator, or name another engine.',
+  },
   storage_full: {
     status: 507,
     title: 'Storage full',
@@ -335,6 +341,11 @@ export class RangeNotSatisfiable extends FolioError {
 /** The storage itself is full (ENOSPC): nothing was stored. */
 export class StorageFull extends FolioError {
   readonly code = 'storage_full';
+}
+
+/** The transcription engine cannot run here (what is missing is in the message): nothing was queued. */
+export class EngineUnavailable extends FolioError {
+  readonly code = 'engine_unavailable';
 }
 
 /** A share link's password is missing or wrong. */

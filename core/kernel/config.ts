@@ -112,6 +112,39 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    transcribe: Type.Object(
+      {
+        /** The engine jobs use unless a request names another (and allowEngineChoice lets it). */
+        engine: Type.Union([Type.Literal('local'), Type.Literal('openai')]),
+        /** A request may name its engine (one that is configured). */
+        allowEngineChoice: Type.Boolean(),
+        /** Longer recordings are refused (the job fails saying so), before any transcribing. */
+        maxSeconds: Int(1),
+        /** One attempt may run this long; then the engine is stopped and the job fails. */
+        timeoutSeconds: Int(1),
+        /** The offline engine: pocketsphinx on 16 kHz mono audio made by ffmpeg (Debian packages). */
+        local: Type.Object(
+          {
+            ffmpeg: Type.String({ minLength: 1 }),
+            ffprobe: Type.String({ minLength: 1 }),
+            pocketsphinx: Type.String({ minLength: 1 }),
+            /** A model folder (hmm) in place of pocketsphinx-en-us's; null: the package's. */
+            model: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+          },
+          { additionalProperties: false },
+        ),
+        /** Any server that speaks OpenAI's POST /v1/audio/transcriptions; url null: not configured. */
+        openai: Type.Object(
+          {
+            url: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
+            key: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+            model: Type.String({ minLength: 1 }),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false },
+    ),
     mcp: Type.Object(
       {
         /** stateful: sessions with live list_changed; stateless: any node answers any request. */
@@ -194,6 +227,16 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   S3_FORCE_PATH_STYLE: { at: ['files', 'blobStore', 's3', 'forcePathStyle'], parse: bool },
   S3_CHECKSUMS: { at: ['files', 'blobStore', 's3', 'checksums'], parse: str },
   NOTES_REPORTS_PER_USER: { at: ['notes', 'reportsPerUser'], parse: num },
+  TRANSCRIBE_ENGINE: { at: ['transcribe', 'engine'], parse: str },
+  TRANSCRIBE_ALLOW_ENGINE_CHOICE: { at: ['transcribe', 'allowEngineChoice'], parse: bool },
+  TRANSCRIBE_MAX_SECONDS: { at: ['transcribe', 'maxSeconds'], parse: num },
+  TRANSCRIBE_TIMEOUT_SECONDS: { at: ['transcribe', 'timeoutSeconds'], parse: num },
+  TRANSCRIBE_FFMPEG: { at: ['transcribe', 'local', 'ffmpeg'], parse: str },
+  TRANSCRIBE_FFPROBE: { at: ['transcribe', 'local', 'ffprobe'], parse: str },
+  TRANSCRIBE_POCKETSPHINX: { at: ['transcribe', 'local', 'pocketsphinx'], parse: str },
+  TRANSCRIBE_OPENAI_URL: { at: ['transcribe', 'openai', 'url'], parse: str },
+  TRANSCRIBE_OPENAI_KEY: { at: ['transcribe', 'openai', 'key'], parse: str },
+  TRANSCRIBE_OPENAI_MODEL: { at: ['transcribe', 'openai', 'model'], parse: str },
   NOTES_REPORT_THREADS: { at: ['notes', 'reportThreads'], parse: (v) => (v === '' ? null : num(v)) },
 };
 

@@ -26,7 +26,7 @@ function requireAdmin(principal: Principal, what: string): void {
 }
 
 export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logger): Services {
-  const services: Omit<Services, 'notes' | 'identity' | 'files'> = {
+  const services: Omit<Services, 'notes' | 'identity' | 'files' | 'transcribe'> = {
     access: {
       async createUser(input) {
         const user = await deps.identity.users.create(principal, input);

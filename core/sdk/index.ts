@@ -9,8 +9,11 @@ export type { IdentityApi } from '../domain/identity/plugin-api.ts';
 export type { TokenInfo, NewToken, TokenPage, CreateToken, RotateToken } from '../domain/identity/personal-tokens.ts';
 export type { UserInfo, UserPage, ListUsers, UpdateUser } from '../domain/identity/users.ts';
 import type { FilesApi } from '../domain/files/plugin-api.ts';
+import type { TranscribeApi } from '../domain/transcribe/plugin-api.ts';
 
 export type { FilesApi, TextPart, TextExtractPart, FileBytes } from '../domain/files/plugin-api.ts';
+export type { TranscribeApi, TranscriptPart } from '../domain/transcribe/plugin-api.ts';
+export type { Transcription, CreateTranscription, Segment as TranscriptSegment } from '../domain/transcribe/types.ts';
 export type { FileMeta, FileVersion, ShareLink, CreatedShare, CreateShare, ListFilesOptions } from '../domain/files/types.ts';
 
 export type {
@@ -136,6 +139,8 @@ export interface Services {
   identity: IdentityApi;
   /** The caller's files: reads need files:read, writes files:write. */
   files: FilesApi;
+  /** The caller's transcriptions of their stored audio (scope transcribe). */
+  transcribe: TranscribeApi;
   /** Admins only: each plugin, its version, last reload and last error. */
   pluginStatus(): Promise<PluginStatus[]>;
 }

@@ -5,7 +5,8 @@ import type { Database } from '../db/database.ts';
 
 const PING_TIMEOUT_MS = 1500;
 
-export function healthRoute(db: Database, version: string) {
+/** `details`: more of what a person checking the server wants to see (which transcription engines can run); never makes it unhealthy. */
+export function healthRoute(db: Database, version: string, details: () => Promise<Record<string, unknown>> = () => Promise.resolve({})) {
   return async (ctx: Context) => {
     const started = performance.now();
     ctx.set('Cache-Control', 'no-store');
@@ -16,6 +17,7 @@ export function healthRoute(db: Database, version: string) {
         status: 'ok',
         version,
         database: { status: 'ok', engine: db.engine, latency_ms: Math.round(performance.now() - started) },
+        ...(await details().catch(() => ({}))),
       };
     } catch (err) {
       ctx.status = 503;

@@ -123,7 +123,17 @@ t.test('GET /.well-known/oauth-protected-resource describes /mcp (RFC 9728)', as
       resource: `${s.url}/mcp`,
       resource_name: 'Folio 1.2.4',
       authorization_servers: [`${s.url}/oauth`],
-      scopes_supported: ['admin', 'files:read', 'files:write', 'notes:read', 'notes:write', 'tokens', 'users'],
+      scopes_supported: [
+        'admin',
+        'files:read',
+        'files:write',
+        'notes:read',
+        'notes:write',
+        'tokens',
+        'transcribe',
+        'transcribe:read',
+        'users',
+      ],
       bearer_methods_supported: ['header'],
     });
   }

@@ -88,6 +88,26 @@ const ROWS: Row[] = [
     },
   },
   {
+    namespace: 'transcribe',
+    readScope: 'transcribe:read',
+    writeScope: 'transcribe',
+    // A file that is not audio: each write probe queues a job that fails at once, writing nothing.
+    setup: async (s, u) => {
+      const r = await req(s, 'POST', '/api/v1/filedb/files?name=matrix.txt', {
+        token: u.token,
+        body: 'not audio',
+        headers: { 'content-type': 'text/plain' },
+      });
+      u.data.file = r.json();
+    },
+    read: { fn: 'list', args: () => ({}) },
+    write: { fn: 'start', args: (u) => ({ file_id: u.data.file.id, to_note: false }) },
+    rest: {
+      read: { method: 'GET', path: () => '/api/v1/transcribe/jobs' },
+      write: { method: 'POST', path: () => '/api/v1/transcribe/jobs', body: (u) => ({ file_id: u.data.file.id, to_note: false }) },
+    },
+  },
+  {
     // No REST group; its own rule already hides it from users without a meeting note.
     namespace: 'meetings',
     readScope: 'notes:read',
@@ -177,7 +197,8 @@ function decided(status: number): Decision {
 // ---- the server, with rule-wrapped copies of the first-party plugins
 
 const pluginsDir = await mkdtemp(path.join(tmpdir(), 'folio-matrix-'));
-for (const name of ['admin', 'notetaker', 'meetings', 'tokens', 'users', 'oauth', 'files']) {
+// Every row's plugin, and admin (which the test uses to set switches and mint tokens).
+for (const name of new Set(['admin', 'notetaker', ...ROWS.map((r) => r.namespace)])) {
   const dir = path.join(pluginsDir, name);
   await cp(path.join(FIRST_PARTY, name), dir, { recursive: true });
   if (name === 'admin') continue;
@@ -320,6 +341,7 @@ t.test('the rule-wrapped plugins are the ones loaded', async (t) => {
     ['notetaker', 'loaded'],
     ['oauth', 'loaded'],
     ['tokens', 'loaded'],
+    ['transcribe', 'loaded'],
     ['users', 'loaded'],
   ]);
   t.match(await readFile(path.join(pluginsDir, 'notetaker', 'index.ts'), 'utf8'), /hide-notetaker/);

@@ -1,0 +1,58 @@
+// The transcribe domain as one registration: its table, its service over the files and notes
+// services, the scope transcribe, the REST group `transcribe` (governed by the `transcribe`
+// namespace), and its job on the queue.
+import path from 'node:path';
+import { defineDomain } from '../../contract/domain.ts';
+import type { FilesServiceImpl } from '../files/service.ts';
+import type { IdentityService } from '../identity/service.ts';
+import type { NotesService } from '../notes/types.ts';
+import { Migration20261126000000_transcriptions } from './migrations/Migration20261126000000_transcriptions.ts';
+import { bindTranscribe } from './plugin-api.ts';
+import { COMPONENTS, transcribeRoutes } from './rest/routes.ts';
+import { TRANSCRIBE_JOB, TranscribeService } from './service.ts';
+import type { TranscribeSettings } from './types.ts';
+
+export const transcribeDomain = defineDomain<TranscribeService, TranscribeSettings>({
+  name: 'transcribe',
+  entities: [],
+  migrations: [{ name: 'Migration20261126000000_transcriptions', class: Migration20261126000000_transcriptions }],
+  scopes: {
+    'transcribe:read': { description: 'Follow your transcription jobs and read their transcripts.' },
+    transcribe: {
+      description:
+        'Transcribe your stored audio files: start, cancel, re-run and delete jobs (the transcript is written as a note without a notes scope). Implies transcribe:read.',
+      implies: ['transcribe:read'],
+    },
+  },
+  create: (env) => {
+    const { db, log, settings, jobs, dataDir } = env;
+    const service = new TranscribeService(
+      {
+        db,
+        jobs,
+        log,
+        files: env.domain<FilesServiceImpl>('files'),
+        notes: env.domain<NotesService>('notes'),
+        identity: env.domain<IdentityService>('identity'),
+        workDir: path.join(dataDir, 'transcribe'),
+      },
+      settings,
+    );
+    // An attempt may run as long as the engine's own deadline, and a little more to write it down.
+    jobs.define<{ id: string }>(TRANSCRIBE_JOB, {
+      handler: (data, job) => service.run(data, job),
+      retryLimit: 2,
+      expireInSeconds: settings.timeoutSeconds + 120,
+    });
+    return service;
+  },
+  rest: {
+    tag: 'transcribe',
+    description:
+      'Audio-to-text transcription: jobs over your stored audio files, their progress, and the transcripts (txt, srt, vtt, json).',
+    namespace: 'transcribe',
+    routes: transcribeRoutes,
+    components: COMPONENTS,
+  },
+  bind: (service, caller) => bindTranscribe(service, caller),
+});

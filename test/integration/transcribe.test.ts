@@ -1,0 +1,358 @@
+// Transcription end to end through the REST API: audio the test makes with flite is uploaded,
+// transcribed by the offline engine (pocketsphinx via ffmpeg), read back as txt/srt/vtt/json with
+// a word error rate under a stated ceiling, and written as a searchable note with its tags; a
+// re-run updates the same note. The OpenAI-compatible engine is the real HTTP client against a
+// small server this test starts (canned verbose_json, a 500, garbage, a hang). Bad input: not
+// audio, silence, too long, an engine missing, a hung engine (timeout), a cancel mid-run (no note),
+// another user's job and file.
+import t from 'tap';
+import { execFile } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { startTestServer, req, createUser, type TestServer } from '../helpers/server.ts';
+
+const run = promisify(execFile);
+const have = async (cmd: string, args: string[]) =>
+  run(cmd, args).then(
+    () => true,
+    () => false,
+  );
+const tools = (await have('flite', ['-lv'])) && (await have('ffmpeg', ['-version']));
+if (!tools) {
+  t.plan(
+    0,
+    'flite and ffmpeg are needed to make test audio (Debian: apt-get install flite ffmpeg pocketsphinx pocketsphinx-en-us); .ci/run installs them',
+  );
+  process.exit(0);
+}
+
+/** The sentences the test speaks; the ceiling on the word error rate measured for them (see the README). */
+const SENTENCES = 'The meeting starts at nine. We will ship the beta next week. Please send the budget to the team.';
+const WER_CEILING = 0.4;
+
+const work = await mkdtemp(path.join(tmpdir(), 'folio-audio-'));
+t.teardown(() => rm(work, { recursive: true, force: true }));
+const speech = path.join(work, 'speech.wav');
+await run('flite', ['-voice', 'slt', '-t', SENTENCES, '-o', speech]);
+const silence = path.join(work, 'silence.wav');
+await run('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'anullsrc=r=16000:cl=mono', '-t', '3', silence]);
+
+/** Word error rate: word-level edit distance over the reference's length. */
+function wer(reference: string, hypothesis: string): number {
+  const words = (s: string) =>
+    s
+      .toLowerCase()
+      .replace(/[^a-z0-9' ]+/g, ' ')
+      .split(/\s+/)
+      .filter(Boolean);
+  const r = words(reference);
+  const h = words(hypothesis);
+  const d = Array.from({ length: r.length + 1 }, (_, i) => Array.from({ length: h.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= r.length; i++)
+    for (let j = 1; j <= h.length; j++)
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (r[i - 1] === h[j - 1] ? 0 : 1));
+  return d[r.length]![h.length]! / r.length;
+}
+
+async function upload(s: TestServer, token: string, file: string, name: string, type = 'audio/wav'): Promise<string> {
+  const res = await fetch(`${s.url}/api/v1/filedb/files?name=${encodeURIComponent(name)}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': type },
+    body: await readFile(file),
+  });
+  if (res.status !== 201) throw new Error(`upload: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { id: string }).id;
+}
+
+interface Job {
+  id: string;
+  status: string;
+  progress: number;
+  note_id: string | null;
+  error: string | null;
+  duration: number | null;
+}
+
+async function until(
+  s: TestServer,
+  token: string,
+  id: string,
+  done = (j: Job) => ['succeeded', 'failed', 'cancelled'].includes(j.status),
+): Promise<Job> {
+  for (let i = 0; i < 240; i++) {
+    const r = await req(s, 'GET', `/api/v1/transcribe/jobs/${id}`, { token });
+    const job = r.json<Job>();
+    if (done(job)) return job;
+    await new Promise((res) => setTimeout(res, 250));
+  }
+  throw new Error(`job ${id} did not get there in 60 s`);
+}
+
+const s = await startTestServer();
+t.teardown(() => s.close());
+const ann = await createUser(s, 'ann-transcribe@example.com');
+const bob = await createUser(s, 'bob-transcribe@example.com');
+const localOk = (await req(s, 'GET', '/api/v1/transcribe/engines', { token: ann.token })).json<{ engines: { local: { ok: boolean } } }>()
+  .engines.local.ok;
+
+t.test(
+  'a recording becomes a transcript and a tagged, searchable note',
+  { skip: !localOk && 'pocketsphinx is not installed' },
+  async (t) => {
+    const fileId = await upload(s, ann.token, speech, 'standup.wav');
+    const created = await req(s, 'POST', '/api/v1/transcribe/jobs', { token: ann.token, body: { file_id: fileId, tags: ['meeting'] } });
+    t.equal(created.status, 202);
+    const job = created.json<Job>();
+    t.equal(created.headers.get('location'), `/api/v1/transcribe/jobs/${job.id}`);
+    t.ok(created.headers.get('retry-after'), 'says when to ask again');
+    t.equal(job.status, 'queued');
+    const done = await until(s, ann.token, job.id);
+    t.equal(done.status, 'succeeded', done.error ?? '');
+    t.equal(done.progress, 100);
+    t.ok(done.duration! > 3 && done.duration! < 15, `the duration is known (${done.duration} s)`);
+
+    const txt = await req(s, 'GET', `/api/v1/transcribe/jobs/${job.id}/result?format=txt`, { token: ann.token });
+    t.match(txt.headers.get('content-type'), /^text\/plain/);
+    const rate = wer(SENTENCES, txt.text);
+    t.ok(rate <= WER_CEILING, `word error rate ${(rate * 100).toFixed(0)}% (ceiling ${WER_CEILING * 100}%): "${txt.text.trim()}"`);
+    const json = (await req(s, 'GET', `/api/v1/transcribe/jobs/${job.id}/result`, { token: ann.token })).json<{
+      segments: Array<{ start: number; end: number; text: string }>;
+      words: Array<{ start: number; end: number; word: string; confidence?: number }>;
+      language: string;
+    }>();
+    t.ok(json.segments.length >= 1 && json.segments.every((g) => g.end >= g.start), 'segments with times');
+    t.ok(json.words.length >= 10 && json.words.every((w) => typeof w.confidence === 'number'), 'words with times and confidence');
+    const srt = await req(s, 'GET', `/api/v1/transcribe/jobs/${job.id}/result?format=srt`, { token: ann.token });
+    t.match(srt.text, /^1\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\n/);
+    const vtt = await req(s, 'GET', `/api/v1/transcribe/jobs/${job.id}/result?format=vtt`, { token: ann.token });
+    t.match(vtt.text, /^WEBVTT\n\n\d\d:\d\d:\d\d\.\d{3} --> /);
+    t.equal((await req(s, 'GET', `/api/v1/transcribe/jobs/${job.id}/result?format=doc`, { token: ann.token })).status, 400);
+
+    const note = (await req(s, 'GET', `/api/v1/notetaker/notes/${done.note_id}`, { token: ann.token })).json<{
+      source: string;
+      tags: string[];
+      body: string;
+      version: number;
+    }>();
+    t.equal(note.source, 'transcript');
+    t.same([...note.tags].sort(), ['meeting', 'transcript']);
+    t.match(note.body, /meeting/i);
+    const found = await req(s, 'GET', `/api/v1/notetaker/search?q=meeting&tag=transcript`, { token: ann.token });
+    t.ok(
+      found.json<{ items: Array<{ id: string }> }>().items.some((n) => n.id === done.note_id),
+      'the note is found by search',
+    );
+
+    // Run again: the same note gets a new version, never a second note.
+    t.equal((await req(s, 'POST', `/api/v1/transcribe/jobs/${job.id}/retry`, { token: ann.token })).status, 202);
+    const again = await until(s, ann.token, job.id);
+    t.equal(again.status, 'succeeded');
+    t.equal(again.note_id, done.note_id, 'the same note');
+    const after = (await req(s, 'GET', `/api/v1/notetaker/notes/${done.note_id}`, { token: ann.token })).json<{ version: number }>();
+    t.equal(after.version, note.version + 1, 'a new version of it');
+    const transcripts = await req(s, 'GET', `/api/v1/notetaker/notes?tag=transcript`, { token: ann.token });
+    t.equal(transcripts.json<{ items: unknown[] }>().items.length, 1, 'one transcript note');
+
+    // Another user sees none of it.
+    t.equal((await req(s, 'GET', `/api/v1/transcribe/jobs/${job.id}`, { token: bob.token })).status, 404);
+    t.equal((await req(s, 'GET', `/api/v1/transcribe/jobs/${job.id}/result`, { token: bob.token })).status, 404);
+    t.equal((await req(s, 'POST', `/api/v1/transcribe/jobs/${job.id}/cancel`, { token: bob.token })).status, 404);
+    t.equal(
+      (await req(s, 'POST', '/api/v1/transcribe/jobs', { token: bob.token, body: { file_id: fileId } })).status,
+      404,
+      "another user's file",
+    );
+    const list = (await req(s, 'GET', '/api/v1/transcribe/jobs', { token: bob.token })).json<{ items: unknown[] }>();
+    t.same(list.items, []);
+  },
+);
+
+t.test(
+  'bad input: not audio, silence, too long, missing engine, bad arguments',
+  { skip: !localOk && 'pocketsphinx is not installed' },
+  async (t) => {
+    const text = path.join(work, 'notes.txt');
+    await writeFile(text, 'this is not audio at all');
+    const notAudio = await upload(s, ann.token, text, 'notes.txt', 'text/plain');
+    const bad = (await req(s, 'POST', '/api/v1/transcribe/jobs', { token: ann.token, body: { file_id: notAudio } })).json<Job>();
+    const failed = await until(s, ann.token, bad.id);
+    t.equal(failed.status, 'failed');
+    t.match(failed.error, /not audio|no audio/);
+    t.equal(failed.note_id, null, 'no note');
+    t.equal(
+      (await req(s, 'GET', `/api/v1/transcribe/jobs/${bad.id}/result`, { token: ann.token })).status,
+      409,
+      'no transcript of a failed job',
+    );
+
+    const quiet = await upload(s, ann.token, silence, 'quiet.wav');
+    const q = (await req(s, 'POST', '/api/v1/transcribe/jobs', { token: ann.token, body: { file_id: quiet, to_note: false } })).json<Job>();
+    const qd = await until(s, ann.token, q.id);
+    t.equal(qd.status, 'succeeded', 'silence is a transcript with no words');
+    t.equal(qd.note_id, null, 'to_note: false writes no note');
+
+    for (const body of [
+      {},
+      { file_id: 'x' },
+      { file_id: notAudio, engine: 'whisper' },
+      { file_id: notAudio, language: 'English!' },
+      { file_id: notAudio, extra: 1 },
+    ]) {
+      const r = await req(s, 'POST', '/api/v1/transcribe/jobs', { token: ann.token, body });
+      t.equal(r.status, 400, `${JSON.stringify(body)} is refused`);
+    }
+    const readOnly = await req(s, 'POST', '/api/v1/tokens', {
+      token: ann.token,
+      body: { name: 'r', scopes: ['notes:read'], expires_in_days: 1 },
+    });
+    const denied = await req(s, 'POST', '/api/v1/transcribe/jobs', { token: readOnly.json().token, body: { file_id: notAudio } });
+    t.equal(denied.status, 403, 'a token without the scope transcribe');
+  },
+);
+
+// An OpenAI-compatible server: canned verbose_json, or a 500, garbage, or a hang, per model name.
+const seen: string[] = [];
+let hung: http.ServerResponse | null = null;
+const stub = http.createServer((request, res) => {
+  const chunks: Buffer[] = [];
+  request.on('data', (c: Buffer) => chunks.push(c));
+  request.on('end', () => {
+    const body = Buffer.concat(chunks).toString('latin1');
+    seen.push(body);
+    const mode = /name="language"\r\n\r\n(\w+)/.exec(body)?.[1] ?? 'en';
+    if (mode === 'xa') return void res.writeHead(500).end('{"error":"boom"}');
+    if (mode === 'xb') return void res.writeHead(200, { 'content-type': 'application/json' }).end('<html>not json</html>');
+    if (mode === 'xc') {
+      hung = res;
+      request.on('close', () => seen.push('closed'));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        text: 'Hello from the server.',
+        language: 'english',
+        duration: 2.5,
+        segments: [{ start: 0, end: 2.5, text: 'Hello from the server.' }],
+        words: [
+          { word: 'Hello', start: 0, end: 0.5 },
+          { word: 'from', start: 0.6, end: 0.9 },
+        ],
+      }),
+    );
+  });
+});
+await new Promise<void>((r) => stub.listen(0, '127.0.0.1', r));
+t.teardown(() => {
+  hung?.destroy();
+  return new Promise<void>((r) => stub.close(() => r()));
+});
+const stubUrl = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
+
+const s2 = await startTestServer({
+  overrides: {
+    transcribe: {
+      engine: 'openai',
+      allowEngineChoice: false,
+      maxSeconds: 7200,
+      timeoutSeconds: 3,
+      local: { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe', pocketsphinx: '/nonexistent/pocketsphinx', model: null },
+      openai: { url: stubUrl, key: 'sk-test', model: 'whisper-1' },
+    },
+  },
+});
+t.teardown(() => s2.close());
+const cy = await createUser(s2, 'cy-transcribe@example.com');
+
+t.test('the OpenAI-compatible engine: its answers, its failures, a hang and a cancel', async (t) => {
+  const fileId = await upload(s2, cy.token, speech, 'call.wav');
+  const start = (body: Record<string, unknown>) =>
+    req(s2, 'POST', '/api/v1/transcribe/jobs', { token: cy.token, body: { file_id: fileId, ...body } });
+  const ok = (await start({ tags: ['call'] })).json<Job>();
+  const done = await until(s2, cy.token, ok.id);
+  t.equal(done.status, 'succeeded', done.error ?? '');
+  const sent = seen.find((b) => b.includes('name="model"'))!;
+  t.match(sent, /name="model"\r\n\r\nwhisper-1/, 'the model');
+  t.match(sent, /name="response_format"\r\n\r\nverbose_json/, 'verbose_json');
+  t.match(sent, /name="timestamp_granularities\[\]"\r\n\r\nword/, 'word timestamps');
+  t.match(sent, /filename="call.wav"/, 'the audio, with its name');
+  const result = (await req(s2, 'GET', `/api/v1/transcribe/jobs/${ok.id}/result`, { token: cy.token })).json<{
+    text: string;
+    words: unknown[];
+  }>();
+  t.equal(result.text, 'Hello from the server.');
+  t.equal(result.words.length, 2);
+  const note = (await req(s2, 'GET', `/api/v1/notetaker/notes/${done.note_id}`, { token: cy.token })).json<{ tags: string[] }>();
+  t.same([...note.tags].sort(), ['call', 'transcript']);
+
+  const boom = await until(s2, cy.token, (await start({ language: 'xa' })).json<Job>().id);
+  t.equal(boom.status, 'failed');
+  t.match(boom.error, /answered 500/);
+  const garbage = await until(s2, cy.token, (await start({ language: 'xb' })).json<Job>().id);
+  t.equal(garbage.status, 'failed');
+  t.match(garbage.error, /not JSON/);
+
+  // A hang: stopped at the engine deadline (3 s here), with the reason.
+  const slow = await until(s2, cy.token, (await start({ language: 'xc' })).json<Job>().id);
+  t.equal(slow.status, 'failed');
+  t.match(slow.error, /took longer than 3 s/);
+
+  // A cancel while the engine works: the request to the engine is dropped, no note is written.
+  const running = (await start({ language: 'xc' })).json<Job>();
+  await until(s2, cy.token, running.id, (j) => j.status === 'running');
+  await new Promise((r) => setTimeout(r, 300));
+  const cancelled = await req(s2, 'POST', `/api/v1/transcribe/jobs/${running.id}/cancel`, { token: cy.token });
+  t.equal(cancelled.status, 200);
+  t.equal(cancelled.json().status, 'cancelled');
+  for (let i = 0; i < 40 && !seen.includes('closed'); i++) await new Promise((r) => setTimeout(r, 250));
+  t.ok(seen.includes('closed'), 'the engine request was dropped');
+  const after = await until(s2, cy.token, running.id);
+  t.equal(after.status, 'cancelled');
+  t.equal(after.note_id, null, 'no note');
+  t.equal((await req(s2, 'POST', `/api/v1/transcribe/jobs/${running.id}/cancel`, { token: cy.token })).status, 409, 'cancelled already');
+
+  // This deployment lets no request choose its engine; the offline one is not installed anyway.
+  t.equal((await start({ engine: 'local' })).status, 400);
+  const engines = (await req(s2, 'GET', '/api/v1/transcribe/engines', { token: cy.token })).json<{
+    engines: { local: { ok: boolean; reason: string } };
+  }>();
+  t.equal(engines.engines.local.ok, false);
+  t.match(engines.engines.local.reason, /pocketsphinx/, 'says what to install');
+});
+
+t.test('an engine that cannot run is a 503 engine_unavailable at creation, never a job left queued', async (t) => {
+  const s3 = await startTestServer({
+    overrides: {
+      transcribe: {
+        engine: 'local',
+        allowEngineChoice: true,
+        maxSeconds: 1,
+        timeoutSeconds: 60,
+        local: { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe', pocketsphinx: '/nonexistent/pocketsphinx', model: null },
+        openai: { url: stubUrl, key: null, model: 'whisper-1' },
+      },
+    },
+  });
+  t.teardown(() => s3.close());
+  const dee = await createUser(s3, 'dee-transcribe@example.com');
+  const fileId = await upload(s3, dee.token, speech, 'memo.wav');
+  const r = await req(s3, 'POST', '/api/v1/transcribe/jobs', { token: dee.token, body: { file_id: fileId } });
+  t.equal(r.status, 503);
+  t.equal(r.json().code, 'engine_unavailable');
+  t.match(r.json().detail, /pocketsphinx/, 'names what to install');
+  t.same((await req(s3, 'GET', '/api/v1/transcribe/jobs', { token: dee.token })).json().items, [], 'nothing was queued');
+  const health = (await req(s3, 'GET', '/health')).json();
+  t.equal(health.status, 'ok', 'the server is healthy without it');
+  t.equal(health.transcription.engines.local.ok, false, '/health says the engine cannot run');
+  t.match(health.transcription.engines.local.reason, /apt-get install ffmpeg pocketsphinx pocketsphinx-en-us/);
+  // The other engine is allowed per request; this recording is over the 1 s limit.
+  const long = (
+    await req(s3, 'POST', '/api/v1/transcribe/jobs', { token: dee.token, body: { file_id: fileId, engine: 'openai' } })
+  ).json<Job>();
+  const done = await until(s3, dee.token, long.id);
+  t.equal(done.status, 'failed');
+  t.match(done.error, /over this server's limit of 1 s/);
+});
