@@ -43,7 +43,7 @@ export function bytes(n: number): string {
  * A one-line bar on stderr (redrawn at most ten times a second) of `done` bytes out of `total`;
  * `end` clears it. When stderr is not a terminal it draws nothing.
  */
-function meter(label: string, total: number | undefined): { to(done: number): void; end(): void } {
+export function meter(label: string, total: number | undefined): { to(done: number): void; end(): void } {
   const tty = process.stderr.isTTY === true;
   let last = 0;
   return {
@@ -119,7 +119,7 @@ function uploadUrls(file: string) {
  * is keyed by the server, the file (path, size, modification time) and where it goes; it is
  * forgotten once the upload completes. A server without resumable uploads gets a plain upload.
  */
-async function resumableUpload(
+export async function resumableUpload(
   target: Target,
   file: string,
   size: number,

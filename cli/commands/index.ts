@@ -7,6 +7,7 @@ import { completion } from './completion.ts';
 import { files } from './files.ts';
 import { notes } from './notes.ts';
 import { tokens } from './tokens.ts';
+import { transcribe } from './transcribe.ts';
 import { users } from './users.ts';
 
-export const GROUPS: CommandGroup[] = [notes, files, tokens, users, apiCommand, auth, completion];
+export const GROUPS: CommandGroup[] = [notes, files, transcribe, tokens, users, apiCommand, auth, completion];

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
 import { call, createUser, req, startTestServer } from '../helpers/server.ts';
+import { runFolio, type CliRun } from '../helpers/cli.ts';
 
 const BIN = path.join(PACKAGE_ROOT, 'cli/folio.ts');
 const s = await startTestServer();
@@ -21,33 +22,11 @@ t.teardown(async () => {
 });
 const alice = await createUser(s, 'alice-cli@example.com');
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
 /** Runs `folio ...args` with only the given environment (plus PATH and a private config dir). */
-function folio(args: string[], opts: { env?: Record<string, string | undefined>; input?: string } = {}): Promise<Run> {
-  const env: Record<string, string> = {
-    PATH: process.env['PATH'] ?? '',
-    HOME: home,
-    XDG_CONFIG_HOME: path.join(home, 'config'),
-    NO_COLOR: '1',
-  };
-  if (process.env['NODE_COMPILE_CACHE']) env['NODE_COMPILE_CACHE'] = process.env['NODE_COMPILE_CACHE'];
-  for (const [k, v] of Object.entries(opts.env ?? {})) if (v !== undefined) env[k] = v;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(opts.input ?? '');
-  });
-}
+const folio = (args: string[], opts: { env?: Record<string, string | undefined>; input?: string } = {}): Promise<Run> =>
+  runFolio(home, args, opts);
 
 const asAlice = { FOLIO_URL: s.url, FOLIO_TOKEN: alice.token };
 const rest = (method: string, p: string, body?: unknown) => req(s, method, `/api/v1${p}`, { token: alice.token, body });

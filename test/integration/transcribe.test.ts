@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startTestServer, req, createUser, type TestServer } from '../helpers/server.ts';
+import { runFolio } from '../helpers/cli.ts';
 
 const run = promisify(execFile);
 const have = async (cmd: string, args: string[]) =>
@@ -168,6 +169,35 @@ t.test(
     );
     const list = (await req(s, 'GET', '/api/v1/transcribe/jobs', { token: bob.token })).json<{ items: unknown[] }>();
     t.same(list.items, []);
+  },
+);
+
+t.test(
+  'folio transcribe start: uploads, waits, prints the transcript; result in other formats',
+  { skip: !localOk && 'pocketsphinx is not installed' },
+  async (t) => {
+    const home = await mkdtemp(path.join(tmpdir(), 'folio-cli-'));
+    t.teardown(() => rm(home, { recursive: true, force: true }));
+    const env = { env: { FOLIO_URL: s.url, FOLIO_TOKEN: ann.token } };
+    const run = await runFolio(home, ['transcribe', 'start', speech, '--tag', 'cli'], env);
+    t.equal(run.code, 0, run.stderr);
+    t.ok(wer(SENTENCES, run.stdout) <= WER_CEILING, `the transcript is printed: ${run.stdout.trim()}`);
+    t.match(run.stderr, /note [0-9a-f-]{36}/, 'the note is named on stderr');
+    const queued = await runFolio(home, ['transcribe', 'start', speech, '--no-wait', '--no-note'], env);
+    t.equal(queued.code, 0, queued.stderr);
+    const id = queued.stdout.trim();
+    t.match(id, /^[0-9a-f-]{36}$/, '--no-wait prints the job id');
+    await until(s, ann.token, id);
+    const srt = await runFolio(home, ['transcribe', 'result', id, '-f', 'srt'], env);
+    t.match(srt.stdout, /^1\n00:00:\d\d,\d{3} --> /);
+    const list = await runFolio(home, ['transcribe', 'list', '--json'], env);
+    t.ok(
+      (JSON.parse(list.stdout) as Array<{ id: string }>).some((j) => j.id === id),
+      'list --json',
+    );
+    const missing = await runFolio(home, ['transcribe', 'start', path.join(work, 'nope.wav')], env);
+    t.not(missing.code, 0);
+    t.match(missing.stderr, /neither a file here nor a file id/);
   },
 );
 
