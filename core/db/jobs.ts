@@ -50,6 +50,12 @@ export interface JobDefinition<Data extends object> {
   retryLimit?: number;
   /** How long one attempt may run before it counts as failed (default 15 minutes). */
   expireInSeconds?: number;
+  /**
+   * A running attempt proves it is alive this often (at least 10 s; the worker does it on its own):
+   * one whose process died is retried after this (and the supervisor's next pass, within a minute)
+   * instead of only at expireInSeconds. Set for long jobs; it cannot be changed on an existing queue.
+   */
+  heartbeatSeconds?: number;
 }
 
 export type JobState = 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';
@@ -176,7 +182,7 @@ export class JobQueue {
       };
       const queue = existing.get(name);
       // Creating a queue costs a few DDL-like statements: only when it is new or its options changed.
-      if (!queue) await boss.createQueue(name, options);
+      if (!queue) await boss.createQueue(name, { ...options, ...(def.heartbeatSeconds ? { heartbeatSeconds: def.heartbeatSeconds } : {}) });
       else if (Object.entries(options).some(([k, v]) => queue[k as keyof typeof queue] !== v)) await boss.updateQueue(name, options);
     }
     if (!work) return;

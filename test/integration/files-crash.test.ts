@@ -5,54 +5,21 @@
 // resumable upload carries on from where it stopped. And a full disk (a real, tiny tmpfs under the
 // blob store) answers 507 storage_full and leaves nothing behind.
 import t from 'tap';
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
 import { testLogger } from '../helpers/db.ts';
 import { createUser, fresh, startTestServer } from '../helpers/server.ts';
 import { copyPgliteTemplate } from '../helpers/template.ts';
+import { kill9, startProcess } from '../helpers/process.ts';
 
 const TOKEN = 'crash-test-admin-token-0123456789abcdefghij';
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const serverUrl = process.env['DATABASE_URL'];
-const compileCache: Record<string, string> = process.env['NODE_COMPILE_CACHE']
-  ? { NODE_COMPILE_CACHE: process.env['NODE_COMPILE_CACHE'] }
-  : {};
-
-interface Proc {
-  child: ChildProcess;
-  url: string;
-}
-
-async function start(env: Record<string, string>): Promise<Proc> {
-  const child = spawn(process.execPath, ['core/main.ts'], {
-    cwd: PACKAGE_ROOT,
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', PORT: '0', LOG_LEVEL: 'info', ...compileCache, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /"url":"(http:\/\/[^"]+)".*"msg":"folio listening"/.exec(out);
-      if (m) resolve(m[1]!);
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('close', (code) => reject(new Error(`exited with ${code} before listening:\n${out}`)));
-  });
-  return { child, url };
-}
-
-async function kill9(p: Proc): Promise<void> {
-  const closed = new Promise((resolve) => p.child.once('close', resolve));
-  p.child.kill('SIGKILL');
-  await closed;
-}
+const start = startProcess;
 
 const auth = { authorization: `Bearer ${TOKEN}` };
 

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { startTestServer, req, createUser, type TestServer } from '../helpers/server.ts';
 import { runFolio } from '../helpers/cli.ts';
+import { kill9, startProcess } from '../helpers/process.ts';
 
 const run = promisify(execFile);
 const have = async (cmd: string, args: string[]) =>
@@ -247,6 +248,8 @@ t.test(
 // An OpenAI-compatible server: canned verbose_json, or a 500, garbage, or a hang, per model name.
 const seen: string[] = [];
 let hung: http.ServerResponse | null = null;
+/** Once set, a "hang" request is answered like any other (the crash test's restarted engine). */
+let answerHung = false;
 const stub = http.createServer((request, res) => {
   const chunks: Buffer[] = [];
   request.on('data', (c: Buffer) => chunks.push(c));
@@ -256,7 +259,7 @@ const stub = http.createServer((request, res) => {
     const mode = /name="language"\r\n\r\n(\w+)/.exec(body)?.[1] ?? 'en';
     if (mode === 'xa') return void res.writeHead(500).end('{"error":"boom"}');
     if (mode === 'xb') return void res.writeHead(200, { 'content-type': 'application/json' }).end('<html>not json</html>');
-    if (mode === 'xc') {
+    if (mode === 'xc' && !answerHung) {
       hung = res;
       request.on('close', () => seen.push('closed'));
       return;
@@ -386,3 +389,48 @@ t.test('an engine that cannot run is a 503 engine_unavailable at creation, never
   t.equal(done.status, 'failed');
   t.match(done.error, /over this server's limit of 1 s/);
 });
+
+t.test(
+  'a job in flight when the process dies runs again after the restart and writes exactly one note',
+  { skip: process.env['DATABASE_URL'] ? 'run on the embedded database (the queue is the same on both)' : false },
+  async (t) => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'folio-crash-'));
+    t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+    const token = 'transcribe-crash-admin-token-0123456789abcdef';
+    const env = {
+      DATA_DIR: dataDir,
+      BOOTSTRAP_ADMIN_TOKEN: token,
+      TRANSCRIBE_ENGINE: 'openai',
+      TRANSCRIBE_OPENAI_URL: stubUrl,
+      JOBS_POLL_SECONDS: '0.5',
+    };
+    const auth = { authorization: `Bearer ${token}` };
+    let p = await startProcess(env);
+    t.teardown(() => kill9(p));
+    const up = await fetch(`${p.url}/api/v1/filedb/files?name=crash.wav`, { method: 'POST', headers: auth, body: await readFile(speech) });
+    const fileId = ((await up.json()) as { id: string }).id;
+    // The engine hangs (language xc), so the job is running when the process is killed.
+    const created = await fetch(`${p.url}/api/v1/transcribe/jobs`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ file_id: fileId, language: 'xc', tags: ['crash'] }),
+    });
+    const job = (await created.json()) as Job;
+    const state = async (url: string) =>
+      ((await (await fetch(`${url}/api/v1/transcribe/jobs/${job.id}`, { headers: auth })).json()) as Job).status;
+    for (let i = 0; i < 80 && (await state(p.url)) !== 'running'; i++) await new Promise((r) => setTimeout(r, 250));
+    t.equal(await state(p.url), 'running');
+    await kill9(p);
+    // After the restart the engine answers (the hang was this process's).
+    answerHung = true;
+    p = await startProcess(env);
+    let status = '';
+    for (let i = 0; i < 240 && status !== 'succeeded'; i++) {
+      status = await state(p.url);
+      if (status !== 'succeeded') await new Promise((r) => setTimeout(r, 500));
+    }
+    t.equal(status, 'succeeded', 'run again and finished');
+    const notes = await fetch(`${p.url}/api/v1/notetaker/notes?tag=crash`, { headers: auth });
+    t.equal(((await notes.json()) as { items: unknown[] }).items.length, 1, 'exactly one note');
+  },
+);

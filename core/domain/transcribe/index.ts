@@ -43,6 +43,8 @@ export const transcribeDomain = defineDomain<TranscribeService, TranscribeSettin
       handler: (data, job) => service.run(data, job),
       retryLimit: 2,
       expireInSeconds: settings.timeoutSeconds + 120,
+      // A job whose process died is run again within about a minute and a half, not at expiry.
+      heartbeatSeconds: 30,
     });
     return service;
   },
