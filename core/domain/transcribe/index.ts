@@ -6,6 +6,7 @@ import { defineDomain } from '../../contract/domain.ts';
 import type { FilesServiceImpl } from '../files/service.ts';
 import type { IdentityService } from '../identity/service.ts';
 import type { NotesService } from '../notes/types.ts';
+import { transcribeEntities } from './entities.ts';
 import { Migration20261126000000_transcriptions } from './migrations/Migration20261126000000_transcriptions.ts';
 import { bindTranscribe } from './plugin-api.ts';
 import { COMPONENTS, transcribeRoutes } from './rest/routes.ts';
@@ -14,7 +15,7 @@ import type { TranscribeSettings } from './types.ts';
 
 export const transcribeDomain = defineDomain<TranscribeService, TranscribeSettings>({
   name: 'transcribe',
-  entities: [],
+  entities: transcribeEntities,
   migrations: [{ name: 'Migration20261126000000_transcriptions', class: Migration20261126000000_transcriptions }],
   scopes: {
     'transcribe:read': { description: 'Follow your transcription jobs and read their transcripts.' },

@@ -129,11 +129,16 @@ ${problem ? `<p role="alert"><strong>${esc(problem)}</strong></p>` : ''}
     }
   });
 
-  /** A browser says where a form post comes from; only Folio's own page may send this one. */
+  /**
+   * A browser says where a form post comes from; only Folio's own page may send this one. Browsers
+   * that send Sec-Fetch-Site are believed on it (this page's no-referrer policy makes their Origin
+   * "null"); older ones are judged by Origin when it names one.
+   */
   const crossSite = (ctx: Context): boolean => {
-    if (ctx.get('sec-fetch-site') === 'cross-site') return true;
+    const site = ctx.get('sec-fetch-site');
+    if (site) return site !== 'same-origin' && site !== 'none';
     const origin = ctx.get('origin');
-    if (!origin) return false;
+    if (!origin || origin === 'null') return false;
     // Folio's public origin, or the one this request was addressed to (ctx.origin is not that: it
     // echoes the Origin header).
     const here = `${ctx.protocol}://${ctx.host}`;

@@ -7,10 +7,10 @@ export class Migration20261126000000_transcriptions extends Migration {
   override up(): void {
     this.addSql(`create table transcriptions (
       id uuid primary key,
-      owner_id uuid not null references users(id) on delete cascade,
+      owner_id uuid not null,
       file_id uuid not null,
       file_version integer not null,
-      status text not null default 'queued' check (status in ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
+      status text not null default 'queued',
       progress integer not null default 0,
       engine text not null,
       model text null,
@@ -25,7 +25,8 @@ export class Migration20261126000000_transcriptions extends Migration {
       attempt integer not null default 0,
       created_at timestamptz not null default now(),
       started_at timestamptz null,
-      finished_at timestamptz null
+      finished_at timestamptz null,
+      constraint transcriptions_owner_id_foreign foreign key (owner_id) references users (id) on delete cascade
     );`);
     this.addSql(`create index transcriptions_owner_created_index on transcriptions (owner_id, created_at desc, id desc);`);
   }
