@@ -225,6 +225,13 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
     version: PACKAGE.version,
     publicUrl: config.publicUrl,
+    serverNotes: async () => {
+      const e = await transcribe.engines();
+      return Object.entries(e.engines).map(
+        ([name, a]) =>
+          `transcription ${name}${name === e.default ? ' (default)' : ''}: ${a.ok ? `ready (${a.model ?? 'ok'})` : `unavailable: ${a.reason}`}`,
+      );
+    },
   });
   app.use(curl.routes());
   const rest = restSurface({

@@ -56,6 +56,8 @@ export interface JobDefinition<Data extends object> {
    * instead of only at expireInSeconds. Set for long jobs; it cannot be changed on an existing queue.
    */
   heartbeatSeconds?: number;
+  /** Jobs of this kind at once per process, in place of the setting (a CPU-bound kind: 1). */
+  concurrency?: number;
 }
 
 export type JobState = 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';
@@ -189,7 +191,7 @@ export class JobQueue {
     for (const [name, def] of this.#defs) {
       await boss.work<object>(
         name,
-        { localConcurrency: s.concurrency, pollingIntervalSeconds: s.pollSeconds, batchSize: 1 },
+        { localConcurrency: def.concurrency ?? s.concurrency, pollingIntervalSeconds: s.pollSeconds, batchSize: 1 },
         async ([job]) => this.#run(name, def, job!),
       );
     }

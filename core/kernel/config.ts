@@ -122,6 +122,8 @@ export const ConfigSchema = Type.Object(
         maxSeconds: Int(1),
         /** One attempt may run this long; then the engine is stopped and the job fails. */
         timeoutSeconds: Int(1),
+        /** Transcriptions at once per process (the offline engine takes a core each). */
+        concurrency: Int(1, 64),
         /** The offline engine: pocketsphinx on 16 kHz mono audio made by ffmpeg (Debian packages). */
         local: Type.Object(
           {
@@ -231,6 +233,7 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   TRANSCRIBE_ALLOW_ENGINE_CHOICE: { at: ['transcribe', 'allowEngineChoice'], parse: bool },
   TRANSCRIBE_MAX_SECONDS: { at: ['transcribe', 'maxSeconds'], parse: num },
   TRANSCRIBE_TIMEOUT_SECONDS: { at: ['transcribe', 'timeoutSeconds'], parse: num },
+  TRANSCRIBE_CONCURRENCY: { at: ['transcribe', 'concurrency'], parse: num },
   TRANSCRIBE_FFMPEG: { at: ['transcribe', 'local', 'ffmpeg'], parse: str },
   TRANSCRIBE_FFPROBE: { at: ['transcribe', 'local', 'ffprobe'], parse: str },
   TRANSCRIBE_POCKETSPHINX: { at: ['transcribe', 'local', 'pocketsphinx'], parse: str },

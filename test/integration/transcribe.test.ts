@@ -381,6 +381,9 @@ t.test('an engine that cannot run is a 503 engine_unavailable at creation, never
   t.equal(health.status, 'ok', 'the server is healthy without it');
   t.equal(health.transcription.engines.local.ok, false, '/health says the engine cannot run');
   t.match(health.transcription.engines.local.reason, /apt-get install ffmpeg pocketsphinx pocketsphinx-en-us/);
+  const adminWho = await req(s3, 'GET', '/curl/whoami', { token: s3.adminToken });
+  t.match(adminWho.text, /transcription local \(default\): unavailable: .*pocketsphinx/, 'whoami tells an admin');
+  t.notMatch((await req(s3, 'GET', '/curl/whoami', { token: dee.token })).text, /transcription/, 'and only an admin');
   // The other engine is allowed per request; this recording is over the 1 s limit.
   const long = (
     await req(s3, 'POST', '/api/v1/transcribe/jobs', { token: dee.token, body: { file_id: fileId, engine: 'openai' } })

@@ -46,6 +46,8 @@ export const transcribeDomain = defineDomain<TranscribeService, TranscribeSettin
       expireInSeconds: settings.timeoutSeconds + 120,
       // A job whose process died is run again within about a minute and a half, not at expiry.
       heartbeatSeconds: 30,
+      // The offline engine takes a core: one at a time by default (TRANSCRIBE_CONCURRENCY).
+      concurrency: settings.concurrency,
     });
     return service;
   },

@@ -5,6 +5,8 @@ export interface TranscribeSettings {
   allowEngineChoice: boolean;
   maxSeconds: number;
   timeoutSeconds: number;
+  /** Transcriptions at once per process. */
+  concurrency: number;
   local: { ffmpeg: string; ffprobe: string; pocketsphinx: string; model: string | null };
   openai: { url: string | null; key: string | null; model: string };
 }

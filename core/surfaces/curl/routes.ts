@@ -20,6 +20,8 @@ export interface CurlDeps {
   limits: BodyLimits;
   version: string;
   publicUrl: string | null;
+  /** Lines about the server itself that whoami shows admins (e.g. which transcription engine can run). */
+  serverNotes?: () => Promise<string[]>;
 }
 
 interface State {
@@ -90,7 +92,8 @@ export function curlRouter(deps: CurlDeps): Router {
   read('/whoami', async (ctx) => {
     const { principal, viewer } = ctx.state;
     const namespaces = await deps.dispatcher.namespaces(viewer);
-    sendText(ctx, 200, text.whoamiText(principal, namespaces, deps.version, principal.tokenExpiresAt));
+    const notes = principal.user.roles.includes('admin') && deps.serverNotes ? await deps.serverNotes().catch(() => []) : [];
+    sendText(ctx, 200, [text.whoamiText(principal, namespaces, deps.version, principal.tokenExpiresAt), ...notes].join('\n'));
   });
   read('/help', async (ctx) => {
     const namespaces = await deps.dispatcher.namespaces(ctx.state.viewer);
