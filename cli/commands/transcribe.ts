@@ -149,7 +149,7 @@ export const transcribe: CommandGroup = {
       });
     examples(resultCmd, 'folio transcribe result 01J... -f vtt -o talk.vtt');
 
-    group
+    const cancelCmd = group
       .command('cancel')
       .description('stop a queued or running job (no note is written)')
       .argument('<id>', 'the job id')
@@ -158,5 +158,6 @@ export const transcribe: CommandGroup = {
         const job = await ok(target, await api.POST('/transcribe/jobs/{id}/cancel', { params: { path: { id } } }));
         info(`job ${job.id} ${job.status}`);
       });
+    examples(cancelCmd, 'folio transcribe cancel 01J...');
   },
 };
