@@ -21,6 +21,8 @@ const SERVERS = path.join(import.meta.dirname, 'servers');
 const RESULTS = path.join(import.meta.dirname, 'results');
 /** Target: Folio serves at least this share of bare Koa's req/s. */
 export const TARGET_RATIO = 0.6;
+/** Each comparison runs this many times in one invocation; the figures reported are the medians. */
+export const ROUNDS = 3;
 
 export interface CallOptions {
   quick: boolean;
@@ -30,6 +32,8 @@ export interface CallOptions {
 
 export interface LoadResult {
   reqPerSec: number;
+  /** CPU time (user + system, all threads) the server process spent per request, in microseconds. */
+  cpuUsPerCall: number;
   p50Ms: number;
   p99Ms: number;
   meanLatencyMs: number;
@@ -39,18 +43,41 @@ export interface LoadResult {
   timeouts: number;
 }
 
+/** One round's figures of one Folio engine, against the Koa run of the same round. */
+export interface FolioRound {
+  reqPerSec: number;
+  cpuUsPerCall: number;
+  p99Ms: number;
+  koaReqPerSec: number;
+  koaCpuUsPerCall: number;
+  /** Folio req/s over the same round's Koa req/s. */
+  ratio: number;
+}
+
 export interface FolioRun extends LoadResult {
   engine: string;
+  /** Median over the rounds of Folio req/s ÷ the same round's Koa req/s: the target's measure. */
   ratio: number;
+  /** Median over the rounds of Koa's CPU per request ÷ Folio's (1.00: as cheap as bare Koa). */
+  cpuRatio: number;
   pass: boolean;
+  rounds: FolioRound[];
   breakdown?: Record<string, number>;
   /** One per thread: the main thread, and each worker (the embedded PGlite, if it runs in one). */
   profiles?: Array<{ thread: string; file: string; summary: ProfileSummary }>;
 }
 
 export interface CallResult {
-  settings: { connections: number; pipelining: number; durationS: number; warmupS: number; arrangement: string; token: string };
-  /** Mean req/s of the two Koa runs (before and after Folio); p50/p99 the worse of the two. */
+  settings: {
+    connections: number;
+    pipelining: number;
+    durationS: number;
+    warmupS: number;
+    rounds: number;
+    arrangement: string;
+    token: string;
+  };
+  /** Koa's medians over the rounds (req/s, CPU per request, p50/p99). */
   koa: LoadResult;
   koaRuns: LoadResult[];
   folio: FolioRun[];
@@ -64,8 +91,25 @@ interface Ready {
   engine: string;
 }
 
+type ServerChild = ReturnType<typeof spawnChild<Ready>>;
+
+/** Median of a few numbers (the middle one of three). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** The server process's CPU time so far (user + system, every thread), in microseconds. */
+export async function cpuOf(child: ServerChild): Promise<number> {
+  child.child.send({ cmd: 'cpu' });
+  const { cpu } = (await child.next(10_000)) as { cpu: { user: number; system: number } };
+  return cpu.user + cpu.system;
+}
+
 /** `token` null: no Authorization header (Folio answers 401 before any database lookup). */
-async function load(url: string, token: string | null, durationS: number): Promise<LoadResult> {
+async function load(url: string, token: string | null, durationS: number, child?: ServerChild): Promise<LoadResult> {
+  const cpuBefore = child ? await cpuOf(child) : 0;
   const r = await autocannon({
     url: url + PATH,
     method: 'POST',
@@ -75,8 +119,10 @@ async function load(url: string, token: string | null, durationS: number): Promi
     pipelining: 1,
     duration: durationS,
   });
+  const cpuUs = child ? (await cpuOf(child)) - cpuBefore : NaN;
   return {
     reqPerSec: round(r.requests.mean, 0),
+    cpuUsPerCall: round(cpuUs / Math.max(1, r.requests.total), 1),
     p50Ms: r.latency.p50,
     p99Ms: r.latency.p99,
     meanLatencyMs: round(r.latency.mean, 2),
@@ -92,70 +138,135 @@ function assertClean(name: string, r: LoadResult): void {
     throw new Error(`${name}: ${r.non2xx} non-2xx answers, ${r.errors} errors, ${r.timeouts} timeouts: the figures would be meaningless`);
 }
 
+/** A server child with its data folder (made here and removed after it is gone, even if killed). */
+async function startServer(script: string, args: string[]): Promise<{ child: ServerChild; ready: Ready; stop(): Promise<void> }> {
+  const dataDir = script === 'folio.ts' ? await tempDir('data') : undefined;
+  const child = spawnChild<Ready>(path.join(SERVERS, script), dataDir ? [...args, dataDir] : args, { timeoutMs: 120_000 });
+  const stop = async () => {
+    const code = await child.stop(30_000);
+    if (code !== 0) progress(`call: ${script} server exited with code ${code}`);
+    await removeDir(dataDir);
+  };
+  try {
+    return { child, ready: await child.ready, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Used by the profiled run: one server, a warm-up, one measured load, then `extra`. */
 async function measure(
   name: string,
   script: string,
   args: string[],
   warmupS: number,
   durationS: number,
-  extra?: (child: ReturnType<typeof spawnChild<Ready>>, ready: Ready) => Promise<void>,
+  extra?: (child: ServerChild, ready: Ready) => Promise<void>,
 ): Promise<{ result: LoadResult; ready: Ready }> {
-  // The child's data folder is made and removed here, so nothing stays behind even if the
-  // child has to be killed.
-  const dataDir = script === 'folio.ts' ? await tempDir('data') : undefined;
-  const child = spawnChild<Ready>(path.join(SERVERS, script), dataDir ? [...args, dataDir] : args, { timeoutMs: 120_000 });
+  const server = await startServer(script, args);
   try {
-    const ready = await child.ready;
+    const { child, ready } = server;
     progress(`call: ${name} up at ${ready.url}; warm-up ${warmupS}s (discarded)`);
     await load(ready.url, ready.token, warmupS);
     progress(`call: ${name} measuring ${durationS}s`);
-    const result = await load(ready.url, ready.token, durationS);
+    const result = await load(ready.url, ready.token, durationS, child);
     assertClean(name, result);
     progress(`call: ${name} ${result.reqPerSec} req/s, p99 ${result.p99Ms} ms`);
     if (extra) await extra(child, ready);
     return { result, ready };
   } finally {
-    const code = await child.stop(30_000);
-    if (code !== 0) progress(`call: ${name} server exited with code ${code}`);
-    await removeDir(dataDir);
+    await server.stop();
   }
+}
+
+/** Medians of several runs of one server (p50/p99: the median too). */
+function medianOf(runs: LoadResult[]): LoadResult {
+  const m = (f: (r: LoadResult) => number) => median(runs.map(f));
+  return {
+    reqPerSec: round(
+      m((r) => r.reqPerSec),
+      0,
+    ),
+    cpuUsPerCall: round(
+      m((r) => r.cpuUsPerCall),
+      1,
+    ),
+    p50Ms: m((r) => r.p50Ms),
+    p99Ms: m((r) => r.p99Ms),
+    meanLatencyMs: round(
+      m((r) => r.meanLatencyMs),
+      2,
+    ),
+    requests: runs.reduce((a, r) => a + r.requests, 0),
+    non2xx: runs.reduce((a, r) => a + r.non2xx, 0),
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+    timeouts: runs.reduce((a, r) => a + r.timeouts, 0),
+  };
 }
 
 export async function runCall(opts: CallOptions): Promise<CallResult> {
   const warmupS = opts.quick ? 1 : 2;
   const durationS = opts.quick ? 3 : 10;
+  const rounds = ROUNDS;
   const engines: Array<{ engine: string; serverUrl?: string }> = [{ engine: 'pglite' }];
   const dbUrl = process.env['DATABASE_URL'];
   if (dbUrl) engines.push({ engine: 'postgres', serverUrl: dbUrl });
   else progress('call: DATABASE_URL is not set: PostgreSQL run skipped (PGlite only)');
 
-  // Koa before and after the Folio runs: the machine may be busy with other work, and the two
-  // Koa figures show how much the baseline moved during the run.
-  const koaBefore = (await measure('bare koa (before)', 'koa.ts', [], warmupS, durationS)).result;
-  const folio: FolioRun[] = [];
+  // Every server is started once and stays up (idle) while the others are loaded; each round loads
+  // them one at a time, Koa first in even rounds and last in odd ones, so drift in the machine's
+  // load weighs on both sides alike. Each Folio round is compared with the same round's Koa.
   const dbs: Array<{ url: string; drop(): Promise<void> } | undefined> = [];
+  const servers: Array<Awaited<ReturnType<typeof startServer>> & { name: string }> = [];
   try {
+    servers.push({ name: 'bare koa', ...(await startServer('koa.ts', [])) });
     for (const { engine, serverUrl } of engines) {
       const db = serverUrl ? await freshDatabase(serverUrl) : undefined;
       dbs.push(db);
-      const { result } = await measure(`folio/${engine}`, 'folio.ts', [db?.url ?? ''], warmupS, durationS);
-      folio.push({ engine, ...result, ratio: 0, pass: false });
+      servers.push({ name: `folio/${engine}`, ...(await startServer('folio.ts', [db?.url ?? ''])) });
     }
-    const koaAfter = (await measure('bare koa (after)', 'koa.ts', [], warmupS, durationS)).result;
-    const koa: LoadResult = {
-      reqPerSec: round((koaBefore.reqPerSec + koaAfter.reqPerSec) / 2, 0),
-      p50Ms: Math.max(koaBefore.p50Ms, koaAfter.p50Ms),
-      p99Ms: Math.max(koaBefore.p99Ms, koaAfter.p99Ms),
-      meanLatencyMs: round((koaBefore.meanLatencyMs + koaAfter.meanLatencyMs) / 2, 2),
-      requests: koaBefore.requests + koaAfter.requests,
-      non2xx: 0,
-      errors: 0,
-      timeouts: 0,
-    };
-    for (const f of folio) {
-      f.ratio = Number((f.reqPerSec / koa.reqPerSec).toFixed(3));
-      f.pass = f.ratio >= TARGET_RATIO;
+    for (const s of servers) {
+      progress(`call: ${s.name} up at ${s.ready.url}; warm-up ${warmupS}s (discarded)`);
+      await load(s.ready.url, s.ready.token, warmupS);
     }
+    const runs: LoadResult[][] = servers.map(() => []);
+    for (let r = 0; r < rounds; r++) {
+      const order = servers.map((_, i) => i);
+      if (r % 2 === 1) order.reverse();
+      for (const i of order) {
+        const s = servers[i]!;
+        progress(`call: round ${r + 1}/${rounds}, ${s.name} measuring ${durationS}s`);
+        const result = await load(s.ready.url, s.ready.token, durationS, s.child);
+        assertClean(s.name, result);
+        progress(
+          `call: round ${r + 1}/${rounds}, ${s.name} ${result.reqPerSec} req/s, p99 ${result.p99Ms} ms, ${result.cpuUsPerCall} µs CPU per request`,
+        );
+        runs[i]!.push(result);
+      }
+    }
+    const koaRuns = runs[0]!;
+    const folio: FolioRun[] = engines.map(({ engine }, e) => {
+      const mine = runs[e + 1]!;
+      const perRound: FolioRound[] = mine.map((f, r) => ({
+        reqPerSec: f.reqPerSec,
+        cpuUsPerCall: f.cpuUsPerCall,
+        p99Ms: f.p99Ms,
+        koaReqPerSec: koaRuns[r]!.reqPerSec,
+        koaCpuUsPerCall: koaRuns[r]!.cpuUsPerCall,
+        ratio: Number((f.reqPerSec / koaRuns[r]!.reqPerSec).toFixed(3)),
+      }));
+      const ratio = Number(median(perRound.map((x) => x.ratio)).toFixed(3));
+      return {
+        engine,
+        ...medianOf(mine),
+        ratio,
+        cpuRatio: Number(median(perRound.map((x) => x.koaCpuUsPerCall / x.cpuUsPerCall)).toFixed(3)),
+        pass: ratio >= TARGET_RATIO,
+        rounds: perRound,
+      };
+    });
+    for (const s of servers.splice(0)) await s.stop();
     if (opts.profile) for (let i = 0; i < folio.length; i++) await profileRun(folio[i]!, dbs[i]?.url ?? '', durationS);
     return {
       settings: {
@@ -163,15 +274,18 @@ export async function runCall(opts: CallOptions): Promise<CallResult> {
         pipelining: 1,
         durationS,
         warmupS,
-        arrangement: 'one child process per server (same Node 24 binary), autocannon in the parent, servers measured one at a time',
+        rounds,
+        arrangement:
+          'one child process per server (same Node 24 binary), all started once, autocannon in the parent, servers loaded one at a time, Koa first then last in alternate rounds',
         token: 'a plain user API token made with admin.create_user',
       },
-      koa,
-      koaRuns: [koaBefore, koaAfter],
+      koa: medianOf(koaRuns),
+      koaRuns,
       folio,
       targetRatio: TARGET_RATIO,
     };
   } finally {
+    for (const s of servers) await s.stop();
     for (const db of dbs) await db?.drop();
   }
 }
@@ -229,15 +343,19 @@ async function profileRun(run: FolioRun, dbUrl: string, durationS: number): Prom
 }
 
 export function formatCall(r: CallResult): string {
+  const cpu = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
   const lines = [
-    `call throughput: POST ${PATH}, ${r.settings.connections} connections, pipelining ${r.settings.pipelining}, ${r.settings.durationS}s (after ${r.settings.warmupS}s warm-up)`,
-    `  ${'server'.padEnd(16)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'vs koa'.padStart(7)}`,
-    `  ${'bare koa'.padEnd(16)} ${String(r.koa.reqPerSec).padStart(9)} ${String(r.koa.p50Ms).padStart(7)} ${String(r.koa.p99Ms).padStart(7)} ${'1.00'.padStart(7)}  (runs before/after Folio: ${r.koaRuns.map((k) => `${k.reqPerSec} req/s p99 ${k.p99Ms} ms`).join(' / ')})`,
+    `call throughput: POST ${PATH}, ${r.settings.connections} connections, pipelining ${r.settings.pipelining}, ${r.settings.rounds} rounds of ${r.settings.durationS}s per server (after ${r.settings.warmupS}s warm-up); medians`,
+    `  ${'server'.padEnd(16)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'vs koa'.padStart(7)} ${'µs CPU'.padStart(7)} ${'vs koa'.padStart(7)}`,
+    `  ${'bare koa'.padEnd(16)} ${String(r.koa.reqPerSec).padStart(9)} ${String(r.koa.p50Ms).padStart(7)} ${String(r.koa.p99Ms).padStart(7)} ${'1.00'.padStart(7)} ${cpu(r.koa.cpuUsPerCall).padStart(7)} ${'1.00'.padStart(7)}  (rounds: ${r.koaRuns.map((k) => `${k.reqPerSec} req/s ${cpu(k.cpuUsPerCall)} µs`).join(' / ')})`,
   ];
   for (const f of r.folio)
     lines.push(
-      `  ${`folio/${f.engine}`.padEnd(16)} ${String(f.reqPerSec).padStart(9)} ${String(f.p50Ms).padStart(7)} ${String(f.p99Ms).padStart(7)} ${f.ratio.toFixed(2).padStart(7)}  ${f.pass ? 'PASS' : 'FAIL'} (target >= ${r.targetRatio})`,
+      `  ${`folio/${f.engine}`.padEnd(16)} ${String(f.reqPerSec).padStart(9)} ${String(f.p50Ms).padStart(7)} ${String(f.p99Ms).padStart(7)} ${f.ratio.toFixed(2).padStart(7)} ${cpu(f.cpuUsPerCall).padStart(7)} ${f.cpuRatio.toFixed(2).padStart(7)}  ${f.pass ? 'PASS' : 'FAIL'} (target >= ${r.targetRatio} in req/s; rounds: ${f.rounds.map((x) => `${x.reqPerSec} req/s ${cpu(x.cpuUsPerCall)} µs ${x.ratio.toFixed(2)}`).join(' / ')})`,
     );
+  lines.push(
+    `  (vs koa: req/s ratio, the median of each round's Folio ÷ Koa; µs CPU: the server process's user + system CPU time per request, every thread; its vs koa: Koa's µs ÷ Folio's)`,
+  );
   for (const f of r.folio) {
     if (f.breakdown) {
       const b = f.breakdown;

@@ -1,6 +1,7 @@
 // The two servers of bench/mcp.ts, each run alone in its own child process (same Node 24 binary):
-//   mcp-servers.ts folio [databaseUrl]   Folio (stateful /mcp), the bench plugin's bench.noop as
-//                                       the tool bench__noop, called by a plain user's token
+//   mcp-servers.ts folio [databaseUrl]   Folio (stateful /mcp), the bench plugin's bench.noop (run
+//                                       in-process) as the tool bench__noop, called by a plain
+//                                       user's token
 //   mcp-servers.ts bare                  the official SDK's own Streamable HTTP server on node:http
 //                                       (McpServer + StreamableHTTPServerTransport, stateful, one
 //                                       session per initialize) with one tool bench__noop that
@@ -80,7 +81,14 @@ async function bare(): Promise<void> {
 async function folio(databaseUrl: string | undefined): Promise<void> {
   // Imported here so the bare server never loads Folio's modules.
   const { BENCH_PLUGINS, createUserToken, startBenchFolio } = await import('./lib.ts');
-  const b = await startBenchFolio({ plugins: [BENCH_PLUGINS], databaseUrl, watch: false });
+  // The bench plugin runs in-process, as Folio's own plugins do and as the bare server's tool does
+  // (the isolation benchmark measures the worker boundary on its own).
+  const b = await startBenchFolio({
+    plugins: [BENCH_PLUGINS],
+    databaseUrl,
+    watch: false,
+    overrides: { isolation: { mode: 'in-process' } },
+  });
   stopOnParentRequest(() => b.close());
   const { token } = await createUserToken(b.url);
   send({ url: b.url, token, engine: b.engine, pid: process.pid });

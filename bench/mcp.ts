@@ -3,23 +3,27 @@
 //
 // Process arrangement (the same for both): each server runs alone in its own child process
 // (bench/mcp-servers.ts on this same Node 24 binary, i.e. what `npx node` runs), autocannon runs
-// in this parent process, and the servers are measured one after the other, never at once. Both
+// in this parent process, and the servers are loaded one after the other, never at once (all are
+// started once and stay up; each comparison runs 3 times, and the medians are reported). Both
 // are stateful: the parent opens one session (initialize + initialized), then 10 connections send
 // tools/call on it, each request with its own JSON-RPC id, each answered on its own SSE stream.
 // Folio's call carries a plain user's bearer token (auth, per-user namespace access, dispatch and
 // the request log all run per call); the bare server has no auth. 127.0.0.1 only; bounded in time.
 //
-//   npx node bench/mcp.ts            10 s per server (after a 3 s warm-up; the bare one 5 s before
-//                                    Folio and 5 s after), about 50 s in all
-//   npx node bench/mcp.ts --quick    3 s per server (about 30 s in all, most of it starting servers)
-//   DATABASE_URL=postgres://... npx node bench/mcp.ts   Folio on PostgreSQL too
+//   npm run bench -- --only=mcp      3 rounds of 10 s per server (after a 3 s warm-up), plus the
+//                                    same no-op over curl on each Folio: about 2 min on PGlite
+//   npm run bench -- --only=mcp --quick   3 rounds of 3 s (about 1 min)
+//   npx node bench/mcp.ts [--quick]  the same, on its own
+//   DATABASE_URL=postgres://... npm run bench -- --only=mcp   Folio on PostgreSQL too
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { assertNode24, progress, round, spawnChild } from './util.ts';
 
 /** Target: Folio serves at least this share of the bare SDK server's calls per second. */
-export const MCP_TARGET_RATIO = 0.7;
+export const MCP_TARGET_RATIO = 0.8;
+/** Each comparison runs this many times in one invocation; the figures reported are the medians. */
+export const MCP_ROUNDS = 3;
 const SERVER = path.join(import.meta.dirname, 'mcp-servers.ts');
 const TOOL = 'bench__noop';
 
@@ -28,6 +32,7 @@ export interface McpBenchOptions {
   quick?: boolean;
   durationS?: number;
   connections?: number;
+  rounds?: number;
   /** A PostgreSQL server URL: Folio also runs on a fresh database there. Default: DATABASE_URL. */
   databaseUrl?: string | undefined;
 }
@@ -51,14 +56,16 @@ export interface McpFolioRun extends McpLoad {
   pass: boolean;
   /** The bare server's CPU per call over Folio's: the same comparison, less disturbed by other load. */
   cpuRatio: number;
+  /** Each round's figures; ratio against the same round's bare run. */
+  rounds: Array<{ callsPerSec: number; cpuUsPerCall: number; ratio: number }>;
   /** The same no-op through POST /curl/call on the same Folio process, right after: what the
    * surfaces share (auth, namespace access, dispatch) versus what MCP adds. */
   curl: McpLoad;
 }
 
 export interface McpBenchResult {
-  settings: { connections: number; durationS: number; warmupS: number; tool: string; arrangement: string };
-  /** Mean of a run before Folio and one after (each half the duration); p50/p99 the worse of the two. */
+  settings: { connections: number; durationS: number; warmupS: number; rounds: number; tool: string; arrangement: string };
+  /** Medians over the rounds; `runs`: each round's. */
   bare: McpLoad & { runs: McpLoad[] };
   folio: McpFolioRun[];
   targetRatio: number;
@@ -159,34 +166,54 @@ function assertClean(name: string, result: McpLoad): void {
     );
 }
 
-async function measure(
-  name: string,
-  args: string[],
-  warmupS: number,
-  durationS: number,
-  connections: number,
-): Promise<{ result: McpLoad; engine: string; curl?: McpLoad }> {
+interface Started {
+  name: string;
+  child: ServerChild;
+  ready: Ready;
+  headers: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+async function startServer(name: string, args: string[]): Promise<Started> {
   const child = spawnChild<Ready>(SERVER, args, { timeoutMs: 120_000 });
-  try {
-    const ready = await child.ready;
-    const headers = await openSession(ready);
-    progress(`mcp: ${name} up at ${ready.url}; warm-up ${warmupS}s (discarded)`);
-    await load(child, ready.url, headers, warmupS, connections);
-    progress(`mcp: ${name} measuring ${durationS}s`);
-    const result = await load(child, ready.url, headers, durationS, connections);
-    assertClean(name, result);
-    progress(`mcp: ${name} ${result.callsPerSec} calls/s, p99 ${result.p99Ms} ms, ${result.cpuUsPerCall} µs CPU per call`);
-    if (ready.token === 'unused') return { result, engine: ready.engine };
-    progress(`mcp: ${name}, the same no-op over POST /curl/call, ${durationS}s`);
-    const curlHeaders = { authorization: `Bearer ${ready.token}`, 'content-type': 'application/json' };
-    const curl = await load(child, ready.url, curlHeaders, durationS, connections, true);
-    assertClean(`${name} curl`, curl);
-    progress(`mcp: ${name} curl ${curl.callsPerSec} calls/s, p99 ${curl.p99Ms} ms`);
-    return { result, engine: ready.engine, curl };
-  } finally {
+  const stop = async () => {
     const code = await child.stop();
     if (code !== 0) progress(`mcp: ${name} server exited with code ${code}`);
+  };
+  try {
+    const ready = await child.ready;
+    return { name, child, ready, headers: await openSession(ready), stop };
+  } catch (err) {
+    await stop();
+    throw err;
   }
+}
+
+/** Median of a few numbers (the middle one of three). */
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function medianOf(runs: McpLoad[]): McpLoad {
+  const m = (f: (r: McpLoad) => number) => median(runs.map(f));
+  return {
+    callsPerSec: round(
+      m((r) => r.callsPerSec),
+      0,
+    ),
+    cpuUsPerCall: round(
+      m((r) => r.cpuUsPerCall),
+      0,
+    ),
+    p50Ms: m((r) => r.p50Ms),
+    p99Ms: m((r) => r.p99Ms),
+    calls: runs.reduce((a, r) => a + r.calls, 0),
+    non2xx: runs.reduce((a, r) => a + r.non2xx, 0),
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+    timeouts: runs.reduce((a, r) => a + r.timeouts, 0),
+  };
 }
 
 export async function runMcpBench(opts: McpBenchOptions = {}): Promise<McpBenchResult> {
@@ -194,80 +221,108 @@ export async function runMcpBench(opts: McpBenchOptions = {}): Promise<McpBenchR
   const warmupS = opts.quick ? 1 : 3;
   const durationS = opts.durationS ?? (opts.quick ? 3 : 10);
   const connections = opts.connections ?? 10;
-  // The bare server is measured for half the time before Folio and half after, and the two
-  // averaged: load on the machine that drifts during the run weighs on both sides alike.
-  const half = Math.max(1, Math.round(durationS / 2));
-  const bareBefore = (await measure('bare sdk (before)', ['bare'], warmupS, half, connections)).result;
-
+  const rounds = opts.rounds ?? MCP_ROUNDS;
   const serverUrl = opts.databaseUrl ?? process.env['DATABASE_URL'];
   const engines: Array<string | undefined> = [undefined];
   if (serverUrl) engines.push(serverUrl);
-  const folio: McpFolioRun[] = [];
-  for (const pgServer of engines) {
-    const { freshDatabase } = await import('./lib.ts');
-    const db = pgServer ? await freshDatabase(pgServer) : undefined;
-    try {
-      const { result, engine, curl } = await measure(
-        `folio/${pgServer ? 'postgres' : 'pglite'}`,
-        ['folio', db?.url ?? ''],
-        warmupS,
-        durationS,
-        connections,
-      );
-      folio.push({ engine, ...result, ratio: 0, cpuRatio: 0, pass: false, curl: curl! });
-    } finally {
-      await db?.drop();
+  else progress('mcp: DATABASE_URL is not set: PostgreSQL run skipped (PGlite only)');
+
+  // Every server is started once and stays up (idle) while another is loaded. Each round loads
+  // them one at a time, the bare server first in even rounds and last in odd ones, so drift in the
+  // machine's load weighs on both sides alike; each Folio round is compared with the same round's
+  // bare run, and the figures reported are the medians over the rounds.
+  const { freshDatabase } = await import('./lib.ts');
+  const dbs: Array<{ url: string; drop(): Promise<void> } | undefined> = [];
+  const servers: Started[] = [];
+  try {
+    servers.push(await startServer('bare sdk', ['bare']));
+    for (const pgServer of engines) {
+      const db = pgServer ? await freshDatabase(pgServer) : undefined;
+      dbs.push(db);
+      servers.push(await startServer(`folio/${pgServer ? 'postgres' : 'pglite'}`, ['folio', db?.url ?? '']));
     }
+    for (const s of servers) {
+      progress(`mcp: ${s.name} up at ${s.ready.url}; warm-up ${warmupS}s (discarded)`);
+      await load(s.child, s.ready.url, s.headers, warmupS, connections);
+    }
+    const runs: McpLoad[][] = servers.map(() => []);
+    const curlRuns: McpLoad[][] = servers.map(() => []);
+    for (let r = 0; r < rounds; r++) {
+      const order = servers.map((_, i) => i);
+      if (r % 2 === 1) order.reverse();
+      for (const i of order) {
+        const s = servers[i]!;
+        const tag = `mcp: round ${r + 1}/${rounds}, ${s.name}`;
+        const result = await load(s.child, s.ready.url, s.headers, durationS, connections);
+        assertClean(s.name, result);
+        progress(`${tag} ${result.callsPerSec} calls/s, p99 ${result.p99Ms} ms, ${result.cpuUsPerCall} µs CPU per call`);
+        runs[i]!.push(result);
+        if (s.ready.token === 'unused') continue;
+        // The same no-op through POST /curl/call on the same process: what the surfaces share
+        // (auth, namespace access, dispatch) versus what MCP adds.
+        const curlHeaders = { authorization: `Bearer ${s.ready.token}`, 'content-type': 'application/json' };
+        const curl = await load(s.child, s.ready.url, curlHeaders, durationS, connections, true);
+        assertClean(`${s.name} curl`, curl);
+        progress(`${tag} via curl ${curl.callsPerSec} calls/s, p99 ${curl.p99Ms} ms, ${curl.cpuUsPerCall} µs CPU per call`);
+        curlRuns[i]!.push(curl);
+      }
+    }
+    const bareRuns = runs[0]!;
+    const folio: McpFolioRun[] = servers.slice(1).map((s, e) => {
+      const mine = runs[e + 1]!;
+      const ratios = mine.map((f, r) => f.callsPerSec / bareRuns[r]!.callsPerSec);
+      const cpuRatios = mine.map((f, r) => bareRuns[r]!.cpuUsPerCall / f.cpuUsPerCall);
+      const ratio = Number(median(ratios).toFixed(3));
+      return {
+        engine: s.ready.engine,
+        ...medianOf(mine),
+        ratio,
+        cpuRatio: Number(median(cpuRatios).toFixed(3)),
+        pass: ratio >= MCP_TARGET_RATIO,
+        rounds: mine.map((f, r) => ({ callsPerSec: f.callsPerSec, cpuUsPerCall: f.cpuUsPerCall, ratio: Number(ratios[r]!.toFixed(3)) })),
+        curl: medianOf(curlRuns[e + 1]!),
+      };
+    });
+    return {
+      settings: {
+        connections,
+        durationS,
+        warmupS,
+        rounds,
+        tool: TOOL,
+        arrangement:
+          'one child process per server (same Node 24 binary), all started once, autocannon in the parent, servers loaded one at a time, the bare one first then last in alternate rounds, one stateful session each',
+      },
+      bare: { ...medianOf(bareRuns), runs: bareRuns },
+      folio,
+      targetRatio: MCP_TARGET_RATIO,
+    };
+  } finally {
+    for (const s of servers) await s.stop();
+    for (const db of dbs) await db?.drop();
   }
-  const bareAfter = (await measure('bare sdk (after)', ['bare'], warmupS, half, connections)).result;
-  const bare: McpLoad & { runs: McpLoad[] } = {
-    callsPerSec: round((bareBefore.callsPerSec + bareAfter.callsPerSec) / 2, 0),
-    cpuUsPerCall: round(
-      (bareBefore.cpuUsPerCall * bareBefore.calls + bareAfter.cpuUsPerCall * bareAfter.calls) / (bareBefore.calls + bareAfter.calls),
-      0,
-    ),
-    p50Ms: Math.max(bareBefore.p50Ms, bareAfter.p50Ms),
-    p99Ms: Math.max(bareBefore.p99Ms, bareAfter.p99Ms),
-    calls: bareBefore.calls + bareAfter.calls,
-    non2xx: 0,
-    errors: 0,
-    timeouts: 0,
-    runs: [bareBefore, bareAfter],
-  };
-  for (const f of folio) {
-    f.ratio = Number((f.callsPerSec / bare.callsPerSec).toFixed(3));
-    f.cpuRatio = Number((bare.cpuUsPerCall / f.cpuUsPerCall).toFixed(3));
-    f.pass = f.ratio >= MCP_TARGET_RATIO;
-  }
-  return {
-    settings: {
-      connections,
-      durationS,
-      warmupS,
-      tool: TOOL,
-      arrangement:
-        'one child process per server (same Node 24 binary), autocannon in the parent, servers measured one at a time, one stateful session each',
-    },
-    bare,
-    folio,
-    targetRatio: MCP_TARGET_RATIO,
-  };
 }
 
 export function formatMcpBench(r: McpBenchResult): string {
   const row = (name: string, l: McpLoad, ratio: string, cpuRatio: string, verdict = '') =>
     `  ${name.padEnd(16)} ${String(l.callsPerSec).padStart(8)} ${String(l.p50Ms).padStart(7)} ${String(l.p99Ms).padStart(7)} ${ratio.padStart(7)} ${String(l.cpuUsPerCall).padStart(9)} ${cpuRatio.padStart(8)}  ${verdict}`;
   return [
-    `mcp tools/call ${r.settings.tool}: ${r.settings.connections} connections, ${r.settings.durationS}s (after ${r.settings.warmupS}s warm-up)`,
+    `mcp tools/call ${r.settings.tool}: ${r.settings.connections} connections, ${r.settings.rounds} rounds of ${r.settings.durationS}s per server (after ${r.settings.warmupS}s warm-up); medians`,
     `  ${'server'.padEnd(16)} ${'calls/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'vs sdk'.padStart(7)} ${'µs CPU'.padStart(9)} ${'vs sdk'.padStart(8)}`,
-    row('bare sdk', r.bare, '1.00', '1.00', `(calls/s before / after Folio: ${r.bare.runs.map((b) => b.callsPerSec).join(' / ')})`),
+    row(
+      'bare sdk',
+      r.bare,
+      '1.00',
+      '1.00',
+      `(rounds: ${r.bare.runs.map((b) => `${b.callsPerSec} calls/s ${b.cpuUsPerCall} µs`).join(' / ')})`,
+    ),
     ...r.folio.flatMap((f) => [
       row(
         `folio/${f.engine}`,
         f,
         f.ratio.toFixed(2),
         f.cpuRatio.toFixed(2),
-        `${f.pass ? 'PASS' : 'FAIL'} (target >= ${r.targetRatio} in calls/s)`,
+        `${f.pass ? 'PASS' : 'FAIL'} (target >= ${r.targetRatio} in calls/s; rounds: ${f.rounds.map((x) => `${x.callsPerSec} calls/s ${x.cpuUsPerCall} µs ${x.ratio.toFixed(2)}`).join(' / ')})`,
       ),
       row(
         '  same, via curl',

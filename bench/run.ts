@@ -1,8 +1,9 @@
 // Entry of `npm run bench`: runs the benchmarks, prints a summary table and one JSON line, and
 // writes bench/results/latest.json.
-//   npm run bench                         all three, full durations
+//   npm run bench                         call, mcp, reload, memory, isolation, full durations
 //   npm run bench -- --quick              shorter runs (a smoke test, noisier figures)
 //   npm run bench -- --only=call          one (or a comma list: --only=call,reload)
+//   npm run bench -- --only=mcp           MCP tools/call against the bare SDK server (bench/mcp.ts)
 //   npm run bench -- --only=call --profile  also a CPU profile of Folio under the same load
 //   npm run bench -- --only=files --profile CPU profiles of the files server and the client, and their CPU time per transfer
 //   DATABASE_URL=postgres://... npm run bench   the call benchmark also runs against PostgreSQL
@@ -19,6 +20,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { formatCall, runCall, type CallResult } from './call.ts';
+import { formatMcpBench, runMcpBench, type McpBenchResult } from './mcp.ts';
 import { formatIsolation, runIsolation, type IsolationResult } from './isolation.ts';
 import { formatMemory, runMemory, type MemoryResult } from './memory.ts';
 import { formatNotes, notesSummaryRows, runNotes, type NotesResult } from './notes.ts';
@@ -33,6 +35,7 @@ import { assertNode24, progress } from './util.ts';
 
 const NAMES = [
   'call',
+  'mcp',
   'reload',
   'memory',
   'isolation',
@@ -46,7 +49,7 @@ const NAMES = [
 ] as const;
 type Name = (typeof NAMES)[number];
 /** What a bare `npm run bench` runs; notes, revisions, files, reports and fuzz only with --only (they take long). */
-const DEFAULT: Name[] = ['call', 'reload', 'memory', 'isolation'];
+const DEFAULT: Name[] = ['call', 'mcp', 'reload', 'memory', 'isolation'];
 
 function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boolean } {
   let only: Name[] = [...DEFAULT];
@@ -69,7 +72,7 @@ function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boo
 function usage(problem?: string): never {
   if (problem) process.stderr.write(`bench: ${problem}\n`);
   process.stderr.write(
-    'usage: npm run bench -- [--only=call|reload|memory|isolation|notes|revisions|files|reports|report-formats|transcribe|fuzz[,...]] [--quick] [--profile]\n',
+    'usage: npm run bench -- [--only=call|mcp|reload|memory|isolation|notes|revisions|files|reports|report-formats|transcribe|fuzz[,...]] [--quick] [--profile]\n',
   );
   process.exit(problem ? 2 : 0);
 }
@@ -80,6 +83,7 @@ interface Summary {
   node: string;
   cpus: number;
   call?: CallResult;
+  mcp?: McpBenchResult;
   reload?: ReloadResult;
   memory?: MemoryResult;
   files?: FilesResult;
@@ -97,14 +101,37 @@ interface Summary {
 function summaryRows(s: Summary): string[][] {
   const rows: string[][] = [];
   if (s.call) {
-    rows.push(['call', 'bare koa req/s', String(s.call.koa.reqPerSec), `p99 ${s.call.koa.p99Ms} ms`, '']);
+    rows.push([
+      'call',
+      'bare koa req/s',
+      String(s.call.koa.reqPerSec),
+      `p99 ${s.call.koa.p99Ms} ms, ${s.call.koa.cpuUsPerCall} µs CPU/request (median of ${s.call.settings.rounds})`,
+      '',
+    ]);
     for (const f of s.call.folio)
       rows.push([
         'call',
         `folio/${f.engine} req/s`,
         String(f.reqPerSec),
-        `p99 ${f.p99Ms} ms, ${(f.ratio * 100).toFixed(1)}% of koa`,
+        `p99 ${f.p99Ms} ms, ${(f.ratio * 100).toFixed(1)}% of koa, ${f.cpuUsPerCall} µs CPU/request (median of ${s.call.settings.rounds})`,
         `${f.pass ? 'PASS' : 'FAIL'} (>= ${s.call.targetRatio * 100}%)`,
+      ]);
+  }
+  if (s.mcp) {
+    rows.push([
+      'mcp',
+      'bare sdk calls/s',
+      String(s.mcp.bare.callsPerSec),
+      `p99 ${s.mcp.bare.p99Ms} ms, ${s.mcp.bare.cpuUsPerCall} µs CPU/call (median of ${s.mcp.settings.rounds})`,
+      '',
+    ]);
+    for (const f of s.mcp.folio)
+      rows.push([
+        'mcp',
+        `folio/${f.engine} calls/s`,
+        String(f.callsPerSec),
+        `p99 ${f.p99Ms} ms, ${(f.ratio * 100).toFixed(1)}% of sdk, ${f.cpuUsPerCall} µs CPU/call (median of ${s.mcp.settings.rounds})`,
+        `${f.pass ? 'PASS' : 'FAIL'} (>= ${s.mcp.targetRatio * 100}%)`,
       ]);
   }
   if (s.reload) {
@@ -213,6 +240,7 @@ async function main(): Promise<void> {
     const t0 = Date.now();
     try {
       if (name === 'call') details.push(formatCall((summary.call = await runCall({ quick, profile }))));
+      if (name === 'mcp') details.push(formatMcpBench((summary.mcp = await runMcpBench({ quick }))));
       if (name === 'reload') details.push(formatReload((summary.reload = await runReload({ quick }))));
       if (name === 'memory') details.push(formatMemory((summary.memory = await runMemory({ quick }))));
       if (name === 'files') details.push(formatFiles((summary.files = await runFiles({ quick, profile }))));

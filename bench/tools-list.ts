@@ -10,7 +10,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ADMIN_TOKEN, callFn, createUserToken, startBenchFolio } from './lib.ts';
-import { assertNode24 } from './util.ts';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { assertNode24, removeDir, tempDir } from './util.ts';
 
 export const TOOLS_LIST_TARGET_BYTES = 1200;
 
@@ -50,6 +52,73 @@ async function listAs(url: string, token: string): Promise<{ tools: Tool[]; inst
   }
 }
 
+const VERBS = ['create', 'list', 'get', 'update', 'delete', 'search', 'export', 'sync'];
+const THINGS = ['invoice', 'ticket', 'contact', 'deal', 'sprint', 'recipe', 'flight', 'playlist', 'sensor', 'lesson'];
+
+/** Plugin folders of `n` synthetic namespaces with four functions each, written under `dir`. */
+async function syntheticPlugins(dir: string, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const ns = `synth${String(i).padStart(3, '0')}`;
+    const thing = THINGS[i % THINGS.length]!;
+    const functions = Object.fromEntries(
+      [0, 1, 2, 3].map((k) => {
+        const verb = VERBS[(i + k) % VERBS.length]!;
+        return [
+          `${verb}_${thing}`,
+          {
+            title: `${verb[0]!.toUpperCase()}${verb.slice(1)} a ${thing}`,
+            description: `${verb[0]!.toUpperCase()}${verb.slice(1)} ${thing}s in the ${ns} service (an example third-party integration).`,
+            annotations: { readOnlyHint: verb === 'list' || verb === 'get' || verb === 'search' },
+            args: {
+              type: 'object',
+              properties: {
+                id: { type: 'string', description: `The ${thing} id.` },
+                note: { type: 'string', maxLength: 500, description: 'Free text.' },
+              },
+            },
+            handler: 'HANDLER',
+          },
+        ];
+      }),
+    );
+    const source = `export default ${JSON.stringify({ namespace: ns, description: `A ${thing} service.`, functions }, null, 1).replaceAll('"HANDLER"', '() => ({ ok: true })')};\n`;
+    await mkdir(path.join(dir, ns), { recursive: true });
+    await writeFile(path.join(dir, ns, 'index.mjs'), source);
+  }
+}
+
+/**
+ * With 100 third-party plugins installed: the listing as it is, the listing once the user pinned
+ * the namespaces they use, and what finding a tool on demand costs instead (folio.find_tools).
+ */
+export async function runLargeCatalogue(
+  n = 100,
+): Promise<{ plugins: number; all: ListingSize; pinned: ListingSize; findBytes: number; findTools: number }> {
+  const dir = await tempDir('folio-bench-catalogue-');
+  await syntheticPlugins(dir, n);
+  const folio = await startBenchFolio({ plugins: [dir], watch: false });
+  try {
+    const user = await createUserToken(folio.url);
+    const all = await listAs(folio.url, user.token);
+    const pin = await callFn(folio.url, user.token, 'folio', 'pin', { namespaces: ['notetaker', 'search'] });
+    if (pin.status !== 200) throw new Error(`folio.pin answered ${pin.status}`);
+    const pinned = await listAs(folio.url, user.token);
+    const found = await callFn(folio.url, user.token, 'folio', 'find_tools', { query: 'export an invoice', limit: 5 });
+    if (found.status !== 200) throw new Error(`folio.find_tools answered ${found.status}`);
+    const body = JSON.parse(found.text) as { tools: unknown[] };
+    return {
+      plugins: n,
+      all: measure(`${n} more plugins, nothing pinned`, all.tools),
+      pinned: measure('pinned: notetaker, search', pinned.tools),
+      findBytes: Buffer.byteLength(found.text, 'utf8'),
+      findTools: body.tools.length,
+    };
+  } finally {
+    await folio.close();
+    await removeDir(dir);
+  }
+}
+
 export async function runToolsList(): Promise<{ sizes: ListingSize[]; instructionsBytes: number }> {
   const folio = await startBenchFolio({ plugins: [], watch: false });
   try {
@@ -86,6 +155,15 @@ if (import.meta.main) {
       `\nserver instructions (sent once per session): ${r.instructionsBytes} bytes` +
       `\ntarget: <= ${TOOLS_LIST_TARGET_BYTES} B/tool for an ordinary user: ${r.sizes[0]!.perTool <= TOOLS_LIST_TARGET_BYTES ? 'PASS' : 'FAIL'}\n` +
       JSON.stringify(r) +
+      '\n',
+  );
+  const big = await runLargeCatalogue(100);
+  process.stdout.write(
+    `\nwith ${big.plugins} synthetic plugins (4 tools each) installed, for an ordinary user:\n` +
+      `  tools/list, nothing pinned:     ${big.all.tools} tools, ${big.all.bytes} bytes (${big.all.perTool} B/tool)\n` +
+      `  tools/list, pinned 2 namespaces: ${big.pinned.tools} tools, ${big.pinned.bytes} bytes\n` +
+      `  folio.find_tools "export an invoice" (5 with schemas): ${big.findBytes} bytes\n` +
+      JSON.stringify({ largeCatalogue: big }) +
       '\n',
   );
 }

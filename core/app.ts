@@ -10,6 +10,7 @@ import { pino, type Logger } from 'pino';
 import { openDatabase, type Database } from './db/database.ts';
 import { DATABASE_SCHEMA, DOMAINS } from './domains.ts';
 import type { Domain } from './contract/domain.ts';
+import { ResourceEvents, type SearchSource } from './contract/search.ts';
 import type { IdentityService } from './domain/identity/service.ts';
 import type { CachedNotes } from './domain/notes/summary-cache.ts';
 import { ChangeFeed } from './db/change-feed.ts';
@@ -24,6 +25,8 @@ import { Policy } from './kernel/policy.ts';
 import { ScopeCatalogue } from './kernel/scopes.ts';
 import { servicesFor } from './kernel/services.ts';
 import { curlRouter } from './surfaces/curl/routes.ts';
+import { fastCallRoute } from './surfaces/curl/fast-call.ts';
+import { directRoutes } from './surfaces/http/direct.ts';
 import { restSurface } from './surfaces/rest/routes.ts';
 import { REST_PREFIX } from './surfaces/rest/router.ts';
 import { toProblem } from './surfaces/rest/problems.ts';
@@ -56,6 +59,8 @@ export interface Folio {
   log: Logger;
   /** The admin token generated on this start, when there was no user yet and none was configured. */
   generatedAdminToken: string | undefined;
+  /** A domain's service by its name (core/domains.ts), for operator commands and tests. */
+  service<T>(name: string): T;
   close(): Promise<void>;
 }
 
@@ -97,6 +102,9 @@ export function createDomains(
   env: { db: Database; feed: ChangeFeed; jobs: JobQueue; log: Logger; scopes: ScopeCatalogue; publicUrl: () => string },
 ) {
   const made = new Map<string, unknown>();
+  // Told by each domain inside its writes; search (made last) listens and indexes.
+  const events = new ResourceEvents();
+  const sources: SearchSource[] = [];
   return DOMAINS.map((domain: Domain<any, any>) => {
     const service = domain.create({
       db: env.db,
@@ -112,8 +120,11 @@ export function createDomains(
         if (!made.has(name)) throw new Error(`domain ${domain.name} asks for ${name}, which is not made before it in core/domains.ts`);
         return made.get(name) as T;
       },
+      events,
+      searchSources: () => sources,
     }) as unknown;
     made.set(domain.name, service);
+    if (domain.search) sources.push(...domain.search(service));
     return { domain, service };
   });
 }
@@ -159,6 +170,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     limits: config.limits,
     overrides: (userId) => identity.namespaceAccess(userId),
     notesSummary: (userId) => notes.summary(userId),
+    pins: (userId) => identity.pins(userId),
   });
   const dispatcher = new Dispatcher({
     policy,
@@ -234,6 +246,14 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     },
   });
   app.use(curl.routes());
+  // The call itself, served before Koa (the same answers; see core/surfaces/curl/fast-call.ts).
+  const fastCall = fastCallRoute({
+    dispatcher,
+    auth: auth.forAudiences(audiences('/curl')),
+    limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
+    log,
+    koaContext: (req, res) => app.createContext(req, res),
+  });
   const rest = restSurface({
     auth: auth.forAudiences(audiences('/api/v1')),
     policy,
@@ -255,6 +275,13 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     oauth: () => (issuer ? { issuer, scopes: scopes.list().map((x) => x.scope) } : null),
   });
   app.use(mcp.router.routes());
+  // POST /mcp, the MCP surface's every message, runs its route at once rather than after the
+  // middleware and the routers above it (the same route, context and answers: core/surfaces/http/direct.ts).
+  const direct = directRoutes({
+    log,
+    context: (req, res) => app.createContext(req, res),
+    routes: [{ match: (req) => req.method === 'POST' && req.url === '/mcp', handle: (ctx) => mcp.handle(ctx) }],
+  });
   app.use(
     scimRouter({
       identity,
@@ -277,6 +304,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   // Koa answers its own errors (the middleware above, then app.onerror); the catch is for a failure
   // in that answering itself, which would otherwise be an unhandled rejection.
   const server = http.createServer((req, res) => {
+    if (fastCall(req, res) || direct(req, res)) return;
     handle(req, res).catch((err: unknown) => log.error({ err }, 'request handling failed'));
   });
   server.requestTimeout = 0; // handlers have their own timeout; long downloads must not be cut
@@ -349,6 +377,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     dispatcher,
     log,
     generatedAdminToken,
+    service: <T>(name: string) => serviceOf(name) as T,
     close() {
       closing ??= (async () => {
         for (const timer of timers) clearInterval(timer);

@@ -9,11 +9,16 @@ import { notesDomain } from './domain/notes/index.ts';
 import { storageDomain } from './domain/storage/index.ts';
 import { filesDomain } from './domain/files/index.ts';
 import { transcribeDomain } from './domain/transcribe/index.ts';
+import { searchDomain } from './domain/search/index.ts';
 
-export const DOMAINS = [identityDomain, storageDomain, notesDomain, filesDomain, transcribeDomain] as const satisfies readonly Domain<
-  any,
-  any
->[];
+export const DOMAINS = [
+  identityDomain,
+  storageDomain,
+  notesDomain,
+  filesDomain,
+  transcribeDomain,
+  searchDomain,
+] as const satisfies readonly Domain<any, any>[];
 
 /** Every entity and every migration (in name order; with the job queue's tables), for the database layer. */
 export const DATABASE_SCHEMA: { entities: readonly unknown[]; migrations: MigrationObject[] } = {

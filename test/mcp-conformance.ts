@@ -23,7 +23,6 @@ import { fresh } from './helpers/server.ts';
 
 /** Scenarios Folio does not pass, and why. Keep in step with the table in docs/mcp.md. */
 export const SKIPPED: Record<string, string> = {
-  'completion-complete': 'Folio has no completions capability (prompt arguments are free text).',
   'tools-call-mixed-content': 'A Folio function returns one value, so a result has one content item.',
   'tools-call-with-logging': 'Handlers log to the server log (ctx.log); it is not forwarded to MCP clients (see docs/mcp.md).',
   'tools-call-sampling': 'The plugin SDK has no server-to-client requests (sampling).',

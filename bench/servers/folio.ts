@@ -1,6 +1,7 @@
 // A Folio server in its own process, for bench/call.ts. Started by the parent with an IPC channel:
 // it sends {url, token, engine} once it serves bench.noop to a plain user, then answers commands:
 //   {cmd:'profile-start'} / {cmd:'profile-stop', file}  CPU profiles of a window, main thread and workers
+//   {cmd:'cpu'}           this process's CPU time so far (process.cpuUsage: every thread)
 //   {cmd:'breakdown', n}   sequential in-process timings of the per-call database work
 //   {cmd:'stop'}           closes Folio (and its database) and exits
 // argv: [databaseUrl, dataDir]  (databaseUrl '' -> embedded PGlite; dataDir: an empty folder the
@@ -98,7 +99,9 @@ try {
   process.on('message', (m: { cmd?: string; file?: string; n?: number }) => {
     void (async () => {
       try {
-        if (m.cmd === 'profile-start') {
+        if (m.cmd === 'cpu') {
+          send({ ok: true, cpu: process.cpuUsage() });
+        } else if (m.cmd === 'profile-start') {
           profiler = await startProfiler();
           send({ ok: true, threads: profiler.threads() });
         } else if (m.cmd === 'profile-stop' && profiler && m.file) {

@@ -27,5 +27,9 @@ stopOnParentRequest(
       server.closeAllConnections();
     }),
 );
+// The parent asks for this process's CPU time before and after a load: CPU per request.
+process.on('message', (m: { cmd?: string }) => {
+  if (m?.cmd === 'cpu') send({ ok: true, cpu: process.cpuUsage() });
+});
 const { port } = server.address() as AddressInfo;
 send({ url: `http://127.0.0.1:${port}`, token: 'unused', engine: 'none', pid: process.pid });

@@ -6,8 +6,9 @@ import { auth } from './auth.ts';
 import { completion } from './completion.ts';
 import { files } from './files.ts';
 import { notes } from './notes.ts';
+import { search } from './search.ts';
 import { tokens } from './tokens.ts';
 import { transcribe } from './transcribe.ts';
 import { users } from './users.ts';
 
-export const GROUPS: CommandGroup[] = [notes, files, transcribe, tokens, users, apiCommand, auth, completion];
+export const GROUPS: CommandGroup[] = [notes, files, transcribe, search, tokens, users, apiCommand, auth, completion];

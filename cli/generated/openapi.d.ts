@@ -693,6 +693,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search everything
+         * @description One ranked list over your notes (title, tags, body), files (name and extracted text, page by page for PDFs) and transcripts (text with segment times), best match first. Each hit says its kind and id, a snippet around the match, where the match is (page, start_seconds or heading) and a link to the resource. Only kinds you may read are searched: a group switched off for you, or a token without its read scope, leaves its kind out. Long documents are searched to their end, phrases included.
+         */
+        get: operations["search"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/search/kinds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Kinds of results
+         * @description Every kind of resource search covers on this server, and whether your hits include it.
+         */
+        get: operations["searchKinds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tokens": {
         parameters: {
             query?: never;
@@ -1438,27 +1478,49 @@ export interface components {
             items: components["schemas"]["ScopeInfo"][];
         };
         SearchHit: {
+            /** @description A file's content type; null for other kinds. */
+            content_type: string | null;
             /** Format: uuid */
             id: string;
-            /** @description 'fuzzy' when found through typo tolerance. */
+            /** @description note, file, transcript, ... (what GET /search/kinds lists). */
+            kind: string;
+            /** @description The resource on this REST API. */
+            link: string;
+            /** @description fuzzy: words of the query that matched nothing were replaced by close words (typo tolerance). */
             match: "fulltext" | "fuzzy";
             rank: number;
-            /** @description Matched words wrapped in « » (plain text). */
+            /** @description Text around the first match, the matched words between « and ». */
             snippet: string;
             tags: string[];
             title: string;
             /** Format: date-time */
             updated_at: string;
-            version: number;
+            /** @description Where the match is; null when only the title matched. */
+            where: components["schemas"]["SearchLocation"] | null;
         };
-        /** @description A page of search hits, best first. */
+        SearchKinds: {
+            kinds: {
+                kind: string;
+                /** @description Whether your hits include this kind (its group is on for you and your token may read it). */
+                readable: boolean;
+                /** @description The scope a token needs for this kind. */
+                scope: string;
+            }[];
+        };
+        SearchLocation: {
+            /** @description The heading of the note section the match is in. */
+            heading?: string;
+            /** @description The page of a PDF the match is on. */
+            page?: number;
+            /** @description When the transcript segment with the match starts. */
+            start_seconds?: number;
+        };
         SearchPage: {
-            items: components["schemas"]["SearchHit"][];
-            /** @description The limit actually used. */
+            hits: components["schemas"]["SearchHit"][];
+            /** @description The kinds searched: those asked for that you may read. */
+            kinds: string[];
             limit: number;
-            /** @description Present when the requested limit was over 100 and was lowered to it (the Folio-Limit-Clamped header says the same). */
             limit_clamped_from?: number;
-            /** @description Opaque; pass it back as `cursor` for the next page. Null on the last page. */
             next_cursor: string | null;
         };
         SectionText: {
@@ -4882,7 +4944,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SearchPage"];
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description 'fuzzy' when found through typo tolerance. */
+                            match: "fulltext" | "fuzzy";
+                            rank: number;
+                            /** @description Matched words wrapped in « » (plain text). */
+                            snippet: string;
+                            tags: string[];
+                            title: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            version: number;
+                        }[];
+                        /** @description The limit actually used. */
+                        limit: number;
+                        /** @description Present when the requested limit was over 100 and was lowered to it (the Folio-Limit-Clamped header says the same). */
+                        limit_clamped_from?: number;
+                        /** @description Opaque; pass it back as `cursor` for the next page. Null on the last page. */
+                        next_cursor: string | null;
+                    };
                 };
             };
             /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
@@ -5416,6 +5499,139 @@ export interface operations {
             };
             /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    search: {
+        parameters: {
+            query: {
+                /** @description next_cursor of the previous page, with the same q and filters. */
+                cursor?: string;
+                /** @description ISO 8601 date (2026-03-01) or date-time (2026-03-01T09:00:00Z), inclusive, on updated_at. */
+                from?: string;
+                /** @description Only these kinds; repeat for several: kind=note&kind=file. Default: every kind you may read. */
+                kind?: string[];
+                /** @description How many hits; default 20, at most 100 (a larger value is clamped, and limit_clamped_from says so). */
+                limit?: number;
+                /** @description Web-search syntax, as in note search: words (all must match), "quoted phrases", -excluded, a OR b; at most 32 terms. Any language; typos are tolerated (such hits have match=fuzzy). */
+                q: string;
+                /** @description Only resources with every one of these tags. */
+                tag?: string[];
+                /** @description ISO 8601 date (2026-03-01) or date-time (2026-03-01T09:00:00Z), inclusive, on updated_at. */
+                to?: string;
+                /** @description Only files of this content type (application/pdf) or family (audio/*). */
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of hits. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchPage"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    searchKinds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The kinds. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchKinds"];
+                };
+            };
+            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: No usable bearer token. Send Authorization: Bearer <token> (never a token in the URL). */
+            401: {
+                headers: {
+                    /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

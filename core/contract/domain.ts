@@ -9,6 +9,7 @@ import type { ChangeFeed } from '../db/change-feed.ts';
 import type { JobQueue } from '../db/jobs.ts';
 import type { Principal } from '../domain/identity/types.ts';
 import type { PublicRoute, Route } from './rest.ts';
+import type { ResourceEvents, SearchSource } from './search.ts';
 
 /** The config's `storage` section: one per-user quota over every kind of stored bytes. */
 export interface StorageSettings {
@@ -40,6 +41,10 @@ export interface DomainEnv<Settings = unknown> {
    * transcription reads files and writes notes through their services, with their rules).
    */
   domain<T>(name: string): T;
+  /** Tell it when a resource with text changes (in the writing transaction); search listens. */
+  events: ResourceEvents;
+  /** The search sources every domain registered (`Domain.search`), for the search domain. */
+  searchSources: () => SearchSource[];
 }
 
 /**
@@ -87,6 +92,11 @@ export interface DomainCaller {
   principal: Principal;
   /** Throws MissingScope unless the caller's token allows every scope. */
   entitle(scopes: string[], what: string): void;
+  /**
+   * May the caller read what `namespace` governs with `scope`? (The namespace is visible to them and
+   * their token carries the scope.) Search asks it per kind of resource.
+   */
+  mayRead(namespace: string, scope: string): Promise<boolean>;
 }
 
 /** Periodic upkeep a domain needs (purging expired data, ...), run by the host process. */
@@ -113,6 +123,8 @@ export interface Domain<Service = unknown, Settings = unknown> {
    */
   bind?: (service: Service, caller: DomainCaller) => unknown;
   upkeep?: Upkeep<Service, Settings>;
+  /** The domain's resources with text, for global search: one source per kind. */
+  search?: (service: Service) => SearchSource[];
 }
 
 /** Adds types only; returns its argument unchanged. */

@@ -104,6 +104,8 @@ export interface Call<P, Q, B> {
   signal: AbortSignal;
   /** Lets a handler raise missing_scope for a scope only some inputs need (the policy's rule). */
   requireScope(this: void, scope: string): void;
+  /** May the caller read what `namespace` governs with `scope` (visible, and the token has the scope)? */
+  mayRead(this: void, namespace: string, scope: string): Promise<boolean>;
 }
 
 export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema, B extends TSchema = TSchema> {

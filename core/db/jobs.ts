@@ -58,6 +58,11 @@ export interface JobDefinition<Data extends object> {
   heartbeatSeconds?: number;
   /** Jobs of this kind at once per process, in place of the setting (a CPU-bound kind: 1). */
   concurrency?: number;
+  /**
+   * How often an idle worker of this kind looks for jobs, in place of the setting: a kind whose
+   * effect a user waits for (search indexing) looks more often (at least every 0.5 s).
+   */
+  pollSeconds?: number;
 }
 
 export type JobState = 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';
@@ -191,7 +196,11 @@ export class JobQueue {
     for (const [name, def] of this.#defs) {
       await boss.work<object>(
         name,
-        { localConcurrency: def.concurrency ?? s.concurrency, pollingIntervalSeconds: s.pollSeconds, batchSize: 1 },
+        {
+          localConcurrency: def.concurrency ?? s.concurrency,
+          pollingIntervalSeconds: Math.max(0.5, Math.min(def.pollSeconds ?? s.pollSeconds, s.pollSeconds)),
+          batchSize: 1,
+        },
         async ([job]) => this.#run(name, def, job!),
       );
     }

@@ -38,7 +38,7 @@ export class Authenticator {
   }
 
   /** Throws Unauthenticated (401) unless the request carries a usable bearer token. */
-  async authenticate(authorization: string | undefined, query: URLSearchParams): Promise<Principal> {
+  async authenticate(authorization: string | undefined, query: Pick<URLSearchParams, 'has'>): Promise<Principal> {
     const inQuery = TOKEN_PARAMS.find((p) => query.has(p));
     if (inQuery)
       throw new Unauthenticated(

@@ -85,6 +85,17 @@ export class Dispatcher {
     return fn;
   }
 
+  /**
+   * The function at once when nothing about its namespace needs deciding (no switch for this caller,
+   * no visibility rule) and it exists; undefined sends the caller through function() (rules, and
+   * every refusal, are decided there).
+   */
+  #plainly(viewer: Viewer, ns: string, name: string): FunctionEntry | undefined {
+    const entry = this.registry.snapshot.namespaces.get(ns);
+    if (!entry || entry.visible || viewer.overrides.has(ns)) return undefined;
+    return entry.functions.get(name);
+  }
+
   /** The byte ceiling of a function before any per-call lowering. */
   ceiling(fn: FunctionEntry): number {
     return ceilingFor(this.#deps.limits, fn.maxBytes, undefined);
@@ -94,14 +105,16 @@ export class Dispatcher {
     const policy = this.#deps.policy;
     const viewer = await policy.viewer(req.principal, req.log);
     // Resolve against one snapshot: the call finishes on the version it started with.
-    const fn = await this.function(viewer, req.namespace, req.fn);
+    const fn = this.#plainly(viewer, req.namespace, req.fn) ?? (await this.function(viewer, req.namespace, req.fn));
     const surface = req.surface ?? 'curl';
     // How errors name the function: as the caller calls it.
     const what = callRef(surface, `${fn.namespace}.${fn.name}`);
     policy.entitle(req.principal, fn.requires, what);
 
     const { args, ceiling } = this.#arguments(fn, req.body, what);
-    const services = this.#deps.services(req.principal, req.log);
+    // The services are made on first use (ctx.services): most calls touch none.
+    let services: Services | undefined;
+    const servicesOf = () => (services ??= this.#deps.services(req.principal, req.log));
     let result: unknown;
     try {
       result = await policy.run(what, req.signal, req.log, (signal) => {
@@ -120,7 +133,17 @@ export class Dispatcher {
           }
         };
         const ref = (name: string, refArgs?: Record<string, unknown>) => callRef(surface, name, refArgs);
-        return fn.handler(args, { caller: viewer.caller, signal, log: req.log, services, progress, budget: ceiling, ref });
+        return fn.handler(args, {
+          caller: viewer.caller,
+          signal,
+          log: req.log,
+          get services() {
+            return servicesOf();
+          },
+          progress,
+          budget: ceiling,
+          ref,
+        });
       });
     } catch (err) {
       if (err instanceof BadArguments) {
@@ -154,7 +177,8 @@ export class Dispatcher {
       const requested = args.max_bytes_llm;
       delete args.max_bytes_llm;
       const ceiling = ceilingFor(this.#deps.limits, fn.maxBytes, requested);
-      const reserved = [...RESERVED_ARGS].filter((k) => k !== 'max_bytes_llm' && k in args);
+      const reserved: string[] = [];
+      for (const k of RESERVED_ARGS) if (k !== 'max_bytes_llm' && k in args) reserved.push(k);
       if (reserved.length > 0)
         throw new BadArguments(
           `the server supplies the user; do not send ${reserved.map((r) => `'${r}'`).join(' or ')}`,

@@ -243,10 +243,16 @@ function buildPrompts(namespace: string, prompts: unknown): Map<string, PromptEn
       seen.add(a.name);
       if (a.description !== undefined && typeof a.description !== 'string') fail(`${where}.arguments[${i}].description must be a string`);
       if (a.required !== undefined && typeof a.required !== 'boolean') fail(`${where}.arguments[${i}].required must be true or false`);
+      const values = stringList(a.values, `${where}.arguments[${i}].values`);
+      if (values && values.length > 100) fail(`${where}.arguments[${i}].values: at most 100`);
+      if (a.suggest !== undefined && a.suggest !== 'tags') fail(`${where}.arguments[${i}].suggest must be 'tags'`);
+      if (values && a.suggest !== undefined) fail(`${where}.arguments[${i}]: values or suggest, not both`);
       return {
         name: a.name,
         ...(typeof a.description === 'string' ? { description: a.description } : {}),
         ...(a.required === true ? { required: true } : {}),
+        ...(values ? { values } : {}),
+        ...(a.suggest === 'tags' ? { suggest: 'tags' as const } : {}),
       };
     });
     out.set(name, {

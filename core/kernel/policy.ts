@@ -11,6 +11,7 @@ import type { NotesSummary } from '../domain/notes/types.ts';
 import { Aborted, FolioError, Forbidden, FunctionFailed, MissingScope, UnknownName } from '../contract/errors.ts';
 import { callerOf, isVisible, type AccessOverrides, type Viewer } from './entitlements.ts';
 import type { Registry, NamespaceEntry } from './registry.ts';
+import type { Caller } from '../sdk/index.ts';
 import type { ScopeCatalogue } from './scopes.ts';
 
 export interface Requirements {
@@ -26,6 +27,12 @@ export interface PolicyDeps {
   overrides(userId: string): Promise<AccessOverrides>;
   /** The caller's notes in brief, for visibility rules. */
   notesSummary(userId: string): Promise<NotesSummary>;
+  /** The namespaces a user pinned (MCP lists only those tools while there are any). */
+  pins?(userId: string): Promise<string[]>;
+}
+
+function isThenable<T>(value: Promise<T> | T): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
 export function notFoundNamespace(name: string): UnknownName {
@@ -34,6 +41,7 @@ export function notFoundNamespace(name: string): UnknownName {
 
 export class Policy {
   readonly #deps: PolicyDeps;
+  readonly #callers = new WeakMap<Principal, { notes: NotesSummary; caller: Caller }>();
 
   constructor(deps: PolicyDeps) {
     this.#deps = deps;
@@ -55,7 +63,13 @@ export class Policy {
   /** Everything visibility rules need to know about this caller, read once per request. */
   async viewer(principal: Principal, log: Logger): Promise<Viewer> {
     const [overrides, notes] = await Promise.all([this.#deps.overrides(principal.user.id), this.#deps.notesSummary(principal.user.id)]);
-    return { principal, caller: callerOf(principal, notes), overrides, log, ruleTimeoutMs: this.#deps.limits.visibleTimeoutMs };
+    // The frozen caller is made once per principal and notes summary (both cached objects, replaced
+    // on any change), not on every request.
+    const made = this.#callers.get(principal);
+    let caller: Caller;
+    if (made && made.notes === notes) caller = made.caller;
+    else this.#callers.set(principal, { notes, caller: (caller = callerOf(principal, notes)) });
+    return { principal, caller, overrides, log, ruleTimeoutMs: this.#deps.limits.visibleTimeoutMs };
   }
 
   /** The namespaces this caller may see, in name order. */
@@ -65,10 +79,18 @@ export class Policy {
     return entries.filter((_, i) => verdicts[i]);
   }
 
+  /** The namespaces the caller pinned (none: every namespace is listed). */
+  async pins(viewer: Viewer): Promise<string[]> {
+    return (await this.#deps.pins?.(viewer.principal.user.id)) ?? [];
+  }
+
   /** The namespace if the caller may see it; the same UnknownName whether hidden or absent. */
   async namespace(viewer: Viewer, name: string): Promise<NamespaceEntry> {
     const entry = this.#deps.registry.snapshot.namespaces.get(name);
-    if (!entry || !(await isVisible(entry, viewer))) throw notFoundNamespace(name);
+    if (!entry) throw notFoundNamespace(name);
+    // No switch and no rule: visible, without running the rule machinery (isVisible's answer too).
+    if (!entry.visible && !viewer.overrides.has(name)) return entry;
+    if (!(await isVisible(entry, viewer))) throw notFoundNamespace(name);
     return entry;
   }
 
@@ -81,6 +103,14 @@ export class Policy {
     const entry = this.#deps.registry.snapshot.namespaces.get(namespace);
     if (entry) return isVisible(entry, viewer);
     return viewer.overrides.get(namespace) !== 'disabled';
+  }
+
+  /**
+   * May the caller read what a namespace governs: visible to them, and their token carries `scope`?
+   * (Search asks it per kind of resource, so a hidden namespace's resources never appear.)
+   */
+  async mayRead(viewer: Viewer, namespace: string, scope: string): Promise<boolean> {
+    return this.hasScope(viewer.principal, scope) && (await this.groupVisible(viewer, namespace));
   }
 
   /** Does this token's set of scopes allow `scope`, for this user (a scope may need a role)? */
@@ -102,6 +132,7 @@ export class Policy {
 
   /** Visible but not entitled: Forbidden (a role) or MissingScope, naming exactly what is missing. */
   entitle(principal: Principal, requires: Requirements, what: string): void {
+    if (!requires.roles?.length && !requires.scopes?.length) return; // nothing to miss
     // A scope the token carries but that needs a role the user lacks is the role's fault.
     const scopeRoles = (requires.scopes ?? []).flatMap((s) => (this.#deps.scopes.allows(principal.scopes, s) ? this.#rolesOf(s) : []));
     const missingRoles = [...new Set([...(requires.roles ?? []), ...scopeRoles])].filter((r) => !principal.user.roles.includes(r));
@@ -133,10 +164,51 @@ export class Policy {
     work: (signal: AbortSignal) => Promise<T> | T,
     opts: { untimed?: boolean } = {},
   ): Promise<T> {
-    const ms = opts.untimed ? 2_147_483_647 : this.#deps.limits.handlerTimeoutMs;
+    if (!opts.untimed && !gone.aborted) {
+      // The work runs at once: a handler that answers synchronously (no promise) is done before any
+      // deadline could matter, so it costs no timer and no listeners.
+      const controller = new AbortController();
+      let result: Promise<T> | T;
+      try {
+        result = work(controller.signal);
+      } catch (err) {
+        throw this.#failure(what, gone, log, err);
+      }
+      if (!isThenable(result)) return result;
+      return this.#race(what, gone, log, controller, result, this.#deps.limits.handlerTimeoutMs);
+    }
+    const controller = new AbortController();
+    if (gone.aborted) controller.abort(gone.reason);
+    return this.#race(
+      what,
+      gone,
+      log,
+      controller,
+      Promise.resolve().then(() => work(controller.signal)),
+      opts.untimed ? 2_147_483_647 : this.#deps.limits.handlerTimeoutMs,
+    );
+  }
+
+  /** What an error out of the work becomes (not a timeout): Aborted, the typed outcome, or a FunctionFailed. */
+  #failure(what: string, gone: AbortSignal, log: Logger, err: unknown): Error {
+    if (gone.aborted) return new Aborted('the caller went away');
+    if (err instanceof FolioError) return err;
+    const errorId = randomUUID();
+    log.error({ errorId, what, err }, 'raised');
+    return new FunctionFailed(`${what} raised an error`, errorId, err);
+  }
+
+  /** Waits for `running` under the deadline `ms`; `controller`'s signal is the one the work got. */
+  async #race<T>(
+    what: string,
+    gone: AbortSignal,
+    log: Logger,
+    controller: AbortController,
+    running: Promise<T> | T,
+    ms: number,
+  ): Promise<T> {
     // One controller and one timer per call, both gone when the call ends (AbortSignal.timeout
     // would keep a timer and its error alive for the full timeout after every call).
-    const controller = new AbortController();
     const signal = controller.signal;
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -149,7 +221,7 @@ export class Policy {
     let onAbort: (() => void) | undefined;
     try {
       return await Promise.race([
-        Promise.resolve().then(() => work(signal)),
+        running,
         new Promise<never>((_, reject) => {
           onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted', { cause: signal.reason }));
           if (signal.aborted) onAbort();
@@ -162,11 +234,7 @@ export class Policy {
         log.error({ errorId, what, ms }, 'timed out');
         throw new FunctionFailed(`${what} did not finish within ${ms} ms`, errorId);
       }
-      if (gone.aborted) throw new Aborted('the caller went away');
-      if (err instanceof FolioError) throw err;
-      const errorId = randomUUID();
-      log.error({ errorId, what, err }, 'raised');
-      throw new FunctionFailed(`${what} raised an error`, errorId, err);
+      throw this.#failure(what, gone, log, err);
     } finally {
       clearTimeout(timer);
       gone.removeEventListener('abort', onGone);

@@ -25,8 +25,9 @@ function requireAdmin(principal: Principal, what: string): void {
   if (!principal.user.roles.includes('admin')) throw new Forbidden(`${what} needs role admin, which this user does not have.`);
 }
 
-export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logger): Services {
-  const services: Omit<Services, 'notes' | 'identity' | 'files' | 'transcribe'> = {
+export function servicesFor(deps: ServiceDeps, principal: Principal, log: Logger): Services {
+  let viewer: ReturnType<Policy['viewer']> | undefined;
+  const services: Omit<Services, 'notes' | 'identity' | 'files' | 'transcribe' | 'search' | 'catalogue'> = {
     access: {
       async createUser(input) {
         const user = await deps.identity.users.create(principal, input);
@@ -94,9 +95,67 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, _log: Logge
       });
     },
   };
+  // The catalogue: what this caller may call, found by words; the namespaces they pinned.
+  const callable = async () => {
+    const v = await (viewer ??= deps.policy.viewer(principal, log));
+    return (await deps.policy.namespaces(v)).flatMap((ns) =>
+      [...ns.functions.values()].filter((fn) => deps.policy.entitled(principal, fn.requires)).map((fn) => ({ ns, fn })),
+    );
+  };
+  Object.defineProperty(services, 'catalogue', {
+    enumerable: true,
+    value: {
+      async find(query: string, limit: number) {
+        const words = query
+          .toLowerCase()
+          .split(/[^\p{L}\p{N}]+/u)
+          .filter((w) => w.length > 1)
+          .slice(0, 16);
+        const scored = (await callable())
+          .map(({ ns, fn }) => {
+            const name = `${fn.namespace} ${fn.name.replaceAll('_', ' ')}`.toLowerCase();
+            const title = (fn.title ?? '').toLowerCase();
+            const text = `${fn.description} ${ns.description}`.toLowerCase();
+            const score = words.reduce(
+              (n, w) => n + (name.includes(w) ? 3 : 0) + (title.includes(w) ? 2 : 0) + (text.includes(w) ? 1 : 0),
+              0,
+            );
+            return { fn, score };
+          })
+          .filter((x) => words.length === 0 || x.score > 0)
+          .sort((a, b) => b.score - a.score || `${a.fn.namespace}.${a.fn.name}`.localeCompare(`${b.fn.namespace}.${b.fn.name}`));
+        return {
+          total: scored.length,
+          hits: scored.slice(0, limit).map(({ fn }) => ({
+            namespace: fn.namespace,
+            function: fn.name,
+            title: fn.title ?? null,
+            description: fn.description,
+            args: fn.args,
+            annotations: fn.annotations,
+          })),
+        };
+      },
+      pins: () => deps.identity.pins(principal.user.id),
+      async pin(namespaces: string[]) {
+        const v = await (viewer ??= deps.policy.viewer(principal, log));
+        const visible = new Set((await deps.policy.namespaces(v)).map((ns) => ns.name));
+        const unknown = namespaces.filter((n) => !visible.has(n));
+        if (unknown.length > 0)
+          throw new BadArguments(`no namespace ${unknown.map((n) => `'${n}'`).join(', ')} here to pin`, [
+            { path: 'namespaces', message: `not namespaces you can use: ${unknown.join(', ')}` },
+          ]);
+        return deps.identity.setPins(principal.user.id, namespaces);
+      },
+    },
+  });
   // Each domain's plugin API (ctx.services.<name>), bound to the caller on first use: most calls
   // touch none. The domain says what each method needs; the policy decides.
-  const caller: DomainCaller = { principal, entitle: (scopes, what) => deps.policy.entitle(principal, { scopes }, what) };
+  const caller: DomainCaller = {
+    principal,
+    entitle: (scopes, what) => deps.policy.entitle(principal, { scopes }, what),
+    mayRead: async (namespace, scope) => deps.policy.mayRead(await (viewer ??= deps.policy.viewer(principal, log)), namespace, scope),
+  };
   for (const { domain, service } of deps.domains) {
     const bind = domain.bind;
     if (!bind) continue;

@@ -10,9 +10,17 @@ export type { TokenInfo, NewToken, TokenPage, CreateToken, RotateToken } from '.
 export type { UserInfo, UserPage, ListUsers, UpdateUser } from '../domain/identity/users.ts';
 import type { FilesApi } from '../domain/files/plugin-api.ts';
 import type { TranscribeApi } from '../domain/transcribe/plugin-api.ts';
+import type { SearchApi } from '../domain/search/plugin-api.ts';
 
 export type { FilesApi, TextPart, TextExtractPart, FileBytes } from '../domain/files/plugin-api.ts';
 export type { TranscribeApi, TranscriptPart } from '../domain/transcribe/plugin-api.ts';
+export type { SearchApi } from '../domain/search/plugin-api.ts';
+export type {
+  SearchHit as GlobalSearchHit,
+  SearchPage as GlobalSearchPage,
+  SearchOptions as GlobalSearchOptions,
+} from '../domain/search/service.ts';
+export type { SearchLocation } from '../contract/search.ts';
 export type { Transcription, CreateTranscription, Segment as TranscriptSegment } from '../domain/transcribe/types.ts';
 export type { FileMeta, FileVersion, ShareLink, CreatedShare, CreateShare, ListFilesOptions } from '../domain/files/types.ts';
 
@@ -128,6 +136,26 @@ export interface JobsAdmin {
   retryDeadLetter(id: string): Promise<{ id: string; retried: true }>;
 }
 
+/** A function of the catalogue, as `catalogue.find` answers it. */
+export interface CatalogueHit {
+  namespace: string;
+  function: string;
+  title: string | null;
+  description: string;
+  /** Its arguments' JSON Schema. */
+  args: JsonSchema;
+  annotations: FunctionAnnotations;
+}
+
+export interface CatalogueApi {
+  /** The functions this caller may call whose names, titles or descriptions hold the words, best first. */
+  find(query: string, limit: number): Promise<{ hits: CatalogueHit[]; total: number }>;
+  /** The namespaces the caller pinned (MCP lists only their tools while there are any). */
+  pins(): Promise<string[]>;
+  /** Replaces the pins; each must be a namespace the caller can see. */
+  pin(namespaces: string[]): Promise<string[]>;
+}
+
 export interface Services {
   access: AccessControl;
   notes: NotesApi;
@@ -141,6 +169,10 @@ export interface Services {
   files: FilesApi;
   /** The caller's transcriptions of their stored audio (scope transcribe). */
   transcribe: TranscribeApi;
+  /** One ranked search over every kind of resource the caller may read (scope search). */
+  search: SearchApi;
+  /** The functions this caller may call, searched by words, and the namespaces they pinned. */
+  catalogue: CatalogueApi;
   /** Admins only: each plugin, its version, last reload and last error. */
   pluginStatus(): Promise<PluginStatus[]>;
 }
@@ -222,6 +254,10 @@ export interface PromptArgument {
   name: string;
   description?: string;
   required?: boolean;
+  /** The values it takes: MCP clients complete the argument from them (completion/complete). */
+  values?: string[];
+  /** Where clients complete it from instead: 'tags', the caller's note tags, most used first. */
+  suggest?: 'tags';
 }
 
 /** What a prompt's `render` gets: who asks, and how to name functions for them (ctx.ref). */

@@ -129,6 +129,7 @@ t.test('GET /.well-known/oauth-protected-resource describes /mcp (RFC 9728)', as
         'files:write',
         'notes:read',
         'notes:write',
+        'search',
         'tokens',
         'transcribe',
         'transcribe:read',
@@ -528,6 +529,7 @@ t.test('bad params are -32602 Invalid params naming the parameter, not -32603 wi
     ['tools/call', { name: 'acme__echo', arguments: ['hi'] }, 'Invalid params: params.arguments must be an object (got an array)'],
     ['tools/call', { arguments: {} }, 'Invalid params: params.name is required'],
     ['resources/read', {}, 'Invalid params: params.uri is required'],
+    ['completion/complete', {}, 'Invalid params: params.ref must be an object (got nothing); params.argument is required'],
   ];
   for (const [mode, server, token, session] of [
     ['stateful', s, alice.token, await openSession(alice.token)],
@@ -549,7 +551,7 @@ t.test('bad params are -32602 Invalid params naming the parameter, not -32603 wi
     const unserved = await raw(server, 'POST', {
       token,
       ...(session ? { session } : {}),
-      body: { jsonrpc: '2.0', id: 14, method: 'completion/complete', params: {} },
+      body: { jsonrpc: '2.0', id: 14, method: 'resources/subscribe', params: { uri: 'skill://notetaker/how_it_works' } },
     });
     t.equal(answers(unserved)[0]?.error?.code, -32601, `${mode}: a method Folio does not serve is still "Method not found"`);
   }

@@ -333,6 +333,42 @@ t.test('hints in answers name the next call as the caller makes it: the tool on 
   t.match(guide.description, /skill:\/\/notetaker\/search_syntax/, 'a guide is named by its resource URI');
 });
 
+t.test('completion: prompt arguments from their values and the caller own tags; the guide template', async (t) => {
+  const { client } = await connect(alice.token);
+  t.ok(client.getServerCapabilities()?.completions, 'the capability is declared');
+  for (const tags of [['standup', 'work'], ['standup'], ['stats']])
+    await req(s, 'POST', '/api/v1/notetaker/notes', { token: alice.token, body: { title: 'tagged', tags } });
+  const complete = async (
+    ref: { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string },
+    name: string,
+    value: string,
+    context?: Record<string, string>,
+  ) => (await client.complete({ ref, argument: { name, value }, ...(context ? { context: { arguments: context } } : {}) })).completion;
+  const week = { type: 'ref/prompt' as const, name: 'notetaker__summarize_week' };
+  t.same((await complete(week, 'days', '1')).values, ['1', '14'], 'declared values, by prefix');
+  const tags = await complete(week, 'tag', 'st');
+  t.same(tags.values, ['standup', 'stats'], "the caller's tags, most used first");
+  t.equal(tags.total, 2);
+  t.same((await complete(week, 'tag', 'ST')).values, ['standup', 'stats'], 'ignoring case');
+  t.same((await complete(week, 'nosuch', '')).values, [], 'an argument it does not take: nothing');
+  const sams = await connect(sam.token);
+  t.notOk(
+    (await sams.client.complete({ ref: week, argument: { name: 'tag', value: 'st' } })).completion.values.includes('standup'),
+    "another user's tags are never suggested",
+  );
+  await sams.client.close();
+
+  const guide = { type: 'ref/resource' as const, uri: 'skill://{namespace}/{name}' };
+  t.ok((await complete(guide, 'namespace', 'note')).values.includes('notetaker'));
+  t.same((await complete(guide, 'name', 'search', { namespace: 'notetaker' })).values, ['search_syntax']);
+  t.ok((await complete(guide, 'name', 'how', { namespace: 'search' })).values.includes('how_it_works'));
+  const unknown = await mcpError(
+    client.complete({ ref: { type: 'ref/resource', uri: 'file:///etc/passwd' }, argument: { name: 'x', value: '' } }),
+  );
+  t.equal(unknown.code, -32002, 'another URI is not a resource here');
+  await client.close();
+});
+
 t.test('prompts: listed per caller, rendered in MCP words, arguments checked, gated like the namespace', async (t) => {
   const { client } = await connect(alice.token);
   const { prompts } = await client.listPrompts();
@@ -372,6 +408,10 @@ t.test('prompts: listed per caller, rendered in MCP words, arguments checked, ga
     (await client.listPrompts()).prompts.some((p) => p.name.startsWith('notetaker__')),
     'a hidden namespace has no prompts',
   );
+  const hiddenCompletion = await mcpError(
+    client.complete({ ref: { type: 'ref/prompt', name: 'notetaker__summarize_week' }, argument: { name: 'tag', value: '' } }),
+  );
+  t.equal(hiddenCompletion.code, -32602, 'no completion for a hidden namespace');
   const hidden = await mcpError(client.getPrompt({ name: 'notetaker__summarize_week' }));
   const absent = await mcpError(client.getPrompt({ name: 'nosuch__summarize_week' }));
   t.equal(hidden.code, -32602);
@@ -631,4 +671,39 @@ t.test('the connection example of docs/mcp.md runs as written', async (t) => {
   );
   t.match(stdout, /^acme__echo$/m, 'it lists the tools');
   t.match(stdout, /token: 'folio_mnt_/, 'and calls one');
+});
+
+t.test('large catalogues: find tools by what they do; pinned namespaces are all that is listed', async (t) => {
+  const connected = await connect(alice.token);
+  const { client } = connected;
+  const found = (await client.callTool({ name: 'folio__find_tools', arguments: { query: 'upload a file' } })) as CallToolResult;
+  t.notOk(found.isError, text(found));
+  const tools = (found.structuredContent as { tools: Array<{ name: string; input_schema: { properties?: object } }> }).tools;
+  t.ok(tools.length > 0 && tools[0]!.name.startsWith('files__'), `a files tool comes first: ${tools.map((x) => x.name).join(', ')}`);
+  t.ok(tools[0]!.input_schema.properties, 'with its argument schema');
+  t.notOk(
+    tools.some((x) => x.name.startsWith('admin__')),
+    'only tools the caller may call',
+  );
+
+  const all = (await client.listTools()).tools.map((x) => x.name);
+  t.ok(all.some((n) => n.startsWith('notetaker__')) && all.some((n) => n.startsWith('files__')));
+  const changed = connected.next('tools');
+  const pinned = (await client.callTool({ name: 'folio__pin', arguments: { namespaces: ['search'] } })) as CallToolResult;
+  t.same((pinned.structuredContent as { pinned: string[] }).pinned, ['search']);
+  await changed;
+  const listed = (await client.listTools()).tools.map((x) => x.name);
+  t.ok(
+    listed.every((n) => n.startsWith('search__') || n.startsWith('folio__')),
+    `only the pinned namespace and the catalogue: ${listed.join(', ')}`,
+  );
+  t.ok(listed.includes('folio__find_tools'));
+  const unlisted = (await client.callTool({ name: 'notetaker__list', arguments: {} })) as CallToolResult;
+  t.notOk(unlisted.isError, 'an unlisted tool can still be called');
+  const bad = (await client.callTool({ name: 'folio__pin', arguments: { namespaces: ['nosuch'] } })) as CallToolResult;
+  t.ok(bad.isError);
+  t.match(text(bad), /no namespace 'nosuch' here to pin/);
+  await client.callTool({ name: 'folio__pin', arguments: { namespaces: [] } });
+  t.same((await client.listTools()).tools.map((x) => x.name).sort(), [...all].sort(), 'no pins: everything again');
+  await client.close();
 });

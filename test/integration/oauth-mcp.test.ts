@@ -109,7 +109,7 @@ t.test('the MCP SDK client connects with OAuth', async (t) => {
   t.equal(grants[0].client_name, 'Test Agent');
   t.same(
     grants[0].scopes,
-    ['files:read', 'files:write', 'notes:read', 'notes:write', 'tokens', 'transcribe', 'transcribe:read'],
+    ['files:read', 'files:write', 'notes:read', 'notes:write', 'search', 'tokens', 'transcribe', 'transcribe:read'],
     'what the signing-in token allows; admin and users are not granted',
   );
   const clients = (await req(s, 'GET', '/api/v1/oauth/clients', { token: s.adminToken })).json().items;

@@ -50,9 +50,13 @@ interface Row {
   /** Makes what the probes need for a user, with the user's own API token, before any switch. */
   setup?: (s: TestServer, u: User) => Promise<void>;
   read: Probe;
-  write: Probe;
-  rest?: { read: RestProbe; write: RestProbe };
+  /** None for a namespace that only reads (search). */
+  write?: Probe;
+  rest?: { read: RestProbe; write?: RestProbe };
 }
+
+/** The operations a row probes. */
+const opsOf = (row: Row): Array<'read' | 'write'> => (row.write ? ['read', 'write'] : ['read']);
 
 const ROWS: Row[] = [
   {
@@ -106,6 +110,13 @@ const ROWS: Row[] = [
       read: { method: 'GET', path: () => '/api/v1/transcribe/jobs' },
       write: { method: 'POST', path: () => '/api/v1/transcribe/jobs', body: (u) => ({ file_id: u.data.file.id, to_note: false }) },
     },
+  },
+  {
+    // Reads only: one scope for the query, the kinds searched are each governed by their own group.
+    namespace: 'search',
+    readScope: 'search',
+    read: { fn: 'query', args: () => ({ q: 'matrix' }) },
+    rest: { read: { method: 'GET', path: () => '/api/v1/search?q=matrix' } },
   },
   {
     // No REST group; its own rule already hides it from users without a meeting note.
@@ -278,8 +289,8 @@ for (const row of ROWS) {
         t.equal(decided(help.status), want('list'), `curl help, ${at}`);
         const listed = new RegExp(`^  ${row.namespace} `, 'm').test((await req(s, 'GET', '/curl/help', { token })).text);
         t.equal(listed, visibleIn(state), `curl help lists it: ${listed}, ${at}`);
-        for (const op of ['read', 'write'] as const) {
-          const probe = row[op];
+        for (const op of opsOf(row)) {
+          const probe = row[op]!;
           const r = await call(s, token, row.namespace, probe.fn, probe.args(user));
           t.equal(decided(r.status), want(op), `curl call ${row.namespace}.${probe.fn} (${op}), ${at}`);
         }
@@ -288,18 +299,18 @@ for (const row of ROWS) {
         const client = await mcpClient(token);
         try {
           const tools = (await client.listTools()).tools.map((x) => x.name);
-          for (const op of ['read', 'write'] as const) {
-            const tool = `${row.namespace}__${row[op].fn}`;
+          for (const op of opsOf(row)) {
+            const tool = `${row.namespace}__${row[op]!.fn}`;
             // Listed exactly when callable: a forbidden tool (403) is left out of the list, called anyway it is the 403.
             t.equal(tools.includes(tool), want(op) === 'admitted', `MCP tools/list has ${tool}, ${at}`);
-            t.equal(await mcpCall(client, tool, row[op].args(user)), want(op), `MCP tools/call ${tool} (${op}), ${at}`);
+            t.equal(await mcpCall(client, tool, row[op]!.args(user)), want(op), `MCP tools/call ${tool} (${op}), ${at}`);
           }
         } finally {
           await client.close();
         }
 
         // REST
-        for (const op of ['read', 'write'] as const) {
+        for (const op of opsOf(row)) {
           const probe = row.rest?.[op];
           if (!probe) continue;
           const p = probe.path(user);
@@ -309,7 +320,7 @@ for (const row of ROWS) {
             const unknown = await unknownRouteBody(p);
             t.same(
               r.json(),
-              { ...unknown, detail: unknown.detail.replace('/api/v1/no-such-group', p.match(/^\/api\/v1\/[^/]+/)![0]) },
+              { ...unknown, detail: unknown.detail.replace('/api/v1/no-such-group', p.match(/^\/api\/v1\/[^/?]+/)![0]) },
               `REST hidden = unknown route, ${at}`,
             );
           }
@@ -340,6 +351,7 @@ t.test('the rule-wrapped plugins are the ones loaded', async (t) => {
     ['meetings', 'loaded'],
     ['notetaker', 'loaded'],
     ['oauth', 'loaded'],
+    ['search', 'loaded'],
     ['tokens', 'loaded'],
     ['transcribe', 'loaded'],
     ['users', 'loaded'],

@@ -2,6 +2,7 @@
 // REST group `filedb` (governed by the `files` namespace: switch that off for a user and the whole
 // group is 404 for them, as it is over curl and MCP), and the public share-link route.
 import path from 'node:path';
+import { filesSearchSource } from './search-source.ts';
 import { defineDomain } from '../../contract/domain.ts';
 import type { BlobStore } from './blob-store.ts';
 import { DiskBlobStore } from './disk-store.ts';
@@ -40,13 +41,14 @@ export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
       implies: ['files:read'],
     },
   },
-  create: ({ db, log, settings, storage, dataDir, publicUrl, jobs }) => {
+  create: ({ db, log, settings, storage, dataDir, publicUrl, jobs, events }) => {
     const store: BlobStore =
       settings.blobStore.kind === 's3' ? S3BlobStore.fromSettings(settings.blobStore.s3) : new DiskBlobStore(path.join(dataDir, 'blobs'));
     const files = new FilesServiceImpl(db, store, settings, storage, {
       log,
       publicUrl,
       jobs,
+      events,
       uploadsDir: path.join(dataDir, 'uploads'),
       uploadExpiryMs: UPLOAD_EXPIRY_MS,
     });
@@ -75,6 +77,8 @@ export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
     });
     // The text of a new version, for search: queued by every write in its transaction.
     jobs.define<ExtractJobData>(EXTRACT_JOB, {
+      // An upload is searchable by its text within about two seconds.
+      pollSeconds: 0.5,
       handler: async (data, job) => {
         const out = await files.extractVersion(data, { maxBytes: EXTRACT_MAX_BYTES, signal: job.signal });
         return out && { status: out.status, ...(out.status === 'skipped' ? { reason: out.reason } : { chars: out.text.length }) };
@@ -90,6 +94,7 @@ export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
     components: COMPONENTS,
     publicRoutes: filesPublicRoutes,
   },
+  search: () => [filesSearchSource],
   bind: bindFiles,
   upkeep: {
     everyMinutes: (settings) => settings.trashSweepMinutes,

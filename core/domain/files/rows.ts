@@ -2,7 +2,7 @@
 // selected as epoch milliseconds and shown as ISO 8601 UTC strings.
 import type { FileMeta, FileVersion, ShareLink, VersionChange } from './types.ts';
 
-const ms = (col: string, as: string) => `(extract(epoch from ${col}) * 1000)::float8 as ${as}`;
+export const ms = (col: string, as: string) => `(extract(epoch from ${col}) * 1000)::float8 as ${as}`;
 /** The database clock, to the millisecond: what every write stamps. */
 export const NOW_MS = `date_trunc('milliseconds', clock_timestamp())`;
 const iso = (v: number) => new Date(v).toISOString();

@@ -15,6 +15,7 @@ import type { Readable } from 'node:stream';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../db/jobs.ts';
+import type { ResourceEvents } from '../../contract/search.ts';
 import { Aborted, BadArguments, Conflict, FileTooLarge, NotFound, QuotaExceeded, StorageFull } from '../../contract/errors.ts';
 import type { StorageSettings } from '../../contract/domain.ts';
 import { chargeStorage, storageUsage } from '../storage/usage.ts';
@@ -64,6 +65,8 @@ export const GC_JOB = 'files-gc-blobs';
 export const EXPIRE_UPLOADS_JOB = 'files-expire-uploads';
 /** The text-extraction job's name; its data is one version. */
 export const EXTRACT_JOB = 'files-extract-text';
+/** The kind of resource a file is, for search. */
+export const FILE_KIND = 'file';
 export interface ExtractJobData {
   file_id: string;
   version: number;
@@ -100,6 +103,8 @@ export class FilesServiceImpl implements FilesService {
   /** The server's base URL, for links in answers. */
   readonly publicUrl: () => string;
   readonly #jobs: JobQueue | undefined;
+  /** Told of every file whose name, content, text or state changed, in the write's transaction. */
+  readonly #events: ResourceEvents | undefined;
   /** Resumable (tus) uploads in progress, under DATA_DIR/uploads; undefined without a data dir. */
   readonly uploads: ResumableUploads | undefined;
 
@@ -108,9 +113,17 @@ export class FilesServiceImpl implements FilesService {
     store: BlobStore,
     settings: FilesSettings,
     storage: StorageSettings,
-    opts: { log?: Logger; publicUrl?: () => string; jobs?: JobQueue; uploadsDir?: string; uploadExpiryMs?: number } = {},
+    opts: {
+      log?: Logger;
+      publicUrl?: () => string;
+      jobs?: JobQueue;
+      events?: ResourceEvents;
+      uploadsDir?: string;
+      uploadExpiryMs?: number;
+    } = {},
   ) {
     this.#jobs = opts.jobs;
+    this.#events = opts.events;
     this.#orm = db.orm;
     this.publicUrl = opts.publicUrl ?? (() => '');
     this.store = store;
@@ -128,6 +141,10 @@ export class FilesServiceImpl implements FilesService {
 
   #em(): EntityManager {
     return this.#orm.em.fork();
+  }
+
+  async #changed(em: EntityManager, owner: string, id: string): Promise<void> {
+    await this.#events?.changed(em, [{ kind: FILE_KIND, owner, id }]);
   }
 
   // --- uploads -----------------------------------------------------------------------------------
@@ -261,6 +278,7 @@ export class FilesServiceImpl implements FilesService {
     // Its text, for search, once the version commits.
     const data: ExtractJobData = { file_id: f.id, version: f.version };
     await this.#jobs?.send(EXTRACT_JOB, data, { em });
+    await this.#changed(em, owner, f.id);
   }
 
   /** Locks the caller's file row for the transaction; a trashed file takes no new content. */
@@ -438,14 +456,17 @@ export class FilesServiceImpl implements FilesService {
     if (!v.isUuid(id)) throw notFound();
     const name = input.name === undefined ? undefined : fileName(input.name);
     const folder = input.folder === undefined ? undefined : folderPath(input.folder);
-    const [row] = await rows<FileDbRow>(
-      this.#em(),
-      `update files set name = coalesce(?, name), folder = coalesce(?, folder), updated_at = ${NOW_MS}
-        where id = ? and owner_id = ? returning ${FILE_COLUMNS}`,
-      [name ?? null, folder ?? null, id, p.user.id],
-    );
-    if (!row) throw notFound();
-    return toFile(row);
+    return this.#em().transactional(async (em) => {
+      const [row] = await rows<FileDbRow>(
+        em,
+        `update files set name = coalesce(?, name), folder = coalesce(?, folder), updated_at = ${NOW_MS}
+          where id = ? and owner_id = ? returning ${FILE_COLUMNS}`,
+        [name ?? null, folder ?? null, id, p.user.id],
+      );
+      if (!row) throw notFound();
+      await this.#changed(em, p.user.id, id);
+      return toFile(row);
+    });
   }
 
   async trash(p: Principal, id: string): Promise<FileMeta> {
@@ -472,6 +493,7 @@ export class FilesServiceImpl implements FilesService {
         `update files set deleted_at = ${trashed ? NOW_MS : 'null'}, updated_at = ${NOW_MS} where id = ? and owner_id = ? returning ${FILE_COLUMNS}`,
         [id, p.user.id],
       );
+      await this.#changed(em, p.user.id, id);
       return toFile(next!);
     });
   }
@@ -496,6 +518,7 @@ export class FilesServiceImpl implements FilesService {
       [id],
     );
     await em.execute(`delete from files where id = ? and owner_id = ?`, [id, owner]);
+    await this.#changed(em, owner, id);
     const bytes = Number(held?.bytes ?? 0);
     if (bytes > 0) await chargeStorage(em, owner, STORAGE_KIND, -bytes, this.#storage);
     // The purge may have freed blobs: collect them once it commits (a job, not inline).
@@ -612,9 +635,9 @@ export class FilesServiceImpl implements FilesService {
    * meantime is nothing to do.
    */
   async extractVersion(data: ExtractJobData, opts: { maxBytes: number; signal?: AbortSignal }): Promise<ExtractOutcome | null> {
-    const [row] = await rows<{ sha256: string; content_type: string }>(
+    const [row] = await rows<{ sha256: string; content_type: string; owner_id: string }>(
       this.#em(),
-      `select sha256, content_type from file_versions where file_id = ? and version = ?`,
+      `select sha256, content_type, owner_id from file_versions where file_id = ? and version = ?`,
       [data.file_id, data.version],
     );
     if (!row) return null;
@@ -624,20 +647,24 @@ export class FilesServiceImpl implements FilesService {
       maxBytes: opts.maxBytes,
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
-    await this.#em().execute(
-      `update file_versions set extraction_state = ?, extraction_note = ?, extracted_text = ?, extracted_pages = ?::jsonb
+    await this.#em().transactional(async (em) => {
+      await em.execute(
+        `update file_versions set extraction_state = ?, extraction_note = ?, extracted_text = ?, extracted_pages = ?::jsonb
         where file_id = ? and version = ?`,
-      out.status === 'extracted'
-        ? [
-            'extracted',
-            out.truncated ? 'truncated' : null,
-            out.text,
-            out.pages ? JSON.stringify(out.pages) : null,
-            data.file_id,
-            data.version,
-          ]
-        : ['skipped', out.reason, null, null, data.file_id, data.version],
-    );
+        out.status === 'extracted'
+          ? [
+              'extracted',
+              out.truncated ? 'truncated' : null,
+              out.text,
+              out.pages ? JSON.stringify(out.pages) : null,
+              data.file_id,
+              data.version,
+            ]
+          : ['skipped', out.reason, null, null, data.file_id, data.version],
+      );
+      // The text is searchable now.
+      await this.#changed(em, row.owner_id, data.file_id);
+    });
     return out;
   }
 }

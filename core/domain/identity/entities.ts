@@ -144,4 +144,17 @@ export const SignInFailures = defineEntity({
 });
 export type SignInFailures = InferEntity<typeof SignInFailures>;
 
-export const identityEntities = [User, ApiToken, NamespaceAccess, OAuthRecord, UserInvitation, SignInFailures] as const;
+/** The namespaces a user pinned (MCP lists only their tools when there are any). */
+export const NamespacePin = defineEntity({
+  name: 'NamespacePin',
+  tableName: 'namespace_pins',
+  properties: {
+    user: p.manyToOne(User).fieldName('user_id').primary().deleteRule('cascade'),
+    namespace: p.text().primary(),
+    createdAt: p.datetime().columnType('timestamptz').defaultRaw('now()'),
+  },
+  primaryKeys: ['user', 'namespace'],
+});
+export type NamespacePin = InferEntity<typeof NamespacePin>;
+
+export const identityEntities = [User, ApiToken, NamespaceAccess, NamespacePin, OAuthRecord, UserInvitation, SignInFailures] as const;

@@ -8,6 +8,7 @@ import { Migration20261123100000_personal_tokens } from './migrations/Migration2
 import { Migration20261123110000_oauth } from './migrations/Migration20261123110000_oauth.ts';
 import { Migration20261124100000_oauth_created_at } from './migrations/Migration20261124100000_oauth_created_at.ts';
 import { Migration20261125100000_passwords } from './migrations/Migration20261125100000_passwords.ts';
+import { Migration20261128100000_namespace_pins } from './migrations/Migration20261128100000_namespace_pins.ts';
 import type { TokenSettings } from './personal-tokens.ts';
 import { bindIdentity } from './plugin-api.ts';
 import { oauthRoutes, tokenRoutes, userRoutes } from './rest/routes.ts';
@@ -23,6 +24,7 @@ export const identityDomain = defineDomain<IdentityService, TokenSettings>({
     { name: 'Migration20261123110000_oauth', class: Migration20261123110000_oauth },
     { name: 'Migration20261124100000_oauth_created_at', class: Migration20261124100000_oauth_created_at },
     { name: 'Migration20261125100000_passwords', class: Migration20261125100000_passwords },
+    { name: 'Migration20261128100000_namespace_pins', class: Migration20261128100000_namespace_pins },
   ],
   scopes: {
     tokens: {

@@ -405,6 +405,33 @@ export class IdentityService {
     if (generation === this.#generation) this.#access.set(userId, new Map(out));
     return out;
   }
+
+  /** The namespaces the user pinned, in name order. */
+  async pins(userId: string): Promise<string[]> {
+    if (!isUuid(userId)) return [];
+    const rows = await this.#em().execute<Array<{ namespace: string }>>(
+      `select namespace from namespace_pins where user_id = ? order by namespace`,
+      [userId],
+    );
+    return rows.map((r) => r.namespace);
+  }
+
+  /** Replaces the user's pins (an empty list: none, every tool is listed again). */
+  async setPins(userId: string, namespaces: string[]): Promise<string[]> {
+    if (!isUuid(userId)) throw new NotFound('no such user');
+    const wanted = [...new Set(namespaces)].sort();
+    await this.#em().transactional(async (em) => {
+      await em.execute(`delete from namespace_pins where user_id = ?`, [userId]);
+      if (wanted.length > 0)
+        await em.execute(`insert into namespace_pins (user_id, namespace) select ?, n from jsonb_array_elements_text(?::jsonb) n`, [
+          userId,
+          JSON.stringify(wanted),
+        ]);
+    });
+    // Sessions of this user list their tools again (MCP list_changed), on every node.
+    this.#changed(userId);
+    return wanted;
+  }
 }
 
 // --- input checks --------------------------------------------------------------------------------

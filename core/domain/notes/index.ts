@@ -10,6 +10,7 @@ import { notetakerRoutes } from './rest/routes.ts';
 import { COMPONENTS } from './rest/schemas.ts';
 import { NotesServiceImpl } from './service.ts';
 import { withSummaryCache, type CachedNotes } from './summary-cache.ts';
+import { notesSearchSource } from './search-source.ts';
 
 export interface NotesSettings {
   trashRetentionDays: number;
@@ -32,7 +33,7 @@ export const notesDomain = defineDomain<CachedNotes, NotesSettings>({
       implies: ['notes:read'],
     },
   },
-  create: ({ db, feed, settings, storage, publicUrl }) =>
+  create: ({ db, feed, settings, storage, publicUrl, events }) =>
     withSummaryCache(
       new NotesServiceImpl(db, {
         trashRetentionDays: settings.trashRetentionDays,
@@ -40,6 +41,7 @@ export const notesDomain = defineDomain<CachedNotes, NotesSettings>({
         reportsPerUser: settings.reportsPerUser,
         reportThreads: settings.reportThreads,
         publicUrl,
+        events,
       }),
       feed,
     ),
@@ -51,6 +53,7 @@ export const notesDomain = defineDomain<CachedNotes, NotesSettings>({
     components: COMPONENTS,
   },
   bind: bindNotes,
+  search: () => [notesSearchSource],
   upkeep: {
     everyMinutes: (settings) => settings.trashSweepMinutes,
     run: async (notes, log) => {

@@ -5,13 +5,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { hasPositive, highlightTerms, parseQuery, plainWords, toTsquery, withAlternatives, type ParsedQuery } from './query.ts';
 import { ms, rows } from './rows.ts';
-import { excerpt, snippetAround } from './snippet.ts';
+import { excerpt, snippetAround, snippetDeep, SNIPPET_WINDOW } from './snippet.ts';
 import { isFuzzyWord } from './text.ts';
 import type { Page, SearchHit, SearchOptions } from './types.ts';
 import * as v from './validate.ts';
 
-/** How much of a hit's body is read to build its snippet. */
-const SNIPPET_SOURCE_CHARS = 20_000;
+/** How much of a hit's body is read with it to build its snippet (a match further in reads the rest). */
+const SNIPPET_SOURCE_CHARS = SNIPPET_WINDOW;
 /**
  * Ranking considers the most recently updated matches, this many at most (a query matching more
  * notes than this never shows the older ones; adding words narrows it).
@@ -64,35 +64,50 @@ export function parseSearchText(q: unknown): ParsedQuery {
   return parsed;
 }
 
-/**
- * The query with each plain word that the caller's notes do not contain replaced by up to three
- * close words they do contain; null when no word has an alternative.
- */
-export async function fuzzyQuery(em: EntityManager, owner: string, parsed: ParsedQuery): Promise<ParsedQuery | null> {
-  const words = plainWords(parsed).filter(isFuzzyWord);
-  if (words.length === 0) return null;
-  const known = new Set(
-    (
-      await rows<{ word: string }>(em, `select word from note_words where owner_id = ? and word = any(array[?]::text[])`, [owner, words])
-    ).map((r) => r.word),
-  );
-  const missing = words.filter((w) => !known.has(w));
-  if (missing.length === 0) return null;
-  // As in runSearch: without this the planner may scan every word instead of the trigram index
-  // (measured at 80k words: 111 ms versus 6 ms).
-  const found = await em.transactional(async (tx) => {
-    await tx.execute('set local enable_seqscan = off');
-    return rows<{ term: string; word: string }>(
-      tx,
-      `select m.term, c.word
+/** A table of one user's distinct words (note_words, search_words): the vocabulary typo tolerance draws on. */
+export type WordTable = 'note_words' | 'search_words';
+
+/** Which of these words the owner's vocabulary holds. */
+export function knownWordsStatement(table: WordTable, owner: string, words: string[]): [string, unknown[]] {
+  return [`select word from ${table} where owner_id = ? and word = any(array[?]::text[])`, [owner, words]];
+}
+
+/** Up to FUZZY_ALTERNATIVES close words of the owner's vocabulary for each term (pg_trgm similarity). */
+export function closeWordsStatement(table: WordTable, owner: string, terms: string[]): [string, unknown[]] {
+  return [
+    `select m.term, c.word
        from unnest(array[?]::text[]) as m(term)
        cross join lateral (
-         select w.word from note_words w
+         select w.word from ${table} w
           where w.owner_id = ? and w.word % m.term
           order by similarity(w.word, m.term) desc, w.word collate "C"
           limit ${FUZZY_ALTERNATIVES}) c`,
-      [missing, owner],
-    );
+    [terms, owner],
+  ];
+}
+
+/**
+ * The query with each plain word that the owner's vocabulary (`table`) does not hold replaced by up
+ * to three close words it does hold; null when no word has an alternative. Sequential scans are off
+ * for the lookup: without it the planner may scan every word instead of the trigram index (measured
+ * at 80k words: 111 ms versus 6 ms); `timeoutMs` also bounds it (PostgreSQL).
+ */
+export async function fuzzyQuery(
+  em: EntityManager,
+  owner: string,
+  parsed: ParsedQuery,
+  opts: { table?: WordTable; timeoutMs?: number } = {},
+): Promise<ParsedQuery | null> {
+  const table = opts.table ?? 'note_words';
+  const words = plainWords(parsed).filter(isFuzzyWord);
+  if (words.length === 0) return null;
+  const known = new Set((await rows<{ word: string }>(em, ...knownWordsStatement(table, owner, words))).map((r) => r.word));
+  const missing = words.filter((w) => !known.has(w));
+  if (missing.length === 0) return null;
+  const found = await em.transactional(async (tx) => {
+    await tx.execute('set local enable_seqscan = off');
+    if (opts.timeoutMs !== undefined) await tx.execute(`set local statement_timeout = ${Math.floor(opts.timeoutMs)}`);
+    return rows<{ term: string; word: string }>(tx, ...closeWordsStatement(table, owner, missing));
   });
   if (found.length === 0) return null;
   const alternatives = new Map<string, string[]>();
@@ -131,14 +146,30 @@ export async function searchNotes(em: EntityManager, owner: string, opts: Search
     }
   }
   const terms = query ? highlightTerms(query) : [];
-  const items: SearchHit[] = found.slice(0, limit).map((r) => ({
+  const page = found.slice(0, limit);
+  // A match past the part of the body read with the hits: the whole body of those notes, read
+  // window by window until the match (a 1 MiB note is searched to its end; its snippet too).
+  const deep = new Map<string, string>();
+  const beyond = page.filter((r) => r.body.length >= SNIPPET_SOURCE_CHARS && snippetAround(r.body, terms) === null).map((r) => r.id);
+  if (beyond.length > 0) {
+    const bodies = await rows<{ id: string; body: string }>(
+      em,
+      `select id, body from notes where owner_id = ? and id = any(array[?]::uuid[])`,
+      [owner, beyond],
+    );
+    for (const b of bodies) {
+      const snippet = snippetDeep(b.body, terms);
+      if (snippet !== null) deep.set(b.id, snippet);
+    }
+  }
+  const items: SearchHit[] = page.map((r) => ({
     id: r.id,
     title: r.title,
     tags: r.tags,
     updated_at: new Date(r.updated_ms).toISOString(),
     version: r.version,
     rank: r.rank,
-    snippet: snippetAround(r.body, terms) ?? snippetAround(r.title, terms) ?? excerpt(r.body),
+    snippet: deep.get(r.id) ?? snippetAround(r.body, terms) ?? snippetAround(r.title, terms) ?? excerpt(r.body),
     match,
   }));
   const last = found[Math.min(found.length, limit) - 1];

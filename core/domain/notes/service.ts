@@ -8,6 +8,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { createTwoFilesPatch } from 'diff';
 import { Conflict, NotFound } from '../../contract/errors.ts';
 import type { Principal } from '../identity/types.ts';
+import type { ResourceEvents } from '../../contract/search.ts';
 import { chargeStorage, storageUsage, type StorageSettings } from '../storage/usage.ts';
 import { applyStatsDelta, applyWordDelta, derive, tagDelta, VECTOR_WORDS_SQL, wordDelta, wordsOf, type Content } from './derived.ts';
 import { appendToBody, appendUnderHeading, prependToBody, prependUnderHeading, replaceUnderHeading } from './markdown.ts';
@@ -64,7 +65,12 @@ export interface NotesServiceOptions {
   reportThreads?: number | null;
   /** Folio's public URL, for links back to notes in reports. */
   publicUrl?: () => string;
+  /** Told of every note written, trashed, restored or purged, in the write's transaction (search listens). */
+  events?: ResourceEvents;
 }
+
+/** The kind of resource a note is, for search. */
+export const NOTE_KIND = 'note';
 
 /** The storage kind note revisions are counted under. */
 const STORAGE_KIND = 'notes';
@@ -88,6 +94,7 @@ export class NotesServiceImpl implements NotesService {
   readonly #reportPool: ReportRenderPool;
   readonly #publicUrl: () => string;
   readonly #reportSlots: ReportSlots;
+  readonly #events: ResourceEvents | undefined;
 
   constructor(db: { orm: MikroORM }, opts: NotesServiceOptions = {}) {
     this.#orm = db.orm;
@@ -100,6 +107,14 @@ export class NotesServiceImpl implements NotesService {
     this.#reportSlots = new ReportSlots(opts.reportsPerUser ?? 2);
     this.#reportPool = new ReportRenderPool({ threads: opts.reportThreads });
     this.#publicUrl = opts.publicUrl ?? (() => '');
+    this.#events = opts.events;
+  }
+
+  async #changed(em: EntityManager, owner: string, ids: string[]): Promise<void> {
+    await this.#events?.changed(
+      em,
+      ids.map((id) => ({ kind: NOTE_KIND, owner, id })),
+    );
   }
 
   #em(): EntityManager {
@@ -204,6 +219,7 @@ export class NotesServiceImpl implements NotesService {
       await applyWordDelta(em, ownerId, wordDelta(new Set(), d.words));
       await applyStatsDelta(em, ownerId, tagDelta(null, content.tags), 1);
       await chargeStorage(em, ownerId, STORAGE_KIND, stored, this.#storage);
+      await this.#changed(em, ownerId, [id]);
       const at = new Date(r!.ts_ms).toISOString();
       return { id, ...content, source, version: 1, created_at: at, updated_at: at, deleted_at: null };
     });
@@ -345,6 +361,7 @@ export class NotesServiceImpl implements NotesService {
       await applyStatsDelta(em, owner, tagDelta(liveBefore, liveAfter), live);
       // Last, once every other lock of the write is held: the quota's per-user lock.
       await chargeStorage(em, owner, STORAGE_KIND, rev.stored_bytes, this.#storage);
+      await this.#changed(em, owner, [id]);
       const at = new Date(r!.ts_ms).toISOString();
       return {
         ...toNote(current),
@@ -380,6 +397,7 @@ export class NotesServiceImpl implements NotesService {
       await em.execute(`delete from notes where id = ? and owner_id = ?`, [id, owner]);
       await applyWordDelta(em, owner, wordDelta(wordsOf(oldWords), new Set()));
       await chargeStorage(em, owner, STORAGE_KIND, -(freed?.bytes ?? 0), this.#storage);
+      await this.#changed(em, owner, [id]);
     });
   }
 
@@ -415,6 +433,12 @@ export class NotesServiceImpl implements NotesService {
         const owners = [...byOwner.keys()].sort();
         for (const owner of owners) await applyWordDelta(em, owner, byOwner.get(owner)!.words);
         for (const owner of owners) await chargeStorage(em, owner, STORAGE_KIND, -byOwner.get(owner)!.freed, this.#storage);
+        for (const owner of owners)
+          await this.#changed(
+            em,
+            owner,
+            found.filter((f) => f.owner_id === owner).map((f) => f.id),
+          );
         return found.length;
       });
       total += n;

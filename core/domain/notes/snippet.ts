@@ -80,6 +80,29 @@ export function snippetAround(text: string, terms: Array<{ text: string; cjk: bo
   return (start > 0 ? '…' : '') + collapse(out) + (end < text.length ? '…' : '');
 }
 
+/** How much of a long text one look for a match reads (windows overlap by SNIPPET_OVERLAP). */
+export const SNIPPET_WINDOW = 20_000;
+const SNIPPET_OVERLAP = 400;
+
+/**
+ * snippetAround over a text of any length, read in windows (folding a whole 1 MiB note at once
+ * would cost more than the query): the window holding the first match gives the snippet.
+ */
+export function snippetDeep(text: string, terms: Array<{ text: string; cjk: boolean }>): string | null {
+  for (let start = 0; start < text.length; start += SNIPPET_WINDOW - SNIPPET_OVERLAP) {
+    const from = safeBoundary(text, start);
+    const to = safeBoundary(text, Math.min(text.length, from + SNIPPET_WINDOW));
+    const found = snippetAround(text.slice(from, to), terms);
+    if (found !== null) {
+      const head = from > 0 && !found.startsWith('…') ? '…' : '';
+      const tail = to < text.length && !found.endsWith('…') ? '…' : '';
+      return head + found + tail;
+    }
+    if (to >= text.length) break;
+  }
+  return null;
+}
+
 /** The beginning of the text, as a plain one-line excerpt. */
 export function excerpt(text: string, max = 200): string {
   const head = collapse(text.slice(0, max * 4));

@@ -2,6 +2,7 @@
 // services, the scope transcribe, the REST group `transcribe` (governed by the `transcribe`
 // namespace), and its job on the queue.
 import path from 'node:path';
+import { transcriptsSearchSource } from './search-source.ts';
 import { defineDomain } from '../../contract/domain.ts';
 import type { FilesServiceImpl } from '../files/service.ts';
 import type { IdentityService } from '../identity/service.ts';
@@ -36,6 +37,7 @@ export const transcribeDomain = defineDomain<TranscribeService, TranscribeSettin
         notes: env.domain<NotesService>('notes'),
         identity: env.domain<IdentityService>('identity'),
         workDir: path.join(dataDir, 'transcribe'),
+        events: env.events,
       },
       settings,
     );
@@ -59,5 +61,6 @@ export const transcribeDomain = defineDomain<TranscribeService, TranscribeSettin
     routes: transcribeRoutes,
     components: COMPONENTS,
   },
+  search: () => [transcriptsSearchSource],
   bind: (service, caller) => bindTranscribe(service, caller),
 });

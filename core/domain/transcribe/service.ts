@@ -4,6 +4,7 @@
 // server by default, in `npm run worker` processes to scale out; one in flight when a process dies
 // is run again after the restart. Every query is scoped by the acting user: another user's job is
 // not found. Files are read and notes written through their own services, with their rules.
+import type { ResourceEvents } from '../../contract/search.ts';
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
@@ -94,7 +95,12 @@ export interface TranscribeDeps {
   log: Logger;
   /** Where audio is copied while an engine works on it. */
   workDir: string;
+  /** Told when a transcript is written or deleted, in that transaction (search listens). */
+  events?: ResourceEvents;
 }
+
+/** The kind of resource a transcript is, for search. */
+export const TRANSCRIPT_KIND = 'transcript';
 
 export class TranscribeService {
   readonly #d: TranscribeDeps;
@@ -252,7 +258,10 @@ export class TranscribeService {
   async delete(p: Principal, id: string): Promise<void> {
     const row = await this.#row(p.user.id, id);
     if (row.status === 'queued' || row.status === 'running') await this.cancel(p, id).catch(() => undefined);
-    await this.#em().execute(`delete from transcriptions where id = ? and owner_id = ?`, [id, p.user.id]);
+    await this.#em().transactional(async (em) => {
+      await em.execute(`delete from transcriptions where id = ? and owner_id = ?`, [id, p.user.id]);
+      await this.#d.events?.changed(em, [{ kind: TRANSCRIPT_KIND, owner: p.user.id, id }]);
+    });
   }
 
   /** The transcript of a succeeded job, as txt, srt, vtt or json. */
@@ -350,11 +359,14 @@ export class TranscribeService {
       if (now?.status !== 'running') return { skipped: now?.status ?? 'gone' };
       const { model, ...transcript } = result;
       const noteId = row.to_note ? await this.#writeNote(p, row, transcript, ref.name) : row.note_id;
-      await this.#set(
-        row.id,
-        `status = 'succeeded', progress = 100, result = ?::jsonb, model = ?, duration = ?, language = coalesce(language, ?), note_id = ?, finished_at = now()`,
-        [JSON.stringify(transcript), model, transcript.duration, transcript.language, noteId],
-      );
+      await this.#em().transactional(async (em) => {
+        await em.execute(
+          `update transcriptions set status = 'succeeded', progress = 100, result = ?::jsonb, model = ?, duration = ?,
+             language = coalesce(language, ?), note_id = ?, finished_at = now() where id = ?`,
+          [JSON.stringify(transcript), model, transcript.duration, transcript.language, noteId, row.id],
+        );
+        await this.#d.events?.changed(em, [{ kind: TRANSCRIPT_KIND, owner: row.owner_id, id: row.id }]);
+      });
       return { chars: transcript.text.length, note_id: noteId };
     } catch (err) {
       if (timeout.aborted && !job.signal.aborted)

@@ -2,7 +2,7 @@
 // wrong. Any content type but multipart is read as JSON: `curl -d '{...}'` sends a form content
 // type by default, and refusing it would only teach the caller a header. (The REST surface holds
 // to its contract and checks the content type first: core/surfaces/rest/router.ts.)
-import getRawBody from 'raw-body';
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import { BadArguments, PayloadTooLarge } from '../../contract/errors.ts';
 import { jsonDepth } from '../../kernel/limits.ts';
@@ -13,40 +13,38 @@ export interface BodyLimits {
   jsonDepth: number;
 }
 
+/** Strict: invalid UTF-8 throws (one decoder serves every read: without `stream` each decode starts afresh). */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /** undefined when there is no body at all. */
-export async function readJsonBody(ctx: Context, limits: BodyLimits): Promise<unknown> {
-  const type = ctx.get('content-type');
+export function readJsonBody(ctx: Context, limits: BodyLimits): Promise<unknown> {
+  return readJsonRequest(ctx.req, limits);
+}
+
+/** readJsonBody on the bare Node request (for routes served before Koa). */
+export async function readJsonRequest(req: IncomingMessage, limits: BodyLimits): Promise<unknown> {
+  const type = req.headers['content-type'] ?? '';
   if (/^multipart\//i.test(type))
     throw new BadArguments('multipart bodies are not accepted here; send a JSON object', [{ path: '(body)', message: 'must be JSON' }]);
-  const declared = ctx.get('content-length');
+  const declared = req.headers['content-length'] ?? '';
   if (declared && Number(declared) > limits.requestBytes) throw tooBig(Number(declared), limits.requestBytes);
   // The HTTP parser may give up inside the body (a bad chunk size, a body shorter than its
   // Content-Length): before the read, or during it (client-errors.ts tells), that is a bad request.
   const refused = (why: string) => new BadArguments(`could not read the body: ${why}`);
-  const already = malformation(ctx.req);
+  const already = malformation(req);
   if (already) throw refused(already.reason);
-  let stop = () => {};
-  const cut = new Promise<never>((_, reject) => {
-    stop = onMalformed(ctx.req, (why) => reject(refused(why)));
-  });
-  // Bytes, not text: raw-body's decoding would turn invalid UTF-8 into U+FFFD, and store it.
-  const reading = getRawBody(ctx.req, { limit: limits.requestBytes, ...(declared ? { length: declared } : {}) });
   let bytes: Buffer;
   try {
-    bytes = await Promise.race([reading, cut]);
+    bytes = await readBytes(req, limits.requestBytes, declared, refused);
   } catch (err) {
     if (err instanceof BadArguments) throw err;
     const e = err as { type?: string; length?: number; received?: number };
     if (e.type === 'entity.too.large') throw tooBig(e.length ?? e.received ?? limits.requestBytes + 1, limits.requestBytes);
     throw new BadArguments(`could not read the body: ${(err as Error).message}`);
-  } finally {
-    stop();
-    // Refused mid-read, the read fails when the connection closes after the answer: nobody waits for it.
-    reading.catch(() => {});
   }
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    text = UTF8.decode(bytes);
   } catch {
     throw new BadArguments('the body is not valid UTF-8; send JSON encoded as UTF-8');
   }
@@ -64,6 +62,73 @@ export async function readJsonBody(ctx: Context, limits: BodyLimits): Promise<un
       { path: '(body)', message: `nested deeper than ${limits.jsonDepth}` },
     ]);
   return value;
+}
+
+/** An error as raw-body words it (the answers above quote its message; `type` tells the kind). */
+function readError(message: string, fields: Record<string, unknown>): Error {
+  return Object.assign(new Error(message), fields);
+}
+
+/**
+ * The body's bytes, as raw-body reads them (the same checks, errors and halting), in one promise
+ * with the parser's refusal of the rest of the body (client-errors.ts): that rejects it with
+ * `refused(why)`, and the connection closes after the answer.
+ */
+function readBytes(req: IncomingMessage, limit: number, declared: string, refused: (why: string) => Error): Promise<Buffer> {
+  const length = declared !== '' && !Number.isNaN(Number(declared)) ? parseInt(declared, 10) : null;
+  return new Promise<Buffer>((resolve, reject) => {
+    if (length !== null && length > limit)
+      return reject(readError('request entity too large', { expected: length, length, limit, type: 'entity.too.large' }));
+    if (!req.readable) return reject(readError('stream is not readable', { type: 'stream.not.readable' }));
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let complete = false;
+    const cleanup = () => {
+      req.off('aborted', onAborted);
+      req.off('close', cleanup);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onEnd);
+      stop();
+    };
+    const fail = (err: Error, halt: boolean) => {
+      if (complete) return;
+      complete = true;
+      cleanup();
+      if (halt) {
+        req.unpipe();
+        req.pause();
+      }
+      reject(err);
+    };
+    const onAborted = () =>
+      fail(readError('request aborted', { code: 'ECONNABORTED', expected: length, length, received, type: 'request.aborted' }), true);
+    const onData = (chunk: Buffer) => {
+      if (complete) return;
+      received += chunk.length;
+      if (received > limit) fail(readError('request entity too large', { limit, received, type: 'entity.too.large' }), true);
+      else chunks.push(chunk);
+    };
+    const onEnd = (err?: Error) => {
+      if (complete) return;
+      if (err) return fail(err, true);
+      if (length !== null && received !== length)
+        return fail(
+          readError('request size did not match content length', { expected: length, length, received, type: 'request.size.invalid' }),
+          true,
+        );
+      complete = true;
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    };
+    // Refused mid-read by the parser: the body never ends; answer now (the connection closes after).
+    const stop = onMalformed(req, (why) => fail(refused(why), false));
+    req.on('aborted', onAborted);
+    req.on('close', cleanup);
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onEnd);
+  });
 }
 
 function tooBig(size: number, limit: number): PayloadTooLarge {

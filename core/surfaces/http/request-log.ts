@@ -3,7 +3,7 @@
 // something logs: the common request logs once, at the end. An error Koa reports about the request
 // (the client reset the connection, a streamed body failed) goes on that same line.
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { isClientGone, malformation } from './client-errors.ts';
@@ -12,9 +12,9 @@ const SANE_ID = /^[\w.-]{1,128}$/;
 /** Query parameters whose values never reach the log (a token sent in the URL is refused, but logged it would leak). */
 const SECRET_PARAMS = /^(access_token|token|api_key|apikey|bearer|auth|code|password)$/i;
 
-function safeQuery(ctx: Context): string | undefined {
-  if (!ctx.querystring) return undefined;
-  const params = new URLSearchParams(ctx.querystring);
+function safeQuery(querystring: string): string | undefined {
+  if (!querystring) return undefined;
+  const params = new URLSearchParams(querystring);
   for (const key of [...params.keys()]) if (SECRET_PARAMS.test(key)) params.set(key, '[redacted]');
   return params.toString();
 }
@@ -33,12 +33,18 @@ const pending = new WeakMap<ServerResponse, unknown[]>();
  * written (or there is no request), on a line of its own. Never to stderr.
  */
 export function requestError(log: Logger, err: unknown, ctx: Context | undefined): void {
-  const errors = ctx && pending.get(ctx.res);
+  responseError(log, err, ctx?.res);
+}
+
+/** requestError for a bare Node response (routes served before Koa report their socket's errors here). */
+export function responseError(log: Logger, err: unknown, res: ServerResponse | undefined): void {
+  const errors = res && pending.get(res);
   if (errors) {
     errors.push(err);
     return;
   }
-  const reqId = ctx?.response.get('X-Request-Id') || undefined;
+  const header = res?.getHeader('X-Request-Id');
+  const reqId = typeof header === 'string' && header ? header : undefined;
   if (isClientGone(err)) log.debug({ reqId, err: brief(err) }, 'client gone');
   else log.error({ reqId, err }, 'request error');
 }
@@ -48,39 +54,70 @@ function brief(err: unknown): { code?: string; message: string } {
   return { ...(typeof e?.code === 'string' ? { code: e.code } : {}), message: String(e?.message ?? err) };
 }
 
+/** One request's log: its id (already set as X-Request-Id on the response) and its logger. */
+export interface RequestRecord {
+  readonly id: string;
+  /** The request's logger: a child carrying the request id, made on first use. */
+  readonly log: Logger;
+}
+
+/**
+ * Starts the log of one request on a bare Node request/response (the Koa middleware below, and the
+ * routes served before Koa: core/surfaces/http/fast-routes.ts). `what` is read when the line is
+ * written: method, path and raw query string as they are then.
+ */
+export function beginRequest(
+  log: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  what: () => { method: string; path: string; querystring: string },
+): RequestRecord {
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && SANE_ID.test(given) ? given : randomUUID();
+  res.setHeader('X-Request-Id', id);
+  const started = performance.now();
+  let child: Logger | undefined;
+  const errors: unknown[] = [];
+  pending.set(res, errors);
+  let logged = false;
+  const done = () => {
+    if (logged) return;
+    logged = true;
+    pending.delete(res);
+    const status = res.writableFinished ? res.statusCode : 499;
+    // A client that went away is the 499; anything else Koa reported is the server's failure.
+    const failure = errors.length === 0 ? undefined : errors.find((e) => !isClientGone(e));
+    const gone = errors.length === 0 ? undefined : errors.find((e) => isClientGone(e));
+    const level = status >= 500 || failure !== undefined ? 'error' : 'info';
+    if (!log.isLevelEnabled(level)) return; // nothing would be written: no line to make
+    const clientError = malformation(req);
+    const { method, path, querystring } = what();
+    const line = {
+      reqId: id,
+      req: { method, path, query: safeQuery(querystring) },
+      res: { statusCode: status },
+      responseTime: Math.round((performance.now() - started) * 10) / 10,
+      ...(clientError ? { clientError } : {}),
+      ...(failure !== undefined ? { err: failure } : gone !== undefined ? { err: brief(gone) } : {}),
+    };
+    if (level === 'error') log.error(line, 'request failed');
+    else log.info(line, 'request completed');
+  };
+  // Plain listeners (done runs once): no once-wrappers to make per request.
+  res.on('finish', done);
+  res.on('close', done);
+  return {
+    id,
+    get log() {
+      return (child ??= log.child({ reqId: id }));
+    },
+  };
+}
+
 export function requestLog(log: Logger) {
   return async (ctx: Context, next: Next) => {
-    const given = ctx.get('x-request-id');
-    const id = SANE_ID.test(given) ? given : randomUUID();
-    ctx.set('X-Request-Id', id);
-    const started = performance.now();
-    let child: Logger | undefined;
-    Object.defineProperty(ctx.state, 'log', { get: () => (child ??= log.child({ reqId: id })), configurable: true, enumerable: true });
-    const errors: unknown[] = [];
-    pending.set(ctx.res, errors);
-    let logged = false;
-    const done = () => {
-      if (logged) return;
-      logged = true;
-      pending.delete(ctx.res);
-      const status = ctx.res.writableFinished ? ctx.status : 499;
-      // A client that went away is the 499; anything else Koa reported is the server's failure.
-      const failure = errors.find((e) => !isClientGone(e));
-      const gone = errors.find((e) => isClientGone(e));
-      const clientError = malformation(ctx.req);
-      const line = {
-        reqId: id,
-        req: { method: ctx.method, path: ctx.path, query: safeQuery(ctx) },
-        res: { statusCode: status },
-        responseTime: Math.round((performance.now() - started) * 10) / 10,
-        ...(clientError ? { clientError } : {}),
-        ...(failure !== undefined ? { err: failure } : gone !== undefined ? { err: brief(gone) } : {}),
-      };
-      if (status >= 500 || failure !== undefined) log.error(line, 'request failed');
-      else log.info(line, 'request completed');
-    };
-    ctx.res.once('finish', done);
-    ctx.res.once('close', done);
+    const record = beginRequest(log, ctx.req, ctx.res, () => ({ method: ctx.method, path: ctx.path, querystring: ctx.querystring }));
+    Object.defineProperty(ctx.state, 'log', { get: () => record.log, configurable: true, enumerable: true });
     await next();
   };
 }

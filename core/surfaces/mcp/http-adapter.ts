@@ -25,6 +25,9 @@ function headersOf(response: Response, extra?: Record<string, string>): Record<s
   return extra ? Object.assign(out, extra) : out;
 }
 
+/** The transport's chunks are encoded text (TextEncoder): decoding them back loses nothing. */
+const UTF8 = new TextDecoder();
+
 const nextMacrotask = () => new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined)));
 
 /**
@@ -63,7 +66,8 @@ export async function writeResponse(res: ServerResponse, response: Response, hol
       if (!open()) return;
       if (next?.done) {
         res.writeHead(response.status, headersOf(response, { 'content-length': String(first.value.byteLength) }));
-        res.end(first.value);
+        // As a string: Node sends headers and body in one write (a Buffer body goes as a second chunk).
+        res.end(UTF8.decode(first.value));
         return;
       }
       res.writeHead(response.status, headersOf(response));

@@ -11,8 +11,39 @@ export function promptOf(p: PromptEntry): Prompt {
     name: toolName(p.namespace, p.name),
     ...(p.title ? { title: p.title } : {}),
     description: p.description,
-    ...(p.arguments.length > 0 ? { arguments: p.arguments.map((a) => ({ ...a })) } : {}),
+    // What completion uses (values, suggest) stays on the server.
+    ...(p.arguments.length > 0
+      ? {
+          arguments: p.arguments.map((a) => ({
+            name: a.name,
+            ...(a.description !== undefined ? { description: a.description } : {}),
+            ...(a.required ? { required: true } : {}),
+          })),
+        }
+      : {}),
   };
+}
+
+/** The most completion values one answer carries (the protocol's limit). */
+export const COMPLETION_MAX = 100;
+
+/** Candidates starting with `typed` (ignoring case), in the order given, at most COMPLETION_MAX. */
+export function completeFrom(candidates: string[], typed: string): { values: string[]; total: number; hasMore: boolean } {
+  const prefix = typed.toLowerCase();
+  const all = candidates.filter((c) => c.toLowerCase().startsWith(prefix));
+  return { values: all.slice(0, COMPLETION_MAX), total: all.length, hasMore: all.length > COMPLETION_MAX };
+}
+
+/** The values a prompt argument may be completed from: its declared values, or the caller's tags (most used first). */
+export function argumentCandidates(p: PromptEntry, argument: string, tags: Record<string, number>): string[] {
+  const a = p.arguments.find((x) => x.name === argument);
+  if (!a) return [];
+  if (a.values) return a.values;
+  if (a.suggest === 'tags')
+    return Object.entries(tags)
+      .sort((x, y) => y[1] - x[1] || x[0].localeCompare(y[0]))
+      .map(([t]) => t);
+  return [];
 }
 
 /** The prompts of the namespaces this caller can see, in namespace then name order. */

@@ -56,6 +56,8 @@ export interface McpDeps {
 
 export interface McpSurface {
   router: Router;
+  /** The /mcp route itself (core/app.ts also serves POST /mcp with it before the other routes). */
+  handle(ctx: Context): Promise<void>;
   /** Something about this user changed (namespace access, their notes): their sessions re-check their lists. */
   accessChanged(userId: string): void;
   /** Anything may have changed (a change feed reconnected): every session re-checks. */
@@ -115,7 +117,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
   // curl surface are resources too (a token names the one it is for), described here alike.
   for (const resourcePath of RESOURCE_PATHS) router.get(`${METADATA_PATH}${resourcePath}`, (ctx) => metadata(ctx, resourcePath));
 
-  router.all('/mcp', async (ctx) => {
+  const handle = async (ctx: Context): Promise<void> => {
     // The request's logger is made on first use (most requests log once, at the end).
     const reqLog = (): Logger => (ctx.state.log as Logger | undefined) ?? log;
     const host = ctx.get('host') || undefined;
@@ -199,7 +201,8 @@ export function mcpSurface(deps: McpDeps): McpSurface {
       ctx.method === 'POST' && (Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body));
     if (!initializing) return jsonRpcError(ctx, 400, -32000, 'Bad Request: Mcp-Session-Id header is required (initialize first)');
     return openSession(ctx, body, authInfo, principal, reqLog);
-  });
+  };
+  router.all('/mcp', handle);
 
   async function handOver(ctx: Context, transport: FolioTransport, body: unknown, authInfo: AuthInfo, reqLog: () => Logger) {
     ctx.respond = false;
@@ -296,6 +299,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
 
   return {
     router,
+    handle,
     accessChanged: (userId: string) => {
       if (stateful) store.accessChanged(userId);
     },

@@ -5,6 +5,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
@@ -26,7 +27,7 @@ import { NotFound, UnknownName } from '../../contract/errors.ts';
 import { errorAnswer } from '../http/error-text.ts';
 import { fingerprintResources, listSkills, parseSkillUri, readSkill, SKILL_TEMPLATE } from './resources.ts';
 import { errorResult, MAX_BYTES_ARG, parseToolName, renderTool, resultOf } from './tools.ts';
-import { listPrompts, promptArgumentsProblem, promptResult } from './prompts.ts';
+import { argumentCandidates, completeFrom, listPrompts, promptArgumentsProblem, promptResult } from './prompts.ts';
 import { callRef } from '../../kernel/describe.ts';
 
 /** What a handler knows of the HTTP request it came in on. */
@@ -64,7 +65,11 @@ export async function listTools(dispatcher: Dispatcher, caller: RequestCaller): 
   const snapshot = dispatcher.registry.snapshot;
   // References to functions in descriptions name tools; any function of the registry counts.
   const isFunction = (ns: string, fn: string) => snapshot.namespaces.get(ns)?.functions.has(fn) === true;
+  // With pinned namespaces, only theirs and the catalogue's own tools (which find the rest); every
+  // callable tool can still be called.
+  const pins = new Set(await dispatcher.policy.pins(viewer));
   for (const ns of await dispatcher.namespaces(viewer)) {
+    if (pins.size > 0 && !pins.has(ns.name) && ns.name !== CATALOGUE_NAMESPACE) continue;
     for (const fn of [...ns.functions.values()].sort((a, b) => a.name.localeCompare(b.name))) {
       if (!dispatcher.policy.entitled(caller.principal, fn.requires)) continue;
       const r = renderTool(fn, dispatcher.ceiling(fn), isFunction, snapshot.generation);
@@ -79,6 +84,9 @@ export async function listTools(dispatcher: Dispatcher, caller: RequestCaller): 
 export async function listResources(dispatcher: Dispatcher, caller: RequestCaller): Promise<Resource[]> {
   return listSkills(await dispatcher.namespaces(await dispatcher.viewer(caller.principal, caller.log)));
 }
+
+/** The namespace of the catalogue tools (plugins/folio): listed even when the caller pinned others. */
+export const CATALOGUE_NAMESPACE = 'folio';
 
 /** Hooks a session uses to keep track of what its client has seen. */
 export interface SessionHooks {
@@ -100,6 +108,7 @@ export const INSTRUCTIONS = [
   "Folio: the user's notes, files and tools. Tools are named {namespace}__{function}. A tool's description says what it is for and its answer ceiling; its inputSchema documents each argument, its outputSchema the result.",
   "Size: an answer over its tool's ceiling is refused, never cut. When that happens, ask for less: narrow the arguments (a smaller limit, a filter, one part or page at a time). To cap an answer yourself, send max_bytes_llm: N in the tools/call _meta (or among the arguments); it lowers the ceiling, never raises it.",
   "Guides for agents are resources skill://{namespace}/{name}; start with a namespace's how_it_works where there is one.",
+  'Not listed? folio__find_tools finds the tools you may call by what they do (with their schemas); any of them can be called, listed or not.',
 ].join('\n\n');
 
 /** A JSON-RPC error as the SDK sends it (code, message, data), without McpError's message prefix. */
@@ -176,6 +185,8 @@ export function buildServer(deps: ServerDeps, hooks?: SessionHooks): Server {
         resources: { listChanged: deps.stateful },
         // Prompts change with the namespaces a caller sees; clients list them when they show them.
         prompts: { listChanged: false },
+        // Prompt arguments (declared values, the caller's tags) and the skill:// template's parts.
+        completions: {},
         logging: {},
       },
       instructions: INSTRUCTIONS,
@@ -250,6 +261,42 @@ export function buildServer(deps: ServerDeps, hooks?: SessionHooks): Server {
       const answer = errorAnswer(err, caller.log);
       throw rpcError(ErrorCode.InternalError, answer.text);
     }
+  });
+
+  server.setRequestHandler(CompleteRequestSchema, async (request, extra) => {
+    const caller = callerOf(extra);
+    const { ref, argument } = request.params;
+    const viewer = await dispatcher.viewer(caller.principal, caller.log);
+    const none = { completion: { values: [], total: 0, hasMore: false } };
+    if (ref.type === 'ref/prompt') {
+      const target = parseToolName(ref.name);
+      if (!target) throw unknownPrompt(ref.name);
+      let prompt;
+      try {
+        prompt = (await dispatcher.namespace(viewer, target.namespace)).prompts.get(target.fn);
+      } catch (err) {
+        if (err instanceof NotFound) throw unknownPrompt(ref.name);
+        throw err;
+      }
+      if (!prompt) throw unknownPrompt(ref.name);
+      return { completion: completeFrom(argumentCandidates(prompt, argument.name, viewer.caller.notes.tags), argument.value) };
+    }
+    // ref/resource: the guide template's namespace (those the caller sees that have guides), then name.
+    if (ref.uri !== SKILL_TEMPLATE.uriTemplate) throw resourceNotFound(ref.uri);
+    const visible = (await dispatcher.namespaces(viewer)).filter((ns) => ns.skills.size > 0);
+    if (argument.name === 'namespace')
+      return {
+        completion: completeFrom(
+          visible.map((ns) => ns.name),
+          argument.value,
+        ),
+      };
+    if (argument.name === 'name') {
+      const ns = visible.find((n) => n.name === request.params.context?.arguments?.['namespace']);
+      const names = ns ? [...ns.skills.keys()].sort() : [...new Set(visible.flatMap((n) => [...n.skills.keys()]))].sort();
+      return { completion: completeFrom(names, argument.value) };
+    }
+    return none;
   });
 
   server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {

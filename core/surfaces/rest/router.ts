@@ -279,6 +279,7 @@ async function handle(ctx: Context, c: Compiled, opts: RestFrameworkOptions, log
           log,
           signal,
           requireScope: (scope) => policy.entitle(principal, { scopes: [scope] }, what),
+          mayRead: (namespace, scope) => policy.mayRead(viewer, namespace, scope),
         }),
       { untimed: route.upload !== undefined || route.raw !== undefined },
     );

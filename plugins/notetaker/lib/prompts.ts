@@ -13,8 +13,8 @@ export const summarize_week: PromptDefinition = {
   title: "Summarize my week's notes",
   description: 'Summarize the notes you wrote or changed recently: topics, decisions, open questions and to-dos.',
   arguments: [
-    { name: 'days', description: 'How many days back (default 7).' },
-    { name: 'tag', description: 'Only notes with this tag, e.g. meeting.' },
+    { name: 'days', description: 'How many days back (default 7).', values: ['1', '7', '14', '30'] },
+    { name: 'tag', description: 'Only notes with this tag, e.g. meeting.', suggest: 'tags' },
   ],
   render: (args, ctx) => {
     const days = positiveDays(args.days, 7);
