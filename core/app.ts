@@ -16,6 +16,7 @@ import type { CachedNotes } from './domain/notes/summary-cache.ts';
 import { ChangeFeed } from './db/change-feed.ts';
 import { JobQueue } from './db/jobs.ts';
 import { refreshPlannerStats } from './db/maintenance.ts';
+import { embeddedCapacity, forHealth, type CapacityReport } from './db/capacity.ts';
 import { Authenticator } from './kernel/auth.ts';
 import { PACKAGE, type Config } from './kernel/config.ts';
 import { Dispatcher } from './kernel/dispatch.ts';
@@ -209,9 +210,15 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
 
   const root = new Router();
   const transcribe = serviceOf('transcribe') as TranscribeService;
+  // The embedded engine's size against what it was measured to serve (core/db/capacity.ts);
+  // checked after start and then every embedded.checkMinutes.
+  let capacity: CapacityReport | null = null;
   root.get(
     '/health',
-    healthRoute(db, PACKAGE.version, async () => ({ transcription: await transcribe.engines() })),
+    healthRoute(db, PACKAGE.version, async () => ({
+      transcription: await transcribe.engines(),
+      ...(capacity ? { embedded_capacity: forHealth(capacity) } : {}),
+    })),
   );
   // Said once at start: a default engine that cannot run, and what it needs.
   void transcribe.engines().then((e) => {
@@ -364,6 +371,31 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     timer.unref();
     return [timer];
   });
+
+  const checkCapacity = async () => {
+    const report = await embeddedCapacity(db, config.embedded);
+    capacity = report;
+    if (report?.status === 'over')
+      log.warn(
+        { largest: report.largest, limits: report.limits, usersOver: report.users_over },
+        `the embedded database holds more than it serves within its latency targets: ${report.advice}`,
+      );
+  };
+  if (db.engine === 'pglite') {
+    const run = () => {
+      if (closing) return;
+      const p = checkCapacity()
+        .catch((err: unknown) => log.error({ err }, 'embedded capacity check failed'))
+        .then(() => {
+          running.delete(p);
+        });
+      running.add(p);
+    };
+    run();
+    const timer = setInterval(run, config.embedded.checkMinutes * 60_000);
+    timer.unref();
+    timers.push(timer);
+  }
 
   return {
     config,

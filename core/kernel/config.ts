@@ -167,6 +167,17 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    embedded: Type.Object(
+      {
+        /** Live notes of one user the embedded database serves within the latency targets (measured); past it Folio warns. */
+        notesPerUser: Int(1),
+        /** Rows of one user's search index likewise (chunks of notes, files, transcripts). */
+        searchChunksPerUser: Int(1),
+        /** How often the embedded database's size is checked against them (fractions for tests). */
+        checkMinutes: Type.Number({ minimum: 0.01, maximum: 10_080 }),
+      },
+      { additionalProperties: false },
+    ),
     jobs: Type.Object(
       {
         /** Run the background workers inside the server process; false when `npm run worker` processes do it. */

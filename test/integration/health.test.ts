@@ -4,6 +4,7 @@
 // the embedded engine.
 import t from 'tap';
 import net from 'node:net';
+import { pino } from 'pino';
 import { startTestServer, req, createUser } from '../helpers/server.ts';
 
 /** Answers within 2 s or fails: a health check that hangs is the bug this guards against. */
@@ -75,6 +76,7 @@ if (serverUrl) {
     const ok = await health(s.url);
     t.equal(ok.status, 200);
     t.same(ok.body.database, { status: 'ok', engine: 'postgres', latency_ms: ok.body.database.latency_ms });
+    t.notOk('embedded_capacity' in ok.body, 'a PostgreSQL server is never flagged');
     proxy.freeze(true);
     const down = await health(s.url);
     t.equal(down.status, 503);
@@ -130,6 +132,41 @@ if (serverUrl) {
     t.equal(await recovers(s.url), 200, 'back to 200 without a restart');
   });
 }
+
+// The embedded engine serves a measured size per user within its latency targets; past it the
+// operator is told, in the log and in /health, what to do. (Limits lowered here to a few notes.)
+t.test(
+  'embedded PGlite: a user past what it serves within its targets is said in /health and the log',
+  { skip: serverUrl ? 'PGlite only' : false },
+  async (t) => {
+    const lines: Array<Record<string, unknown>> = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const s = await startTestServer({ log, overrides: { embedded: { notesPerUser: 3, searchChunksPerUser: 1000, checkMinutes: 0.01 } } });
+    t.teardown(() => s.close());
+    // The first check runs just after the start.
+    let ok = await health(s.url);
+    for (let i = 0; i < 100 && !ok.body.embedded_capacity; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      ok = await health(s.url);
+    }
+    t.equal(ok.status, 200);
+    t.equal(ok.body.embedded_capacity?.status, 'ok', 'nobody is over yet');
+    const user = await createUser(s, 'prolific@example.com');
+    for (let i = 0; i < 4; i++)
+      t.equal((await req(s, 'POST', '/api/v1/notetaker/notes', { token: user.token, body: { title: `note ${i}` } })).status, 201);
+    let over = ok;
+    for (let i = 0; i < 100 && over.body.embedded_capacity?.status !== 'over'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      over = await health(s.url);
+    }
+    t.equal(over.status, 200, 'still healthy: it serves, only slower than promised');
+    t.match(over.body.embedded_capacity, { status: 'over', users_over: 1, limits: { notes_per_user: 3 }, advice: /DATABASE_URL/ });
+    t.notOk('largest' in over.body.embedded_capacity, "the largest user's figures are not public");
+    const warned = lines.find((l) => /more than it serves within its latency targets/.test(String(l['msg'])));
+    t.ok(warned, 'a warning in the log');
+    t.equal((warned?.['largest'] as { notes: number } | undefined)?.notes, 4, "with the largest user's figures");
+  },
+);
 
 // Busy is not down: with every pooled connection taken and queries queued behind them (reports,
 // searches), the health check runs on a connection of its own and is answered between statements.
