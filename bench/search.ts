@@ -28,10 +28,10 @@ import { loadConfig } from '../core/kernel/config.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { chunkDocument } from '../core/domain/search/chunk.ts';
 import { rankedStatement, runGuarded, type Filters } from '../core/domain/search/service.ts';
-import { fuzzyQuery } from '../core/domain/notes/search.ts';
+import { closeWordsStatement, knownWordsStatement } from '../core/domain/notes/search.ts';
 import { noteParts } from '../core/domain/notes/search-source.ts';
-import { parseQuery } from '../core/domain/notes/query.ts';
-import { buildVector } from '../core/domain/notes/text.ts';
+import { parseQuery, plainWords, withAlternatives } from '../core/domain/notes/query.ts';
+import { buildVector, isFuzzyWord } from '../core/domain/notes/text.ts';
 import { ADMIN_TOKEN, FIRST_PARTY_PLUGINS, freshDatabase } from './lib.ts';
 import { generateNotes, QUERIES } from './seed-notes.ts';
 import { assertNode24, percentile, progress, removeDir, round, tempDir } from './util.ts';
@@ -233,9 +233,16 @@ async function floorCall(em: EntityManager, owner: string, q: string): Promise<v
   const f: Filters = { kinds: KINDS, tags: undefined, range: {}, type: undefined };
   const found = await runGuarded(em, rankedStatement(owner, parsed, f, undefined, 21));
   if (found.length > 0) return;
-  // Typo tolerance: the routine search runs (its statements, no HTTP, no auth, no JSON).
-  const fuzzy = await fuzzyQuery(em, owner, parsed, { table: 'search_words', timeoutMs: 5000 });
-  if (fuzzy) await runGuarded(em, rankedStatement(owner, fuzzy, f, undefined, 21));
+  const words = plainWords(parsed).filter(isFuzzyWord);
+  const known = new Set(
+    (await em.execute<Array<{ word: string }>>(...knownWordsStatement('search_words', owner, words))).map((r) => r.word),
+  );
+  const missing = words.filter((w) => !known.has(w));
+  if (missing.length === 0) return;
+  const close = await runGuarded<{ term: string; word: string }>(em, closeWordsStatement('search_words', owner, missing));
+  const alternatives = new Map<string, string[]>();
+  for (const r of close) alternatives.set(r.term, [...(alternatives.get(r.term) ?? []), r.word]);
+  if (alternatives.size > 0) await runGuarded(em, rankedStatement(owner, withAlternatives(parsed, alternatives), f, undefined, 21));
 }
 
 // --- one engine ----------------------------------------------------------------------------------

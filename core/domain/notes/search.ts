@@ -7,7 +7,6 @@ import { hasPositive, highlightTerms, parseQuery, plainWords, toTsquery, withAlt
 import { ms, rows } from './rows.ts';
 import { excerpt, snippetAround, snippetDeep, SNIPPET_WINDOW } from './snippet.ts';
 import { isFuzzyWord } from './text.ts';
-import { oneEditAway } from './typos.ts';
 import type { Page, SearchHit, SearchOptions } from './types.ts';
 import * as v from './validate.ts';
 
@@ -68,6 +67,11 @@ export function parseSearchText(q: unknown): ParsedQuery {
 /** A table of one user's distinct words (note_words, search_words): the vocabulary typo tolerance draws on. */
 export type WordTable = 'note_words' | 'search_words';
 
+/** Which of these words the owner's vocabulary holds. */
+export function knownWordsStatement(table: WordTable, owner: string, words: string[]): [string, unknown[]] {
+  return [`select word from ${table} where owner_id = ? and word = any(array[?]::text[])`, [owner, words]];
+}
+
 /** Up to FUZZY_ALTERNATIVES close words of the owner's vocabulary for each term (pg_trgm similarity). */
 export function closeWordsStatement(table: WordTable, owner: string, terms: string[]): [string, unknown[]] {
   return [
@@ -82,28 +86,11 @@ export function closeWordsStatement(table: WordTable, owner: string, terms: stri
   ];
 }
 
-/** Words whose one-edit neighbours are looked up (the rest of a long query goes to the trigram search). */
-const EDIT_WORDS = 8;
-
-/** A text[] literal of `words` (one parameter, however many words). */
-function textArray(words: string[]): string {
-  return `{${words.map((w) => `"${w.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`;
-}
-
-/** Which of these words the owner's vocabulary holds (one parameter: a text[] literal). */
-export function heldWordsStatement(table: WordTable, owner: string, words: string[]): [string, unknown[]] {
-  return [`select word from ${table} where owner_id = ? and word = any(?::text[])`, [owner, textArray(words)]];
-}
-
 /**
  * The query with each plain word that the owner's vocabulary (`table`) does not hold replaced by up
- * to three close words it does hold; null when no word has an alternative.
- *
- * One statement finds both which words are held and which of their one-edit neighbours are
- * (core/domain/notes/typos.ts: primary-key probes); only a word with no such neighbour goes on to
- * the pg_trgm similarity search, which reads every word sharing a trigram with it. Sequential scans
- * are off for that one: without it the planner may scan every word instead of the trigram index
- * (measured at 80k words: 111 ms versus 6 ms); `timeoutMs` also bounds it (PostgreSQL).
+ * to three close words it does hold; null when no word has an alternative. Sequential scans are off
+ * for the lookup: without it the planner may scan every word instead of the trigram index (measured
+ * at 80k words: 111 ms versus 6 ms); `timeoutMs` also bounds it (PostgreSQL).
  */
 export async function fuzzyQuery(
   em: EntityManager,
@@ -112,36 +99,20 @@ export async function fuzzyQuery(
   opts: { table?: WordTable; timeoutMs?: number } = {},
 ): Promise<ParsedQuery | null> {
   const table = opts.table ?? 'note_words';
-  const words = [...new Set(plainWords(parsed).filter(isFuzzyWord))];
+  const words = plainWords(parsed).filter(isFuzzyWord);
   if (words.length === 0) return null;
-  const near = new Map(words.slice(0, EDIT_WORDS).map((w) => [w, oneEditAway(w)]));
-  const probe = [...new Set([...words, ...[...near.values()].flat()])];
-  const held = new Set((await rows<{ word: string }>(em, ...heldWordsStatement(table, owner, probe))).map((r) => r.word));
-  const missing = words.filter((w) => !held.has(w));
+  const known = new Set((await rows<{ word: string }>(em, ...knownWordsStatement(table, owner, words))).map((r) => r.word));
+  const missing = words.filter((w) => !known.has(w));
   if (missing.length === 0) return null;
+  const found = await em.transactional(async (tx) => {
+    await tx.execute('set local enable_seqscan = off');
+    if (opts.timeoutMs !== undefined) await tx.execute(`set local statement_timeout = ${Math.floor(opts.timeoutMs)}`);
+    return rows<{ term: string; word: string }>(tx, ...closeWordsStatement(table, owner, missing));
+  });
+  if (found.length === 0) return null;
   const alternatives = new Map<string, string[]>();
-  const far: string[] = [];
-  for (const w of missing) {
-    const found = (near.get(w) ?? []).filter((c) => held.has(c));
-    if (found.length > 0) alternatives.set(w, rankNeighbours(w, found).slice(0, FUZZY_ALTERNATIVES));
-    else far.push(w);
-  }
-  if (far.length > 0) {
-    const close = await em.transactional(async (tx) => {
-      await tx.execute('set local enable_seqscan = off');
-      if (opts.timeoutMs !== undefined) await tx.execute(`set local statement_timeout = ${Math.floor(opts.timeoutMs)}`);
-      return rows<{ term: string; word: string }>(tx, ...closeWordsStatement(table, owner, far));
-    });
-    for (const r of close) alternatives.set(r.term, [...(alternatives.get(r.term) ?? []), r.word]);
-  }
-  if (alternatives.size === 0) return null;
+  for (const r of found) alternatives.set(r.term, [...(alternatives.get(r.term) ?? []), r.word]);
   return withAlternatives(parsed, alternatives);
-}
-
-/** Neighbours of the same length first (a swapped or changed letter), then by name: a stable order. */
-function rankNeighbours(word: string, found: string[]): string[] {
-  const len = word.length;
-  return [...found].sort((a, b) => Math.abs(a.length - len) - Math.abs(b.length - len) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
 interface HitRow {
