@@ -4,8 +4,8 @@
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import PDFDocument from 'pdfkit';
 import t, { type Test } from 'tap';
+import { pdf } from '../helpers/pdf.ts';
 import { startTestServer, createUser } from '../helpers/server.ts';
 import { api } from './rest-support.ts';
 
@@ -68,16 +68,6 @@ t.test('a purge queues a collection: a freed blob goes, one another file shares 
   const res = await fetch(`${s.url}/api/v1/filedb/files/${twin.id}/content`, { headers: { authorization: `Bearer ${alice.token}` } });
   t.equal(await res.text(), 'the same bytes in two files');
 });
-
-async function pdf(pages: string[]): Promise<Buffer> {
-  const doc = new PDFDocument({ autoFirstPage: false });
-  const chunks: Buffer[] = [];
-  doc.on('data', (c: Buffer) => chunks.push(c));
-  const done = new Promise<Buffer>((resolve) => doc.on('end', () => resolve(Buffer.concat(chunks))));
-  for (const text of pages) doc.addPage().text(text);
-  doc.end();
-  return done;
-}
 
 interface Extraction {
   extraction_state: string;

@@ -2,8 +2,8 @@
 // revocation, the throttle) and the `files` namespace over curl and MCP (read in parts, download
 // bytes, write, attach, share), on one server.
 import { createHash } from 'node:crypto';
-import PDFDocument from 'pdfkit';
 import t from 'tap';
+import { pdf } from '../helpers/pdf.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTestServer, createUser, call, req } from '../helpers/server.ts';
@@ -174,16 +174,6 @@ t.test('MCP: images come back as image content, other binaries as embedded resou
   const r3 = await client.callTool({ name: 'files__info', arguments: { id: bin.id } });
   t.notOk(r3.isError);
 });
-
-function pdf(pages: string[]): Promise<Buffer> {
-  const doc = new PDFDocument({ autoFirstPage: false });
-  const chunks: Buffer[] = [];
-  doc.on('data', (c: Buffer) => chunks.push(c));
-  const done = new Promise<Buffer>((resolve) => doc.on('end', () => resolve(Buffer.concat(chunks))));
-  for (const text of pages) doc.addPage().text(text);
-  doc.end();
-  return done;
-}
 
 t.test("files.text: a PDF's extracted text, whole, in parts and per page, on curl and MCP", async (t) => {
   const f = await upload('minutes.pdf', await pdf(['Budget approved for the marketing plan.', 'Next meeting on Friday.']));

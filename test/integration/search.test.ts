@@ -2,8 +2,8 @@
 // ranked list, kept current by the job queue (edits, trash, restore, uploads, extracted text), long
 // documents searchable to their end, where each match is, permissions decided by the policy, paging,
 // and bad input answered with a clear 400. Every REST answer is checked against the OpenAPI document.
-import PDFDocument from 'pdfkit';
 import t from 'tap';
+import { pdf } from '../helpers/pdf.ts';
 import { call, createUser, req, startTestServer } from '../helpers/server.ts';
 import { api } from './rest-support.ts';
 import { runFolio } from '../helpers/cli.ts';
@@ -68,16 +68,6 @@ async function upload(token: string, name: string, body: string | Buffer): Promi
   });
   if (res.status !== 201) throw new Error(`upload: ${res.status} ${await res.text()}`);
   return (await res.json()) as { id: string };
-}
-
-function pdf(pages: string[]): Promise<Buffer> {
-  const doc = new PDFDocument({ autoFirstPage: false });
-  const chunks: Buffer[] = [];
-  doc.on('data', (c: Buffer) => chunks.push(c));
-  const done = new Promise<Buffer>((resolve) => doc.on('end', () => resolve(Buffer.concat(chunks))));
-  for (const text of pages) doc.addPage().text(text);
-  doc.end();
-  return done;
 }
 
 const ids = (p: Page) => p.hits.map((h) => h.id);

@@ -1,22 +1,12 @@
 // Text extraction from real documents: a two-page PDF made here with pdfkit, a small DOCX fixture
 // (test/fixtures/files/notes.docx), and text types as they are.
 import t from 'tap';
+import { pdf } from '../helpers/pdf.ts';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import PDFDocument from 'pdfkit';
 import { canExtract, extractText, UnreadableDocument } from '../../core/domain/files/extract.ts';
 
 const FIXTURES = path.join(import.meta.dirname, '../fixtures/files');
-
-function pdf(pages: string[]): Promise<Buffer> {
-  const doc = new PDFDocument({ autoFirstPage: false, info: { CreationDate: new Date(0) } });
-  const chunks: Buffer[] = [];
-  doc.on('data', (c: Buffer) => chunks.push(c));
-  const done = new Promise<Buffer>((resolve) => doc.on('end', () => resolve(Buffer.concat(chunks))));
-  for (const text of pages) doc.addPage().fontSize(14).text(text);
-  doc.end();
-  return done;
-}
 
 t.test('PDF: the text of each page', async (t) => {
   const bytes = await pdf(['First page: the budget.', 'Second page, about coffee.']);
