@@ -67,7 +67,10 @@ if (serverUrl) {
     const viaProxy = new URL(serverUrl);
     viaProxy.hostname = '127.0.0.1';
     viaProxy.port = String(port);
-    const s = await startTestServer({ databaseUrl: viaProxy.toString() });
+    // No background job workers here: their polls (search's every 0.5 s) would also be cut off by
+    // the frozen proxy, whose lost bytes leave those pooled connections waiting for good, and fill
+    // the pool. This test is about /health and requests; the stuck-connection case is the next one.
+    const s = await startTestServer({ databaseUrl: viaProxy.toString(), overrides: { jobs: { inProcess: false } } });
     t.teardown(async () => {
       proxy.freeze(false);
       await s.close();
