@@ -7,7 +7,7 @@ import t from 'tap';
 import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { pino } from 'pino';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -41,7 +41,9 @@ const status = async () => (await call(s, admin, 'admin', 'plugin_status')).json
 const statusOf = async (folder: string) => (await status()).find((p) => p.dir.endsWith(path.sep + folder));
 
 async function install(folder: string, namespace: string): Promise<void> {
-  await cp(path.join(HOSTILE, folder), P(folder), { recursive: true });
+  // Copied once: copying over an installed plugin changes its files, and the reload that starts
+  // would race the test's next call (a prompt rendered by a worker being replaced).
+  if (!existsSync(P(folder))) await cp(path.join(HOSTILE, folder), P(folder), { recursive: true });
   await eventually(statusOf.bind(null, folder), (p) => p?.namespace === namespace && p.state === 'loaded', 15_000);
 }
 
