@@ -1,16 +1,19 @@
 // The baseline for bench/files.ts: a bare node:http server doing the least a durable content store
 // must do, in its own process like Folio's. POST streams the body into a staging file while hashing
-// it (sha256), fsyncs it and renames it under its hash, answering {id, size}; GET /<id> streams the
-// file back with its length. No framework, no database, no checks: Folio against this is what Folio
-// adds on top of Node for one transfer. Sends {url} once it serves; stops on {cmd:'stop'}.
+// it (sha256), with the same durable writer as Folio's disk store (core/domain/files/durable-file.ts:
+// written back behind the transfer, fsynced at the end), and renames it under its hash, answering
+// {id, size}; GET /<id> streams the file back with its length. No framework, no database, no
+// checks: Folio against this is what Folio adds on top of Node for one transfer. Sends {url} once
+// it serves; stops on {cmd:'stop'}.
 // argv: [dir]  (an empty folder the parent made and removes)
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { rename, stat } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { durableFile } from '../../core/domain/files/durable-file.ts';
 import { send, stopOnParentRequest } from '../lib.ts';
 
 const dir = process.argv[2]!;
@@ -29,7 +32,7 @@ const server = http.createServer((req, res) => {
           done(null, chunk);
         },
       });
-      await pipeline(req, meter, createWriteStream(temp, { flags: 'wx', flush: true, highWaterMark: CHUNK }));
+      await pipeline(req, meter, durableFile(temp, { highWaterMark: CHUNK }));
       const id = hash.digest('hex');
       await rename(temp, path.join(dir, id));
       res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ id, size }));

@@ -1,15 +1,15 @@
 // The disk implementation of the blob store: content-addressed files under <root>/ab/cd/<sha256>.
-// A write streams into <root>/.staging/<uuid> while it is hashed, is flushed to the disk (fsync)
-// when it ends, and becomes visible under its hash by an atomic rename (`commit`), followed by an
+// A write streams into <root>/.staging/<uuid> while it is hashed, is written back to the disk
+// behind the transfer and flushed (fsync) when it ends (durable-file.ts), and becomes visible under its hash by an atomic rename (`commit`), followed by an
 // fsync of the directory so the rename itself survives a crash. Readers therefore only ever see
 // complete blobs; a killed write leaves a staging file, which sweepStaging removes.
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { NotFound } from '../../contract/errors.ts';
+import { durableFile } from './durable-file.ts';
 import { meter, type BlobStat, type BlobStore, type ByteRange, type StagedBlob, type StageOptions } from './blob-store.ts';
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -49,8 +49,8 @@ export class DiskBlobStore implements BlobStore {
     await mkdir(this.#staging, { recursive: true });
     const temp = path.join(this.#staging, randomUUID());
     const m = meter(opts, CHUNK);
-    // flush: the data is on the disk before the stream reports it finished.
-    const out = createWriteStream(temp, { flags: 'wx', flush: true, highWaterMark: CHUNK });
+    // The data is on the disk before the stream reports it finished.
+    const out = durableFile(temp, { highWaterMark: CHUNK });
     try {
       await pipeline(source, m.stream, out, ...(opts.signal ? [{ signal: opts.signal }] : []));
     } catch (err) {
