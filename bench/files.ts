@@ -3,6 +3,8 @@
 //     to a file) vs `cp` of the same file, same run, same disk: target each >= 50% of cp's speed;
 //   - the server's RSS growth during each transfer (sampled every 100 ms): target < 100 MB;
 //   - 50 concurrent downloads of a 10 MB file: all complete with every byte, p95 latency, RSS.
+//   - `cp` followed by an fsync of the copy (`sync -d FILE`): what a copy costs when it must be on
+//     the disk, as an upload to Folio must before it is answered (a reference, not the target);
 //   - the same transfers through a bare node:http server that only hashes, fsyncs and renames
 //     (bench/servers/bare-files.ts), for what Folio adds on top of Node itself.
 // Each server runs alone in a child process. The transfer client is curl (what a person or a script
@@ -29,6 +31,8 @@ export interface TransferFigure {
   mbPerSec: number;
   /** Transfer speed / cp speed (the target). */
   ratio: number;
+  /** Transfer speed / the speed of cp followed by an fsync of the copy. */
+  vsDurableCp: number;
   /** The same transfer through a bare node:http server that hashes, fsyncs and renames (bench/servers/bare-files.ts). */
   bareMbPerSec: number;
   /** Folio / bare Node: what Folio adds on top of Node for one transfer (1 = nothing). */
@@ -47,6 +51,8 @@ export interface TransferFigure {
 export interface FilesResult {
   sizeMB: number;
   cp: { seconds: number[]; mbPerSec: number };
+  /** cp then an fsync of the copy: the disk's own durable write speed for this file. */
+  durableCp: { seconds: number[]; mbPerSec: number };
   upload: TransferFigure;
   download: TransferFigure;
   /** Measured rounds (cp, Folio, bare Node each once per round); the figures are their medians. */
@@ -220,6 +226,7 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
     };
     const rounds = opts.quick ? 1 : 3;
     const cps: number[] = [];
+    const durableCps: number[] = [];
     const ups: Watched<string>[] = [];
     const downs: Watched<void>[] = [];
     const bareUps: number[] = [];
@@ -228,6 +235,17 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
       progress(`files: round ${r}/${rounds}: cp, then upload and download through Folio and through a bare Node server (${client})`);
       const copy = path.join(work, 'copy.bin');
       cps.push((await settled(() => timed(() => run('cp', [src, copy])))).seconds);
+      await removeDir(copy);
+      durableCps.push(
+        (
+          await settled(() =>
+            timed(async () => {
+              await run('cp', [src, copy]);
+              await run('sync', ['-d', copy]);
+            }),
+          )
+        ).seconds,
+      );
       await removeDir(copy);
       const up = await settled(() => watched(() => upload(`${url}/api/v1/filedb/files?name=source-${r}.bin`, auth)));
       ups.push(up);
@@ -239,6 +257,7 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
     const median = (xs: number[]) => percentile(xs, 50);
     const cpSeconds = median(cps);
     const cpSpeed = size / MiB / cpSeconds;
+    const durableCpSpeed = size / MiB / median(durableCps);
     const figure = (ws: Watched<unknown>[], bareSeconds: number[]): TransferFigure => {
       const mid = [...ws].sort((a, b) => a.seconds - b.seconds)[Math.floor(ws.length / 2)]!;
       const speed = size / MiB / mid.seconds;
@@ -248,6 +267,7 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
         seconds: round(mid.seconds, 2),
         mbPerSec: round(speed),
         ratio: round(speed / cpSpeed, 3),
+        vsDurableCp: round(speed / durableCpSpeed, 3),
         bareMbPerSec: round(bareSpeed),
         vsBare: round(speed / bareSpeed, 3),
         rssBeforeMB: mb(mid.before),
@@ -288,6 +308,7 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
     return {
       sizeMB: size / MiB,
       cp: { seconds: cps.map((x) => round(x, 2)), mbPerSec: round(cpSpeed) },
+      durableCp: { seconds: durableCps.map((x) => round(x, 2)), mbPerSec: round(durableCpSpeed) },
       upload: figure(ups, bareUps),
       download: figure(downs, bareDowns),
       rounds,
@@ -316,9 +337,9 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
 
 export function formatFiles(r: FilesResult): string {
   const line = (name: string, f: TransferFigure) =>
-    `  ${name.padEnd(9)} ${f.seconds} s, ${f.mbPerSec} MB/s = ${(f.ratio * 100).toFixed(1)}% of cp, ${(f.vsBare * 100).toFixed(0)}% of bare Node (${f.bareMbPerSec} MB/s); server RSS ${f.rssBeforeMB} -> peak ${f.rssPeakMB} MB (+${f.rssGrowthMB} MB); CPU server ${f.serverCpu}${f.clientCpu === null ? '' : `, client ${f.clientCpu}`} (client: ${f.client})  ${f.pass ? 'PASS' : 'FAIL'}`;
+    `  ${name.padEnd(9)} ${f.seconds} s, ${f.mbPerSec} MB/s = ${(f.ratio * 100).toFixed(1)}% of cp, ${(f.vsDurableCp * 100).toFixed(0)}% of cp+fsync, ${(f.vsBare * 100).toFixed(0)}% of bare Node (${f.bareMbPerSec} MB/s); server RSS ${f.rssBeforeMB} -> peak ${f.rssPeakMB} MB (+${f.rssGrowthMB} MB); CPU server ${f.serverCpu}${f.clientCpu === null ? '' : `, client ${f.clientCpu}`} (client: ${f.client})  ${f.pass ? 'PASS' : 'FAIL'}`;
   return [
-    `files: ${r.sizeMB} MiB through the REST API vs cp on the same disk (medians of ${r.rounds} round(s), each step after a sync; cp runs: ${r.cp.seconds.join(' s, ')} s, median ${r.cp.mbPerSec} MB/s)`,
+    `files: ${r.sizeMB} MiB through the REST API vs cp on the same disk (medians of ${r.rounds} round(s), each step after a sync; cp runs: ${r.cp.seconds.join(' s, ')} s, median ${r.cp.mbPerSec} MB/s; cp + fsync of the copy: median ${r.durableCp.mbPerSec} MB/s)`,
     line('upload', r.upload),
     line('download', r.download),
     `  ${r.concurrent.downloads} concurrent downloads of ${r.concurrent.sizeMB} MB: ${r.concurrent.completed} complete, p50 ${r.concurrent.p50Ms} ms, p95 ${r.concurrent.p95Ms} ms, max ${r.concurrent.maxMs} ms; server RSS ${r.concurrent.rssBeforeMB} -> peak ${r.concurrent.rssPeakMB} MB`,

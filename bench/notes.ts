@@ -5,6 +5,7 @@
 //   npx node bench/notes.ts --quick          10k notes, 50 requests per operation (a smoke test)
 //   npx node bench/notes.ts --n=30000 --requests=100 --engines=pglite --reseed
 //   npx node bench/notes.ts --engines=pglite --analyze   diagnostic: ANALYZE the PGlite copy first
+//   DATABASE_URL=... npx node bench/notes.ts --engines=postgres --keep-db   keep the seeded database
 //   npm run bench -- --only=notes            the same through the bench runner
 //
 // Per engine:
@@ -76,6 +77,8 @@ export interface NotesOptions {
    * PGlite itself; PostgreSQL's seed is analyzed anyway, as autovacuum would).
    */
   analyze?: boolean;
+  /** PostgreSQL: keep the seeded database (its URL is printed) to look into it afterwards. */
+  keepDb?: boolean;
 }
 
 export interface Stats {
@@ -506,7 +509,7 @@ async function runEngine(engine: 'pglite' | 'postgres', opts: Required<Omit<Note
       const seeded = await phase('seed', () => seedPostgres(serverUrl, opts.n));
       meta = seeded.meta;
       databaseUrl = seeded.url;
-      drop = seeded.drop;
+      drop = opts.keepDb ? () => Promise.resolve(progress(`notes: postgres: kept the seeded database ${seeded.url}`)) : seeded.drop;
       seedInfo = { cached: false, ms: meta.timings.totalMs, timings: meta.timings, stats: meta.stats };
     }
     const calls = plan(meta, opts.warmup + opts.requests);
@@ -637,7 +640,15 @@ export async function runNotes(opts: NotesOptions): Promise<NotesResult> {
   for (const engine of engines) {
     progress(`notes: --- ${engine}, ${n} notes ---`);
     results.push(
-      await runEngine(engine, { quick: opts.quick, n, requests, warmup, reseed: opts.reseed ?? false, analyze: opts.analyze ?? false }),
+      await runEngine(engine, {
+        quick: opts.quick,
+        n,
+        requests,
+        warmup,
+        reseed: opts.reseed ?? false,
+        analyze: opts.analyze ?? false,
+        keepDb: opts.keepDb ?? false,
+      }),
     );
   }
   const out: NotesResult = {
@@ -751,6 +762,7 @@ async function main(): Promise<void> {
     quick: args.includes('--quick'),
     reseed: args.includes('--reseed'),
     analyze: args.includes('--analyze'),
+    keepDb: args.includes('--keep-db'),
     ...(num('n') !== undefined ? { n: num('n')! } : {}),
     ...(num('requests') !== undefined ? { requests: num('requests')! } : {}),
     ...(num('warmup') !== undefined ? { warmup: num('warmup')! } : {}),

@@ -158,7 +158,7 @@ function summaryRows(s: Summary): string[][] {
         'files',
         `${f.sizeMB} MiB ${name} MB/s (${x.client})`,
         String(x.mbPerSec),
-        `${(x.ratio * 100).toFixed(1)}% of cp (${f.cp.mbPerSec} MB/s), RSS +${x.rssGrowthMB} MB, CPU server ${x.serverCpu}`,
+        `${(x.ratio * 100).toFixed(1)}% of cp (${f.cp.mbPerSec} MB/s), ${(x.vsDurableCp * 100).toFixed(0)}% of cp+fsync, RSS +${x.rssGrowthMB} MB, CPU server ${x.serverCpu}`,
         `${x.pass ? 'PASS' : 'FAIL'} (>= ${f.targetRatio * 100}%, < ${f.targetRssGrowthMB} MB)`,
       ]);
     rows.push([

@@ -27,7 +27,7 @@ import { startFolio, type Folio } from '../core/app.ts';
 import { loadConfig } from '../core/kernel/config.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { chunkDocument } from '../core/domain/search/chunk.ts';
-import { rankedStatement, runGuarded, type Filters } from '../core/domain/search/service.ts';
+import { rankedSearch, runGuarded, type Filters } from '../core/domain/search/service.ts';
 import { closeWordsStatement, knownWordsStatement } from '../core/domain/notes/search.ts';
 import { noteParts } from '../core/domain/notes/search-source.ts';
 import { parseQuery, plainWords, withAlternatives } from '../core/domain/notes/query.ts';
@@ -231,7 +231,7 @@ async function seed(folio: Folio, owner: string, scale: Scale): Promise<{ chunks
 async function floorCall(em: EntityManager, owner: string, q: string): Promise<void> {
   const parsed = parseQuery(q);
   const f: Filters = { kinds: KINDS, tags: undefined, range: {}, type: undefined };
-  const found = await runGuarded(em, rankedStatement(owner, parsed, f, undefined, 21));
+  const found = await rankedSearch(em, owner, parsed, f, undefined, 21);
   if (found.length > 0) return;
   const words = plainWords(parsed).filter(isFuzzyWord);
   const known = new Set(
@@ -242,7 +242,7 @@ async function floorCall(em: EntityManager, owner: string, q: string): Promise<v
   const close = await runGuarded<{ term: string; word: string }>(em, closeWordsStatement('search_words', owner, missing));
   const alternatives = new Map<string, string[]>();
   for (const r of close) alternatives.set(r.term, [...(alternatives.get(r.term) ?? []), r.word]);
-  if (alternatives.size > 0) await runGuarded(em, rankedStatement(owner, withAlternatives(parsed, alternatives), f, undefined, 21));
+  if (alternatives.size > 0) await rankedSearch(em, owner, withAlternatives(parsed, alternatives), f, undefined, 21);
 }
 
 // --- one engine ----------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ import { runFolio } from '../helpers/cli.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { SearchService } from '../../core/domain/search/service.ts';
+import { rankedStatement, type SearchService } from '../../core/domain/search/service.ts';
+import { parseQuery } from '../../core/domain/notes/query.ts';
 
 const s = await startTestServer({ overrides: { jobs: { pollSeconds: 1 } } });
 t.teardown(() => s.close());
@@ -102,6 +103,48 @@ t.test('a note is found once written, follows its edits, leaves with the trash a
   const restored = await api(s, 'POST', `/notetaker/notes/${n.id}/restore`, { token: alice.token });
   t.equal(restored.status, 200, restored.text);
   await until(alice.token, { q: 'dirigible' }, (p) => ids(p).includes(n.id));
+});
+
+t.test('a phrase matches its words in order only, alone, with OR, and excluded', async (t) => {
+  // A phrase is checked on the chunks that hold all its words, newest first (rankedStatement):
+  // chunks with the words apart must not match, and exclusions and alternatives still apply.
+  const together = await note(alice.token, { title: 'Dock notes', body: 'We lit the walnut harbor lantern at dusk.' });
+  const apart = await note(alice.token, { title: 'Dock inventory', body: 'A lantern stood near the walnut harbor office.' });
+  const again = await note(alice.token, { title: 'Dock notes, later', body: 'The walnut harbor lantern was lit again.' });
+  const other = await note(alice.token, { title: 'Orchard', body: 'Quince jelly, twelve jars.' });
+  await until(alice.token, { q: 'quince' }, (p) => ids(p).includes(other.id));
+  await until(alice.token, { q: 'walnut' }, (p) => [together.id, apart.id, again.id].every((id) => ids(p).includes(id)));
+  const sorted = (p: Page) => ids(p).sort();
+  t.same(sorted((await search(alice.token, { q: '"walnut harbor lantern"' })).page), [together.id, again.id].sort(), 'in order only');
+  t.same(
+    sorted((await search(alice.token, { q: '"walnut harbor lantern" OR quince' })).page),
+    [together.id, again.id, other.id].sort(),
+    'a phrase OR a word',
+  );
+  t.same(sorted((await search(alice.token, { q: 'lantern -"walnut harbor lantern"' })).page), [apart.id], 'a phrase excluded');
+  t.same(
+    sorted((await search(alice.token, { q: '"walnut harbor"' })).page),
+    [together.id, apart.id, again.id].sort(),
+    'a shorter phrase all three hold',
+  );
+  t.same(sorted((await search(alice.token, { q: '"lantern walnut"' })).page), [], 'the words the other way round: nothing');
+
+  // Which form runs depends on the planner; both must give the same hits in the same order.
+  const em = s.folio.db.orm.em.fork();
+  const f = { kinds: ['note', 'file', 'transcript'], tags: undefined, range: {}, type: undefined };
+  for (const q of [
+    '"walnut harbor lantern"',
+    '"walnut harbor lantern" OR quince',
+    'lantern -"walnut harbor lantern"',
+    '"lantern walnut"',
+  ]) {
+    const [wide, narrow] = await Promise.all(
+      [false, true].map(async (n) =>
+        (await em.execute<Array<{ id: string }>>(...rankedStatement(alice.id, parseQuery(q), f, undefined, 50, n))).map((r) => r.id),
+      ),
+    );
+    t.same(narrow, wide, `${q}: the narrowed form finds what the plain one does`);
+  }
 });
 
 t.test('a long note is searchable to its end: a phrase past 16,383 words, with its snippet', async (t) => {

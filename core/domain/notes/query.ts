@@ -3,7 +3,7 @@
 // - excludes, OR (any case) between two terms makes them alternatives (binding tighter than AND).
 // Done here rather than by websearch_to_tsquery so that folding and CJK bigrams apply to the query
 // exactly as they did to the note, on both engines.
-import { fold, quoteLexeme, runLexemes, runs } from './text.ts';
+import { fold, isFuzzyWord, quoteLexeme, runLexemes, runs } from './text.ts';
 
 export interface QueryToken {
   lexeme: string;
@@ -150,4 +150,75 @@ export function withAlternatives(q: ParsedQuery, alternatives: Map<string, strin
       return alts ? { ...a, alternatives: alts } : a;
     }),
   );
+}
+
+/** A lexeme the per-user word counts (note_words) cover: a word of 3 to 64 letters, not a prefix. */
+function counted(t: QueryToken): boolean {
+  return !t.prefix && isFuzzyWord(t.lexeme);
+}
+
+/** The words whose counts bound what `q` matches (see matchBound). */
+export function countedWords(q: ParsedQuery): string[] {
+  const out = new Set<string>();
+  for (const clause of q)
+    for (const a of clause) {
+      if (a.negated) continue;
+      if (a.alternatives?.length) for (const w of a.alternatives) out.add(w);
+      else for (const t of a.tokens) if (counted(t)) out.add(t.lexeme);
+    }
+  return [...out];
+}
+
+/**
+ * An upper bound of how many notes `q` matches, from how many notes hold each word (`count`);
+ * null when no clause can be bounded (every clause has a term the counts do not cover, or only
+ * excluded terms). A phrase or word is bounded by its rarest counted word, alternatives by their
+ * sum, a clause (OR) by the sum of its terms, the query (AND) by its smallest clause.
+ */
+export function matchBound(q: ParsedQuery, count: (word: string) => number): number | null {
+  let bound: number | null = null;
+  for (const clause of q) {
+    let sum = 0;
+    for (const a of clause) {
+      if (a.negated) {
+        sum = NaN; // NOT x bounds nothing
+        break;
+      }
+      let atom: number;
+      if (a.alternatives?.length) atom = a.alternatives.reduce((n, w) => n + count(w), 0);
+      else {
+        const known = a.tokens.filter(counted);
+        if (known.length === 0) {
+          sum = NaN;
+          break;
+        }
+        atom = Math.min(...known.map((t) => count(t.lexeme)));
+      }
+      sum += atom;
+    }
+    if (!Number.isNaN(sum)) bound = bound === null ? sum : Math.min(bound, sum);
+  }
+  return bound;
+}
+
+/**
+ * A query every match of `q` also matches, without phrases: each phrase's words ANDed, clauses
+ * with an excluded term left out (NOT "a b" is not NOT (a AND b)). The GIN index answers it
+ * exactly, without reading a vector; the phrase then needs checking on these candidates only.
+ * Null when `q` has no positive phrase (nothing to gain) or nothing is left to narrow by.
+ */
+export function phraseCandidates(q: ParsedQuery): string | null {
+  let phrase = false;
+  const clauses: string[] = [];
+  for (const clause of q) {
+    if (clause.some((a) => a.negated)) continue;
+    const parts = clause.map((a) => {
+      if (a.alternatives?.length) return atomQuery(a);
+      if (a.tokens.length > 1) phrase = true;
+      const toks = a.tokens.map((t) => quoteLexeme(t.lexeme) + (t.prefix ? ':*' : ''));
+      return toks.length === 1 ? toks[0]! : `( ${toks.join(' & ')} )`;
+    });
+    clauses.push(parts.length === 1 ? parts[0]! : `( ${parts.join(' | ')} )`);
+  }
+  return phrase && clauses.length > 0 ? clauses.join(' & ') : null;
 }

@@ -11,7 +11,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { ResourceChange, SearchLocation, SearchSource } from '../../contract/search.ts';
 import type { Principal } from '../identity/types.ts';
-import { hasPositive, highlightTerms, toTsquery, type ParsedQuery } from '../notes/query.ts';
+import { hasPositive, highlightTerms, phraseCandidates, toTsquery, type ParsedQuery } from '../notes/query.ts';
 import { dateRange, fuzzyQuery, parseSearchText } from '../notes/search.ts';
 import { excerpt, findMatches, snippetAround } from '../notes/snippet.ts';
 import { buildVector } from '../notes/text.ts';
@@ -106,21 +106,10 @@ export async function runGuarded<T>(em: EntityManager, [sql, params]: Statement)
   });
 }
 
-/**
- * The ranked page: as note search does, the most recent RANK_WINDOW matching chunks are ranked
- * (the GIN index finds them; sequential scans are off, see core/domain/notes/search.ts), the best
- * chunk of each resource stands for it, and only one page of texts is read.
- */
-export function rankedStatement(
-  owner: string,
-  query: ParsedQuery,
-  f: Filters,
-  cursor: Array<string | number> | undefined,
-  take: number,
-): Statement {
-  const tsquery = toTsquery(query);
+/** The chunks of `owner` a query and its filters select, as SQL over `search_chunks c`. */
+function selection(owner: string, tsquery: string, f: Filters): { where: string; params: unknown[] } {
   let where = `c.owner_id = ? and c.kind = any(array[?]::text[]) and c.vector @@ ?::tsquery`;
-  const params: unknown[] = [tsquery, owner, f.kinds, tsquery];
+  const params: unknown[] = [owner, f.kinds, tsquery];
   if (f.tags?.length) {
     where += ` and c.tags @> array[?]::text[]`;
     params.push(f.tags);
@@ -142,6 +131,46 @@ export function rankedStatement(
       params.push(f.type);
     }
   }
+  return { where, params };
+}
+
+/**
+ * The ranked page: as note search does, the most recent RANK_WINDOW matching chunks are ranked
+ * (the GIN index finds them; sequential scans are off, see core/domain/notes/search.ts), the best
+ * chunk of each resource stands for it, and only one page of texts is read. The window is chosen
+ * before any vector is read for ranking (a chunk's vector travels through the sort as a pointer),
+ * so only the RANK_WINDOW vectors in it are read to rank them, however many chunks match.
+ *
+ * `narrow` (a query with a phrase, see rankedSearch): the GIN index only knows which chunks hold
+ * all of a phrase's words, and each must be read to check their positions. Rather than checking
+ * every such chunk and then keeping the newest RANK_WINDOW, the candidates are put in date order
+ * first (no vector read) and checked newest first, one by one (by row address), until RANK_WINDOW
+ * of them hold the phrase.
+ */
+export function rankedStatement(
+  owner: string,
+  query: ParsedQuery,
+  f: Filters,
+  cursor: Array<string | number> | undefined,
+  take: number,
+  narrow = false,
+): Statement {
+  const tsquery = toTsquery(query);
+  const candidates = narrow ? phraseCandidates(query) : null;
+  const { where, params } = selection(owner, candidates ?? tsquery, f);
+  const window = candidates
+    ? `select x.* from (
+         select c.ctid as row_at, c.updated_at from search_chunks c where ${where} order by c.updated_at desc offset 0
+       ) cand cross join lateral (
+         select c.kind, c.resource_id, c.chunk, c.updated_at, c.vector from search_chunks c
+          where c.ctid = cand.row_at and c.vector @@ ?::tsquery offset 0
+       ) x
+       order by cand.updated_at desc limit ${RANK_WINDOW}`
+    : `select c.kind, c.resource_id, c.chunk, c.updated_at, c.vector
+         from search_chunks c where ${where}
+        order by c.updated_at desc limit ${RANK_WINDOW}`;
+  if (candidates) params.push(tsquery);
+  params.push(tsquery);
   let after = '';
   if (cursor) {
     after = `where (rank, updated_at, kind, resource_id) < (?::real, ?::timestamptz, ?, ?::uuid)`;
@@ -149,10 +178,10 @@ export function rankedStatement(
   }
   params.push(take, owner);
   return [
-    `with h as (
-       select c.kind, c.resource_id, c.chunk, c.updated_at, ts_rank(c.vector, ?::tsquery, 1) as rank
-         from search_chunks c where ${where}
-        order by c.updated_at desc limit ${RANK_WINDOW}
+    `with w as (
+       ${window}
+     ), h as (
+       select w.kind, w.resource_id, w.chunk, w.updated_at, ts_rank(w.vector, ?::tsquery, 1) as rank from w
      ), best as (
        select distinct on (kind, resource_id) * from h order by kind, resource_id, rank desc, chunk
      ), top as (
@@ -165,6 +194,40 @@ export function rankedStatement(
       order by top.rank desc, top.updated_at desc, top.kind desc, top.resource_id desc`,
     params,
   ];
+}
+
+/**
+ * Runs the ranked statement as search does (runGuarded's settings). A query with a phrase first asks
+ * the planner how it would find the window. When it would walk the chunks newest first (it expects
+ * the phrase in many of them, and the walk stops at RANK_WINDOW), that is the plan; when it would go
+ * through the GIN index, the phrase is checked on the date-ordered candidates (`narrow`), not on
+ * every chunk that holds its words. Measured on PostgreSQL, 301k chunks: "quarterly budget review"
+ * (15.8k candidates, 6.3k matches) 408 -> 187 ms, while "next week" (278k candidates) keeps its
+ * 26 ms walk, which the narrowed form would turn into 340 ms.
+ */
+export async function rankedSearch<T>(
+  em: EntityManager,
+  owner: string,
+  query: ParsedQuery,
+  f: Filters,
+  cursor: Array<string | number> | undefined,
+  take: number,
+): Promise<T[]> {
+  return em.transactional(async (tx) => {
+    await tx.execute(`set local enable_seqscan = off`);
+    await tx.execute(`set local statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
+    let narrow = false;
+    if (phraseCandidates(query)) {
+      const { where, params } = selection(owner, toTsquery(query), f);
+      const [plan] = await rows<Record<string, unknown>>(
+        tx,
+        `explain (format json) select 1 from search_chunks c where ${where} order by c.updated_at desc limit ${RANK_WINDOW}`,
+        params,
+      );
+      narrow = !JSON.stringify(plan ?? {}).includes('search_chunks_owner_updated_index');
+    }
+    return rows<T>(tx, ...rankedStatement(owner, query, f, cursor, take, narrow));
+  });
 }
 
 function termCount(q: ParsedQuery): number {
@@ -400,7 +463,7 @@ export class SearchService {
     cursor: Array<string | number> | undefined,
     take: number,
   ): Promise<HitRow[]> {
-    return runGuarded<HitRow>(em, rankedStatement(owner, query, f, cursor, take));
+    return rankedSearch<HitRow>(em, owner, query, f, cursor, take);
   }
 
   /** The query with close words of the caller's own index for words it does not hold (pg_trgm); null when none. */
