@@ -106,6 +106,12 @@ export const ERROR_CODES = {
     about:
       'The transcription engine asked for cannot run on this server (a program, a model or a setting is missing; the message names it). Nothing was queued. Ask the operator, or name another engine.',
   },
+  search_timeout: {
+    status: 503,
+    title: 'Search stopped at its time limit',
+    about:
+      'The search ran past its time limit and was stopped; nothing is wrong with the query itself. It matches more than can be ranked in time: add a word, a kind, a tag or a date range to narrow it.',
+  },
   storage_full: {
     status: 507,
     title: 'Storage full',
@@ -144,6 +150,7 @@ export const REASON: Readonly<Record<number, string>> = {
   431: 'Request Header Fields Too Large',
   499: 'Client Closed Request',
   500: 'Internal Server Error',
+  503: 'Service Unavailable',
   507: 'Insufficient Storage',
 };
 
@@ -373,6 +380,11 @@ export class TooManyRequests extends RetryLater {
 /** The user already has as many reports being generated as one account may have at once. */
 export class TooManyReports extends RetryLater {
   readonly code = 'too_many_reports';
+}
+
+/** A search statement ran past its time limit (PostgreSQL's statement_timeout) and was stopped. */
+export class SearchTimeout extends FolioError {
+  readonly code = 'search_timeout';
 }
 
 /** The caller went away before the answer. */

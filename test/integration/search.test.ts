@@ -2,6 +2,7 @@
 // ranked list, kept current by the job queue (edits, trash, restore, uploads, extracted text), long
 // documents searchable to their end, where each match is, permissions decided by the policy, paging,
 // and bad input answered with a clear 400. Every REST answer is checked against the OpenAPI document.
+import pg from 'pg';
 import t from 'tap';
 import { pdf } from '../helpers/pdf.ts';
 import { call, createUser, req, startTestServer } from '../helpers/server.ts';
@@ -374,3 +375,28 @@ t.test('folio search: the CLI over the same route, as tab-separated lines in a p
   t.not(bad.code, 0);
   t.match(bad.stderr, /no words to search for/);
 });
+
+t.test(
+  'a search that runs past its time limit is a clear 503 search_timeout, not a 500',
+  { skip: s.folio.config.databaseUrl ? false : 'the embedded engine has no statement timeout' },
+  async (t) => {
+    // Another session holds the index locked: the search waits on it until its statement timeout
+    // (5 s) stops it, as a too-broad query on a big index would be stopped.
+    const other = new pg.Client({ connectionString: s.folio.config.databaseUrl! });
+    await other.connect();
+    t.teardown(() => other.end());
+    await other.query('begin');
+    await other.query('lock table search_chunks in access exclusive mode');
+    let r: Awaited<ReturnType<typeof search>>;
+    try {
+      r = await search(alice.token, { q: 'walnut' });
+    } finally {
+      await other.query('rollback');
+    }
+    t.equal(r.status, 503, r.text);
+    const problem = JSON.parse(r.text) as { code: string; detail: string };
+    t.equal(problem.code, 'search_timeout');
+    t.match(problem.detail, /stopped after 5 s.*narrow it/);
+    t.equal((await search(alice.token, { q: 'walnut' })).status, 200, 'the next search, unlocked, works');
+  },
+);

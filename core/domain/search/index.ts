@@ -6,6 +6,7 @@
 import { defineDomain } from '../../contract/domain.ts';
 import { searchEntities } from './entities.ts';
 import { Migration20261128000000_search } from './migrations/Migration20261128000000_search.ts';
+import { Migration20261201000000_search_statistics } from './migrations/Migration20261201000000_search_statistics.ts';
 import { bindSearch } from './plugin-api.ts';
 import { COMPONENTS, searchRoutes } from './rest/routes.ts';
 import { SearchService } from './service.ts';
@@ -16,7 +17,10 @@ export const SEARCH_INDEX_JOB = 'search-index';
 export const searchDomain = defineDomain<SearchService>({
   name: 'search',
   entities: searchEntities,
-  migrations: [{ name: 'Migration20261128000000_search', class: Migration20261128000000_search }],
+  migrations: [
+    { name: 'Migration20261128000000_search', class: Migration20261128000000_search },
+    { name: 'Migration20261201000000_search_statistics', class: Migration20261201000000_search_statistics },
+  ],
   scopes: {
     search: {
       description:

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { ResourceChange, SearchLocation, SearchSource } from '../../contract/search.ts';
+import { SearchTimeout } from '../../contract/errors.ts';
 import type { Principal } from '../identity/types.ts';
 import { hasPositive, highlightTerms, phraseCandidates, toTsquery, type ParsedQuery } from '../notes/query.ts';
 import { dateRange, fuzzyQuery, parseSearchText } from '../notes/search.ts';
@@ -24,6 +25,8 @@ export const RANK_WINDOW = 2000;
 export const MAX_TERMS = 32;
 /** A search statement that runs longer is stopped (PostgreSQL; the embedded engine has no timer). */
 const STATEMENT_TIMEOUT_MS = 5000;
+/** PostgreSQL's SQLSTATE for a statement stopped by statement_timeout (or a cancel request). */
+const QUERY_CANCELED = '57014';
 const TYPE_RE = /^[a-z0-9][a-z0-9.+-]{0,63}\/(\*|[a-z0-9][a-z0-9.+-]{0,63})$/;
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
@@ -99,11 +102,31 @@ export type Statement = [sql: string, params: unknown[]];
  * for this statement's transaction only.
  */
 export async function runGuarded<T>(em: EntityManager, [sql, params]: Statement): Promise<T[]> {
-  return em.transactional(async (tx) => {
-    await tx.execute(`set local enable_seqscan = off`);
-    await tx.execute(`set local statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
-    return rows<T>(tx, sql, params);
-  });
+  return guarded(em, (tx) => rows<T>(tx, sql, params));
+}
+
+/**
+ * A search transaction: sequential scans off, the statement timeout set, and a statement stopped by
+ * it answered as SearchTimeout (a clear 503 that says how to narrow the query), not as a failure.
+ */
+async function guarded<T>(em: EntityManager, work: (tx: EntityManager) => Promise<T>): Promise<T> {
+  try {
+    return await em.transactional(async (tx) => {
+      await tx.execute(`set local enable_seqscan = off`);
+      await tx.execute(`set local statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
+      return work(tx);
+    });
+  } catch (err) {
+    throw timedOut(err);
+  }
+}
+
+/** A statement stopped by the statement timeout as SearchTimeout; any other error as it is. */
+function timedOut(err: unknown): unknown {
+  if ((err as { code?: unknown } | null)?.code !== QUERY_CANCELED) return err;
+  return new SearchTimeout(
+    `the search was stopped after ${STATEMENT_TIMEOUT_MS / 1000} s: it matches more than can be ranked in time. Add a word, a kind, a tag or a date range to narrow it.`,
+  );
 }
 
 /** The chunks of `owner` a query and its filters select, as SQL over `search_chunks c`. */
@@ -213,9 +236,7 @@ export async function rankedSearch<T>(
   cursor: Array<string | number> | undefined,
   take: number,
 ): Promise<T[]> {
-  return em.transactional(async (tx) => {
-    await tx.execute(`set local enable_seqscan = off`);
-    await tx.execute(`set local statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
+  return guarded(em, async (tx) => {
     let narrow = false;
     if (phraseCandidates(query)) {
       const { where, params } = selection(owner, toTsquery(query), f);
@@ -468,6 +489,10 @@ export class SearchService {
 
   /** The query with close words of the caller's own index for words it does not hold (pg_trgm); null when none. */
   async #fuzzy(em: EntityManager, owner: string, parsed: ParsedQuery): Promise<ParsedQuery | null> {
-    return fuzzyQuery(em, owner, parsed, { table: 'search_words', timeoutMs: STATEMENT_TIMEOUT_MS });
+    try {
+      return await fuzzyQuery(em, owner, parsed, { table: 'search_words', timeoutMs: STATEMENT_TIMEOUT_MS });
+    } catch (err) {
+      throw timedOut(err);
+    }
   }
 }

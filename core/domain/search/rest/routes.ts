@@ -118,11 +118,12 @@ export function searchRoutes(search: SearchService): Route[] {
       path: '/search',
       summary: 'Search everything',
       description:
-        'One ranked list over your notes (title, tags, body), files (name and extracted text, page by page for PDFs) and transcripts (text with segment times), best match first. Each hit says its kind and id, a snippet around the match, where the match is (page, start_seconds or heading) and a link to the resource. Only kinds you may read are searched: a group switched off for you, or a token without its read scope, leaves its kind out. Long documents are searched to their end, phrases included.',
+        'One ranked list over your notes (title, tags, body), files (name and extracted text, page by page for PDFs) and transcripts (text with segment times), best match first. Each hit says its kind and id, a snippet around the match, where the match is (page, start_seconds or heading) and a link to the resource. Only kinds you may read are searched: a group switched off for you, or a token without its read scope, leaves its kind out. Long documents are searched to their end, phrases included. A search that runs past its time limit (5 s, PostgreSQL) is stopped and answered 503 search_timeout: narrow it.',
       tags,
       scopes: ['search'],
       query: Query,
       responses: { 200: { description: 'A page of hits.', schema: Page } },
+      problems: ['search_timeout'],
       handler: async ({ principal, query, mayRead }) => {
         const readable = await search.readableKinds(mayRead);
         const page = await search.search(principal, readable, {
