@@ -702,7 +702,7 @@ export interface paths {
         };
         /**
          * Search everything
-         * @description One ranked list over your notes (title, tags, body), files (name and extracted text, page by page for PDFs) and transcripts (text with segment times), best match first. Each hit says its kind and id, a snippet around the match, where the match is (page, start_seconds or heading) and a link to the resource. Only kinds you may read are searched: a group switched off for you, or a token without its read scope, leaves its kind out. Long documents are searched to their end, phrases included.
+         * @description One ranked list over your notes (title, tags, body), files (name and extracted text, page by page for PDFs) and transcripts (text with segment times), best match first. Each hit says its kind and id, a snippet around the match, where the match is (page, start_seconds or heading) and a link to the resource. Only kinds you may read are searched: a group switched off for you, or a token without its read scope, leaves its kind out. Long documents are searched to their end, phrases included. A search that runs past its time limit (5 s, PostgreSQL) is stopped and answered 503 search_timeout: narrow it.
          */
         get: operations["search"];
         put?: never;
@@ -1349,7 +1349,7 @@ export interface components {
         /** @description An RFC 9457 problem detail with a stable `code`. */
         Problem: {
             /** @description Stable, machine-readable. Branch on this, not on the text. */
-            code: "bad_request" | "validation_failed" | "unauthenticated" | "password_required" | "forbidden" | "missing_scope" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "file_too_large" | "too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_required" | "too_many_reports" | "quota_exceeded" | "engine_unavailable" | "storage_full" | "too_many_requests" | "internal";
+            code: "bad_request" | "validation_failed" | "unauthenticated" | "password_required" | "forbidden" | "missing_scope" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "file_too_large" | "too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_required" | "too_many_reports" | "quota_exceeded" | "engine_unavailable" | "search_timeout" | "storage_full" | "too_many_requests" | "internal";
             /** @description precondition_failed: the note as it is now. */
             current?: unknown;
             /** @description What went wrong with this request and what to do about it. */
@@ -5583,6 +5583,15 @@ export interface operations {
             };
             /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `search_timeout`: The search ran past its time limit and was stopped; nothing is wrong with the query itself. It matches more than can be ranked in time: add a word, a kind, a tag or a date range to narrow it. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
