@@ -442,13 +442,13 @@ export class SearchService {
     let query: ParsedQuery | null = parsed;
     const em = this.#em();
     if (match === 'fuzzy') query = await this.#fuzzy(em, p.user.id, parsed);
-    let found = query ? await this.#run(em, p.user.id, query, filters, cursor, limit + 1) : [];
+    let found = query ? await rankedSearch<HitRow>(em, p.user.id, query, filters, cursor, limit + 1) : [];
     if (found.length === 0 && !cursor && hasPositive(parsed)) {
       const fuzzy = await this.#fuzzy(em, p.user.id, parsed);
       if (fuzzy) {
         query = fuzzy;
         match = 'fuzzy';
-        found = await this.#run(em, p.user.id, fuzzy, filters, undefined, limit + 1);
+        found = await rankedSearch<HitRow>(em, p.user.id, fuzzy, filters, undefined, limit + 1);
       }
     }
     const marked = query ? highlightTerms(query) : [];
@@ -474,17 +474,6 @@ export class SearchService {
     if (found.length > limit && last)
       page.next_cursor = v.encodeCursor([fingerprint, match === 'fuzzy' ? 'f' : 't', last.rank, last.updated_ms, last.kind, last.id]);
     return page;
-  }
-
-  async #run(
-    em: EntityManager,
-    owner: string,
-    query: ParsedQuery,
-    f: Filters,
-    cursor: Array<string | number> | undefined,
-    take: number,
-  ): Promise<HitRow[]> {
-    return rankedSearch<HitRow>(em, owner, query, f, cursor, take);
   }
 
   /** The query with close words of the caller's own index for words it does not hold (pg_trgm); null when none. */
