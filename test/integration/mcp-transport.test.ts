@@ -372,6 +372,69 @@ const answers = (r: Raw) => r.messages.filter((m) => 'result' in m || 'error' in
 const batchAnswers = (r: Raw) => (r.messages[0] ?? []) as unknown as Array<Record<string, any>>;
 const OLD = { 'mcp-protocol-version': '2025-03-26' }; // batches are a 2025-03-26 feature
 
+t.test('a quick answer is one response with a Content-Length; a slow call streams as it goes', async (t) => {
+  const id = await openSession(alice.token);
+  const version = { 'mcp-protocol-version': '2025-11-25' }; // resumable streams (a priming event) are of this version
+  const quick = await raw(s, 'POST', {
+    token: alice.token,
+    session: id,
+    headers: version,
+    body: callTool(30, 'acme__echo', { text: 'hi' }),
+  });
+  t.equal(quick.status, 200);
+  t.match(quick.headers['content-type'], /text\/event-stream/);
+  t.equal(quick.headers['content-length'], String(Buffer.byteLength(quick.body)), 'sent whole, with its length');
+  t.notOk(quick.headers['transfer-encoding'], 'not chunked');
+  t.match(quick.body, /^id: \S+\n(retry: \d+\n)?data: \n\n/, 'the priming event (an id to resume from) comes first');
+  t.equal(answers(quick)[0]?.result?.content?.[0]?.text, 'hi');
+
+  // A call that takes longer than the hold: the headers and the priming event go out at once.
+  const url = new URL(`${s.url}/mcp`);
+  const body = JSON.stringify(callTool(31, 'acme__slow', { ms: 1000 }));
+  const timeline = await new Promise<{ headersAt: number; firstAt: number; endAt: number; chunked: boolean; text: string }>(
+    (resolve, reject) => {
+      const started = Date.now();
+      const r = http.request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: {
+            accept: 'application/json, text/event-stream',
+            'content-type': 'application/json',
+            authorization: `Bearer ${alice.token}`,
+            'mcp-session-id': id,
+            ...version,
+          },
+        },
+        (res) => {
+          const headersAt = Date.now() - started;
+          let firstAt = -1;
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => {
+            if (firstAt < 0) firstAt = Date.now() - started;
+            text += c;
+          });
+          res.on('end', () =>
+            resolve({ headersAt, firstAt, endAt: Date.now() - started, chunked: res.headers['transfer-encoding'] === 'chunked', text }),
+          );
+        },
+      );
+      r.on('error', reject);
+      r.end(body);
+    },
+  );
+  t.ok(timeline.chunked, 'streamed, not held');
+  t.ok(timeline.endAt >= 1000, 'the call took its time');
+  t.ok(
+    timeline.headersAt < 800 && timeline.firstAt < 800,
+    `headers and priming event before the answer (${timeline.headersAt}/${timeline.firstAt} ms of ${timeline.endAt})`,
+  );
+  t.match(timeline.text, /"text":"done"/);
+});
+
 t.test('an id already in flight on the session is refused at once; the first request is still answered', async (t) => {
   const id = await openSession(alice.token);
   const started = Date.now();

@@ -22,6 +22,10 @@ export const EVENT_STORE_LIMITS: EventStoreLimits = { maxEvents: 1000, maxBytes:
 
 export class SessionEventStore implements EventStore {
   readonly #events = new Map<string, Stored>();
+  // The ids in the order they were given, from #head on: the oldest is evicted without walking the
+  // map (a Map iterated from its start after many deletes at its front walks their holes too).
+  #order: string[] = [];
+  #head = 0;
   readonly #limits: EventStoreLimits;
   #seq = 0;
   #bytes = 0;
@@ -39,12 +43,16 @@ export class SessionEventStore implements EventStore {
     // The SDK's priming event is an empty message: nothing to replay, only an id to resume from.
     const bytes = 'jsonrpc' in message ? JSON.stringify(message).length : 0;
     this.#events.set(id, { streamId, message, bytes });
+    this.#order.push(id);
     this.#bytes += bytes;
-    for (const [old, e] of this.#events) {
-      if (this.#events.size <= this.#limits.maxEvents && this.#bytes <= this.#limits.maxBytes) break;
-      if (old === id) break;
+    while (this.#events.size > 1 && (this.#events.size > this.#limits.maxEvents || this.#bytes > this.#limits.maxBytes)) {
+      const old = this.#order[this.#head++]!;
+      this.#bytes -= this.#events.get(old)!.bytes;
       this.#events.delete(old);
-      this.#bytes -= e.bytes;
+    }
+    if (this.#head > 1024 && this.#head * 2 > this.#order.length) {
+      this.#order = this.#order.slice(this.#head);
+      this.#head = 0;
     }
     return Promise.resolve(id);
   }

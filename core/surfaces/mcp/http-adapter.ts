@@ -6,15 +6,70 @@
 // Streams that stay open (the GET notification stream, a call reporting progress) stream as ever.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+/** Node's header value as the Headers API gives it: repeated headers joined by ", ". */
+const joined = (v: string | string[] | undefined): string | null => (v === undefined ? null : Array.isArray(v) ? v.join(', ') : v);
+
+/**
+ * The request's headers as the transport reads them (`get`, `has`, `entries`, ...), straight from
+ * Node's parsed headers instead of copied into a Headers object one by one.
+ */
+class NodeHeaders {
+  readonly #headers: IncomingMessage['headers'];
+  constructor(headers: IncomingMessage['headers']) {
+    this.#headers = headers;
+  }
+  get(name: string): string | null {
+    return joined(this.#headers[name.toLowerCase()]);
+  }
+  has(name: string): boolean {
+    return this.#headers[name.toLowerCase()] !== undefined;
+  }
+  *entries(): IterableIterator<[string, string]> {
+    for (const key of Object.keys(this.#headers)) {
+      const value = joined(this.#headers[key]);
+      if (value !== null) yield [key, value];
+    }
+  }
+  *keys(): IterableIterator<string> {
+    for (const [key] of this.entries()) yield key;
+  }
+  *values(): IterableIterator<string> {
+    for (const [, value] of this.entries()) yield value;
+  }
+  forEach(fn: (value: string, key: string, parent: Headers) => void): void {
+    for (const [key, value] of this.entries()) fn(value, key, this as unknown as Headers);
+  }
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.entries();
+  }
+}
+
 /**
  * The Node request as the web-standard Request the transport takes. It carries no body: POST
- * bodies are read and parsed before and handed over as `parsedBody`.
+ * bodies are read and parsed before and handed over as `parsedBody`. What the transport reads
+ * (method, url, headers) is served from the Node request as it is; anything else a later SDK
+ * might read makes a real Request on first use (as @hono/node-server's request does), so nothing
+ * is lost, only the copying of every header into a Headers object on every call is saved.
  */
 export function webRequest(req: IncomingMessage, url: string): Request {
-  const headers = new Headers();
-  const raw = req.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
-  return new Request(url, { method: req.method ?? 'GET', headers });
+  let real: Request | undefined;
+  const materialize = (): Request => {
+    if (!real) {
+      const headers = new Headers();
+      const raw = req.rawHeaders;
+      for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+      real = new Request(url, { method: req.method ?? 'GET', headers });
+    }
+    return real;
+  };
+  const light = { method: req.method ?? 'GET', url, headers: new NodeHeaders(req.headers) };
+  return new Proxy(light, {
+    get(target, prop) {
+      if (prop === 'method' || prop === 'url' || prop === 'headers') return target[prop];
+      const value = Reflect.get(materialize(), prop) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(materialize()) : value;
+    },
+  }) as unknown as Request;
 }
 
 function headersOf(response: Response, extra?: Record<string, string>): Record<string, string> {
@@ -28,13 +83,21 @@ function headersOf(response: Response, extra?: Record<string, string>): Record<s
 /** The transport's chunks are encoded text (TextEncoder): decoding them back loses nothing. */
 const UTF8 = new TextDecoder();
 
-const nextMacrotask = () => new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined)));
+/**
+ * How long a POST's answer may be held back to go out in one write. A stream that has not ended by
+ * then (a call reporting progress, a slow tool) starts streaming, with what was held first.
+ */
+export const HOLD_MS = 20;
+
+const EXPIRED = Symbol('hold expired');
 
 /**
- * Writes the transport's Response to the Node response. `hold`: wait for the first chunk before
- * sending anything, and if the stream ends right after it, send it whole with a Content-Length.
- * Without `hold` (a GET stream) the headers go out at once. The client hanging up cancels the
- * stream, which is how the transport learns a stream is gone.
+ * Writes the transport's Response to the Node response. `hold`: collect the chunks (the SDK's
+ * priming event that gives the stream an id, then the answer) and, if the stream ends within
+ * HOLD_MS, send them whole with a Content-Length in one write: on a busy server each write is a
+ * system call that costs as much as a good share of a call. Without `hold` (a GET stream), or once
+ * HOLD_MS has passed, the headers and every chunk go out as they come. The client hanging up
+ * cancels the stream, which is how the transport learns a stream is gone.
  */
 export async function writeResponse(res: ServerResponse, response: Response, hold: boolean): Promise<void> {
   const body = response.body;
@@ -50,32 +113,40 @@ export async function writeResponse(res: ServerResponse, response: Response, hol
   };
   res.once('close', cancel);
   const open = () => !res.destroyed && !res.writableEnded;
+  let timer: NodeJS.Timeout | undefined;
   try {
     let pending = reader.read();
     if (hold) {
-      const first = await pending;
-      if (!open()) return;
-      if (first.done) {
-        res.writeHead(response.status, headersOf(response, { 'content-length': '0' }));
-        res.end();
-        return;
-      }
-      pending = reader.read();
-      // The transport closes a request's stream as soon as its answer is written: give it a turn.
-      const next = await Promise.race([pending, nextMacrotask()]);
-      if (!open()) return;
-      if (next?.done) {
-        res.writeHead(response.status, headersOf(response, { 'content-length': String(first.value.byteLength) }));
-        // As a string: Node sends headers and body in one write (a Buffer body goes as a second chunk).
-        res.end(UTF8.decode(first.value));
-        return;
-      }
-      res.writeHead(response.status, headersOf(response));
-      res.write(first.value);
-      if (next) {
-        res.write(next.value);
+      const held: Uint8Array[] = [];
+      let expired = false;
+      const expiry = new Promise<typeof EXPIRED>((resolve) => {
+        timer = setTimeout(() => {
+          expired = true;
+          resolve(EXPIRED);
+        }, HOLD_MS);
+      });
+      while (!expired) {
+        const next = await Promise.race([pending, expiry]);
+        if (!open()) return;
+        if (next === EXPIRED) break;
+        if (next.done) {
+          let text = '';
+          let bytes = 0;
+          for (const c of held) {
+            text += UTF8.decode(c);
+            bytes += c.byteLength;
+          }
+          res.writeHead(response.status, headersOf(response, { 'content-length': String(bytes) }));
+          // As a string: Node sends headers and body in one write (a Buffer body goes as a second chunk).
+          res.end(text);
+          return;
+        }
+        held.push(next.value);
         pending = reader.read();
       }
+      res.writeHead(response.status, headersOf(response));
+      for (const c of held) res.write(c);
+      if (held.length === 0) res.flushHeaders();
     } else {
       res.writeHead(response.status, headersOf(response));
       res.flushHeaders();
@@ -99,6 +170,7 @@ export async function writeResponse(res: ServerResponse, response: Response, hol
   } catch {
     res.destroy();
   } finally {
+    clearTimeout(timer);
     res.off('close', cancel);
   }
 }
