@@ -11,6 +11,13 @@ import { Unauthenticated } from '../contract/errors.ts';
 /** Query parameters that would carry a token; a URL ends up in logs and histories. */
 const TOKEN_PARAMS = ['access_token', 'token', 'api_key', 'apikey', 'bearer', 'auth'];
 
+/** The query of a URL without a query string (nothing to parse). */
+export const NO_QUERY: Pick<URLSearchParams, 'has'> = { has: () => false };
+
+/** A request's query string as `authenticate` reads it. */
+export const queryOf = (querystring: string): Pick<URLSearchParams, 'has'> =>
+  querystring === '' ? NO_QUERY : new URLSearchParams(querystring);
+
 export class Authenticator {
   readonly #identity: IdentityService;
   readonly #bootstrapDigest: Buffer | undefined;

@@ -6,7 +6,7 @@
 //   folio_mnt_  minted token (short-lived child of an API token)
 //   folio_oat_  reserved. OAuth access tokens come from the authorization server (oidc-provider):
 //               43 base64url characters (256 random bits), without a prefix.
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 export type TokenKind = 'api' | 'minted' | 'oauth';
@@ -78,7 +78,7 @@ export function parseToken(raw: string): { kind: TokenKind } | null {
 
 /** What is stored: the lowercase hex sha-256 of the raw token. */
 export function hashToken(raw: string): string {
-  return createHash('sha256').update(raw, 'utf8').digest('hex');
+  return hash('sha256', raw, 'hex');
 }
 
 const OAUTH_RE = /^[A-Za-z0-9_-]{43}$/;

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
-import type { Authenticator } from '../../kernel/auth.ts';
+import { NO_QUERY, type Authenticator } from '../../kernel/auth.ts';
 import type { Dispatcher } from '../../kernel/dispatch.ts';
 import { readJsonRequest, type BodyLimits } from '../http/body.ts';
 import { errorAnswer } from '../http/error-text.ts';
@@ -25,7 +25,6 @@ export interface FastCallDeps {
 }
 
 const CALL_URL = /^\/curl\/call\/([A-Za-z0-9_-]+)\/([A-Za-z0-9_-]+)$/;
-const NO_QUERY: Pick<URLSearchParams, 'has'> = { has: () => false };
 const TEXT = 'text/plain; charset=utf-8';
 
 /** Writes a whole answer at once, as Koa's respond does for a string or Buffer body. */

@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import type { Principal } from '../../domain/identity/types.ts';
-import type { Authenticator } from '../../kernel/auth.ts';
+import { queryOf, type Authenticator } from '../../kernel/auth.ts';
 import type { Dispatcher } from '../../kernel/dispatch.ts';
 import type { Viewer } from '../../kernel/entitlements.ts';
 import { BadArguments, UnknownName } from '../../contract/errors.ts';
@@ -42,7 +42,7 @@ export function curlRouter(deps: CurlDeps): Router {
   /** Authenticates; for QUERY merges the JSON body over the query string (the body wins). */
   const authed = async (ctx: Ctx, next: Next) => {
     try {
-      ctx.state.principal = await deps.auth.authenticate(ctx.get('authorization') || undefined, new URLSearchParams(ctx.querystring));
+      ctx.state.principal = await deps.auth.authenticate(ctx.get('authorization') || undefined, queryOf(ctx.querystring));
       ctx.state.viewer = await deps.dispatcher.viewer(ctx.state.principal, ctx.state.log);
       const params: Record<string, unknown> = { ...ctx.query };
       if (ctx.method === 'QUERY') {
@@ -135,7 +135,7 @@ export function curlRouter(deps: CurlDeps): Router {
     const c = ctx as unknown as Ctx;
     const log = c.state.log;
     try {
-      const principal = await deps.auth.authenticate(ctx.get('authorization') || undefined, new URLSearchParams(ctx.querystring));
+      const principal = await deps.auth.authenticate(ctx.get('authorization') || undefined, queryOf(ctx.querystring));
       const body = await readJsonBody(ctx, deps.limits);
       const gone = new AbortController();
       const onClose = () => {

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../domain/identity/types.ts';
-import type { Authenticator } from '../../kernel/auth.ts';
+import { queryOf, type Authenticator } from '../../kernel/auth.ts';
 import type { Dispatcher } from '../../kernel/dispatch.ts';
 import { PayloadTooLarge, Unauthenticated } from '../../contract/errors.ts';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
@@ -145,7 +145,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
 
     let principal: Principal;
     try {
-      principal = await deps.auth.authenticate(ctx.get('authorization') || undefined, new URLSearchParams(ctx.querystring));
+      principal = await deps.auth.authenticate(ctx.get('authorization') || undefined, queryOf(ctx.querystring));
     } catch (err) {
       if (!(err instanceof Unauthenticated)) throw err;
       ctx.set('WWW-Authenticate', wwwAuthenticate(base(ctx), err.bearerError));
