@@ -3,8 +3,10 @@
 // it (sha256), with the same durable writer as Folio's disk store (core/domain/files/durable-file.ts:
 // written back behind the transfer, fsynced at the end), and renames it under its hash, answering
 // {id, size}; GET /<id> streams the file back with its length. No framework, no database, no
-// checks: Folio against this is what Folio adds on top of Node for one transfer. Sends {url} once
-// it serves; stops on {cmd:'stop'}.
+// checks: Folio against this is what Folio adds on top of Node for one transfer. It loads nothing
+// of Folio (bench/util.ts, not bench/lib.ts, which imports the whole app: a larger heap makes every
+// garbage collection during a transfer slower, see bench/README (f)). Sends {url} once it serves;
+// stops on {cmd:'stop'}.
 // argv: [dir]  (an empty folder the parent made and removes)
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -14,7 +16,7 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { durableFile } from '../../core/domain/files/durable-file.ts';
-import { send, stopOnParentRequest } from '../lib.ts';
+import { send, stopOnParentRequest } from '../util.ts';
 
 const dir = process.argv[2]!;
 const CHUNK = 1024 * 1024;
