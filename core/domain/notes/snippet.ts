@@ -10,22 +10,43 @@ interface Span {
   end: number;
 }
 
-/** Where the terms occur in `text` (offsets into the original text), sorted, not overlapping. */
-export function findMatches(text: string, terms: Array<{ text: string; cjk: boolean }>): Span[] {
+/**
+ * Where the terms occur in `text` (offsets into the original text), sorted, not overlapping.
+ * `near`: only the first match and those starting less than `near` characters after it (what a
+ * snippet can show), so a long text full of a common word is not walked to its end.
+ */
+export function findMatches(text: string, terms: Array<{ text: string; cjk: boolean }>, opts: { near?: number } = {}): Span[] {
   if (terms.length === 0 || text.length === 0) return [];
   const { folded, origin } = foldWithMap(text);
+  // A whole-word match of `term` at or after `from` in the folded text; -1 when none.
+  const next = (term: { text: string; cjk: boolean }, from: number): number => {
+    for (;;) {
+      const at = folded.indexOf(term.text, from);
+      if (at === -1) return -1;
+      // A word matches whole words only (the index matches whole lexemes); CJK matches anywhere.
+      if (term.cjk || (!boundaryFails(folded, at - 1) && !boundaryFails(folded, at + term.text.length))) return at;
+      from = at + term.text.length;
+    }
+  };
+  let until = Infinity;
+  if (opts.near !== undefined) {
+    let first = Infinity;
+    for (const term of terms) {
+      if (!term.text) continue;
+      const at = next(term, 0);
+      if (at !== -1) first = Math.min(first, origin[at]!);
+    }
+    if (first === Infinity) return [];
+    until = first + opts.near;
+  }
   const spans: Span[] = [];
   for (const term of terms) {
     if (!term.text) continue;
-    let from = 0;
-    for (;;) {
-      const at = folded.indexOf(term.text, from);
-      if (at === -1) break;
+    for (let from = 0; ;) {
+      const at = next(term, from);
+      if (at === -1 || origin[at]! >= until) break;
       from = at + term.text.length;
-      const end = at + term.text.length;
-      // A word matches whole words only (the index matches whole lexemes); CJK matches anywhere.
-      if (!term.cjk && (boundaryFails(folded, at - 1) || boundaryFails(folded, end))) continue;
-      spans.push({ start: origin[at]!, end: origin[end]! });
+      spans.push({ start: origin[at]!, end: origin[from]! });
       if (spans.length > 200) break;
     }
   }
@@ -52,7 +73,17 @@ function boundaryFails(folded: string, i: number): boolean {
  * occurs. Whitespace is collapsed; an ellipsis shows where the text was cut.
  */
 export function snippetAround(text: string, terms: Array<{ text: string; cjk: boolean }>): string | null {
-  const spans = findMatches(text, terms);
+  return snippetAt(text, findMatches(text, terms, { near: SNIPPET_REACH }));
+}
+
+/** How far after its first match a snippet can reach (findMatches `near` for snippets). */
+export const SNIPPET_REACH = LENGTH;
+
+/**
+ * snippetAround with the matches already found (findMatches of the same text, with `near` at least
+ * SNIPPET_REACH): they are not looked for twice.
+ */
+export function snippetAt(text: string, spans: readonly Span[]): string | null {
   const first = spans[0];
   if (!first) return null;
   let start = Math.max(0, first.start - BEFORE);

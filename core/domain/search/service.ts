@@ -14,7 +14,7 @@ import { SearchTimeout } from '../../contract/errors.ts';
 import type { Principal } from '../identity/types.ts';
 import { hasPositive, highlightTerms, phraseCandidates, toTsquery, type ParsedQuery } from '../notes/query.ts';
 import { dateRange, fuzzyQuery, parseSearchText } from '../notes/search.ts';
-import { excerpt, findMatches, snippetAround } from '../notes/snippet.ts';
+import { excerpt, findMatches, SNIPPET_REACH, snippetAround, snippetAt } from '../notes/snippet.ts';
 import { buildVector } from '../notes/text.ts';
 import * as v from '../notes/validate.ts';
 import { chunkDocument, locate, type Mark } from './chunk.ts';
@@ -454,13 +454,14 @@ export class SearchService {
     const marked = query ? highlightTerms(query) : [];
     const base = this.#publicUrl();
     page.hits = found.slice(0, limit).map((r) => {
-      const first = findMatches(r.text, marked)[0];
+      const spans = findMatches(r.text, marked, { near: SNIPPET_REACH });
+      const first = spans[0];
       const source = this.#source(r.kind);
       return {
         kind: r.kind,
         id: r.id,
         title: r.title,
-        snippet: snippetAround(r.text, marked) ?? snippetAround(r.title, marked) ?? excerpt(r.text),
+        snippet: snippetAt(r.text, spans) ?? snippetAround(r.title, marked) ?? excerpt(r.text),
         where: first ? locate(Array.isArray(r.marks) ? r.marks : [], first.start) : null,
         updated_at: new Date(r.updated_ms).toISOString(),
         link: `${base}/api/v1${source ? source.link(r.id) : ''}`,
