@@ -12,7 +12,13 @@ import { startTestServer, call, createUser, FIXTURES, type TestServer } from '..
 const s = await startTestServer({
   plugins: [path.join(FIXTURES, 'basic')],
   overrides: {
-    mcp: { mode: 'stateful', allowedOrigins: ['https://app.example.com'], allowedHosts: ['folio.internal', 'edge.example.com:8443'] },
+    mcp: {
+      mode: 'stateful',
+      allowedOrigins: ['https://app.example.com'],
+      allowedHosts: ['folio.internal', 'edge.example.com:8443'],
+      // A quick answer goes out whole if it is ready within the hold: room for a loaded CI machine.
+      holdMs: 250,
+    },
   },
 });
 t.teardown(() => s.close());

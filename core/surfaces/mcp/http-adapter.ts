@@ -84,22 +84,23 @@ function headersOf(response: Response, extra?: Record<string, string>): Record<s
 const UTF8 = new TextDecoder();
 
 /**
- * How long a POST's answer may be held back to go out in one write. A stream that has not ended by
- * then (a call reporting progress, a slow tool) starts streaming, with what was held first.
+ * How long a POST's answer may be held back to go out in one write, by default (`mcp.holdMs`). A
+ * stream that has not ended by then (a call reporting progress, a slow tool) starts streaming, with
+ * what was held first.
  */
 export const HOLD_MS = 20;
 
 const EXPIRED = Symbol('hold expired');
 
 /**
- * Writes the transport's Response to the Node response. `hold`: collect the chunks (the SDK's
+ * Writes the transport's Response to the Node response. `holdMs` > 0: collect the chunks (the SDK's
  * priming event that gives the stream an id, then the answer) and, if the stream ends within
- * HOLD_MS, send them whole with a Content-Length in one write: on a busy server each write is a
- * system call that costs as much as a good share of a call. Without `hold` (a GET stream), or once
- * HOLD_MS has passed, the headers and every chunk go out as they come. The client hanging up
+ * `holdMs`, send them whole with a Content-Length in one write: on a busy server each write is a
+ * system call that costs as much as a good share of a call. With 0 (a GET stream), or once
+ * `holdMs` has passed, the headers and every chunk go out as they come. The client hanging up
  * cancels the stream, which is how the transport learns a stream is gone.
  */
-export async function writeResponse(res: ServerResponse, response: Response, hold: boolean): Promise<void> {
+export async function writeResponse(res: ServerResponse, response: Response, holdMs: number): Promise<void> {
   const body = response.body;
   if (!body) {
     res.writeHead(response.status, headersOf(response));
@@ -116,14 +117,14 @@ export async function writeResponse(res: ServerResponse, response: Response, hol
   let timer: NodeJS.Timeout | undefined;
   try {
     let pending = reader.read();
-    if (hold) {
+    if (holdMs > 0) {
       const held: Uint8Array[] = [];
       let expired = false;
       const expiry = new Promise<typeof EXPIRED>((resolve) => {
         timer = setTimeout(() => {
           expired = true;
           resolve(EXPIRED);
-        }, HOLD_MS);
+        }, holdMs);
       });
       while (!expired) {
         const next = await Promise.race([pending, expiry]);

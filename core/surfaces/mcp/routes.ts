@@ -12,7 +12,7 @@ import { queryOf, type Authenticator } from '../../kernel/auth.ts';
 import type { Dispatcher } from '../../kernel/dispatch.ts';
 import { PayloadTooLarge, Unauthenticated } from '../../contract/errors.ts';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
-import { webRequest, writeResponse } from './http-adapter.ts';
+import { HOLD_MS, webRequest, writeResponse } from './http-adapter.ts';
 import { authInfoFor, buildServer, type ServerDeps } from './server.ts';
 import { SessionStore, type Session } from './sessions.ts';
 import { cancelledId, FolioTransport, isRequest } from './transport.ts';
@@ -52,6 +52,8 @@ export interface McpDeps {
    * response stream ends); null: the handler timeout plus DEADLINE_MARGIN_MS.
    */
   streamDeadlineMs?: number | null;
+  /** How long a POST's answer may be held back to go out whole; default HOLD_MS (20), 0: stream at once. */
+  holdMs?: number;
 }
 
 export interface McpSurface {
@@ -92,6 +94,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
   const serverDeps: ServerDeps = { dispatcher: deps.dispatcher, version: deps.version, stateful };
   const bodyLimits: BodyLimits = { requestBytes: deps.limits.requestBytes, jsonDepth: deps.limits.jsonDepth + ENVELOPE_DEPTH };
   const deadlineMs = deps.streamDeadlineMs ?? deps.dispatcher.policy.handlerTimeoutMs + DEADLINE_MARGIN_MS;
+  const holdMs = deps.holdMs ?? HOLD_MS;
   const store = new SessionStore({
     dispatcher: deps.dispatcher,
     log,
@@ -211,7 +214,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
         parsedBody: body,
         authInfo,
       });
-      await writeResponse(ctx.res, response, ctx.method === 'POST');
+      await writeResponse(ctx.res, response, ctx.method === 'POST' ? holdMs : 0);
     } catch (err) {
       reqLog().error({ err }, 'mcp transport failed');
       if (!ctx.res.headersSent) {
