@@ -158,7 +158,7 @@ export const ConfigSchema = Type.Object(
         /** How long a POST's requests may go unanswered before they are abandoned; null: the handler timeout + 5 s. */
         streamDeadlineMs: Type.Union([Int(1), Type.Null()]),
         /** How long a POST's answer may be held back to go out whole, in one write (0: stream at once). */
-        holdMs: Int(0),
+        holdMs: Int(0, 10_000),
       },
       { additionalProperties: false },
     ),

@@ -549,6 +549,39 @@ t.test('a cancelled request that is not a tool call ends its response stream too
   t.ok(answers(again)[0]?.result?.tools?.length > 0, 'the id is free again');
 });
 
+t.test('stateless: a client that hangs up while its answer is held back stops the handler', async (t) => {
+  const d = await startTestServer({
+    plugins: [path.join(FIXTURES, 'basic')],
+    overrides: { mcp: { mode: 'stateless', allowedOrigins: [], allowedHosts: [], holdMs: 2000 } },
+  });
+  t.teardown(() => d.close());
+  const eve = await createUser(d, 'eve@example.com');
+  const before = await abortedCount(d, eve.token);
+  const url = new URL(`${d.url}/mcp`);
+  await new Promise<void>((resolve) => {
+    const r = http.request({
+      host: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      method: 'POST',
+      headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', authorization: `Bearer ${eve.token}` },
+    });
+    r.on('error', () => resolve());
+    r.on('response', () => t.fail('nothing is sent while the answer is held'));
+    r.end(JSON.stringify(callTool(4, 'acme__slow', { ms: 10000 })));
+    setTimeout(() => {
+      r.destroy();
+      resolve();
+    }, 300);
+  });
+  let after = before;
+  for (let i = 0; i < 80 && after === before; i++) {
+    await new Promise((r) => setTimeout(r, 25));
+    after = await abortedCount(d, eve.token);
+  }
+  t.equal(after, before + 1, "the handler's signal fired when the client went away");
+});
+
 t.test('a response stream ends at its deadline, with an error for each request still unanswered', async (t) => {
   for (const mode of ['stateful', 'stateless'] as const) {
     const d = await startTestServer({

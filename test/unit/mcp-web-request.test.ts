@@ -48,6 +48,7 @@ t.test('method, url and headers as a Request gives them', async (t) => {
     (r) => ({
       method: r.method,
       url: r.url,
+      isRequest: r instanceof Request,
       accept: r.headers.get('ACCEPT'),
       session: r.headers.get('mcp-session-id'),
       many: r.headers.get('x-many'),
@@ -57,6 +58,7 @@ t.test('method, url and headers as a Request gives them', async (t) => {
     }),
   )) as Record<string, any>;
   t.equal(out.method, 'POST');
+  t.equal(out.isRequest, true, 'instanceof Request');
   t.equal(out.url, 'http://127.0.0.1/mcp?x=1');
   t.equal(out.accept, 'application/json, text/event-stream', 'case-insensitive');
   t.equal(out.session, 'abc');

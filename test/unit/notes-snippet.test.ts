@@ -1,5 +1,7 @@
 // findMatches with `near`: a snippet shows its first match and what follows within its length, so
-// only those matches are looked for; the snippet must be the same as with every match found.
+// only those matches are looked for. Where matches are apart, the snippet is the same as with every
+// match found; a run of touching matches (CJK) is now cut at the snippet's length instead of being
+// highlighted past it as one span.
 import t from 'tap';
 import { findMatches, SNIPPET_REACH, snippetAround, snippetAt } from '../../core/domain/notes/snippet.ts';
 
@@ -22,6 +24,14 @@ t.test('the first match is the earliest over all terms, whole words only', async
   const words = spans.map((s) => text.slice(s.start, s.end));
   t.same(words, ['review', 'budget'], '"budgeting" is not the word "budget"; matches counted from the first whole word');
   t.same(findMatches('nothing here', [term('budget')], { near: 50 }), [], 'no match: nothing');
+});
+
+t.test('a run of touching matches ends at the reach, and the snippet stays within its length', async (t) => {
+  const text = '哈'.repeat(600);
+  const spans = findMatches(text, [term('哈哈', true)], { near: SNIPPET_REACH });
+  t.equal(spans.length, 1, 'one merged span');
+  t.ok(spans[0]!.end <= SNIPPET_REACH + 2, `it ends near the reach (${spans[0]!.end})`);
+  t.ok(snippetAround(text, [term('哈哈', true)])!.length < 260, 'a snippet-sized answer');
 });
 
 t.test('folded text: offsets point into the original', async (t) => {

@@ -11,7 +11,10 @@ const joined = (v: string | string[] | undefined): string | null => (v === undef
 
 /**
  * The request's headers as the transport reads them (`get`, `has`, `entries`, ...), straight from
- * Node's parsed headers instead of copied into a Headers object one by one.
+ * Node's parsed headers instead of copied into a Headers object one by one. Where Node's parsing
+ * differs from the Headers API (a repeated Host, Content-Type or Authorization keeps its first
+ * value; repeated Cookie headers are joined with "; "), what the transport reads is the same as
+ * what Folio's own checks read (Koa's view of the same headers).
  */
 class NodeHeaders {
   readonly #headers: IncomingMessage['headers'];
@@ -64,6 +67,8 @@ export function webRequest(req: IncomingMessage, url: string): Request {
   };
   const light = { method: req.method ?? 'GET', url, headers: new NodeHeaders(req.headers) };
   return new Proxy(light, {
+    // `instanceof Request` holds, as for the real one.
+    getPrototypeOf: () => Request.prototype,
     get(target, prop) {
       if (prop === 'method' || prop === 'url' || prop === 'headers') return target[prop];
       const value = Reflect.get(materialize(), prop) as unknown;
@@ -80,8 +85,8 @@ function headersOf(response: Response, extra?: Record<string, string>): Record<s
   return extra ? Object.assign(out, extra) : out;
 }
 
-/** The transport's chunks are encoded text (TextEncoder): decoding them back loses nothing. */
-const UTF8 = new TextDecoder();
+/** The transport's chunks are encoded text (TextEncoder): decoding them back loses nothing (a BOM included). */
+const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /**
  * How long a POST's answer may be held back to go out in one write, by default (`mcp.holdMs`). A
@@ -115,6 +120,9 @@ export async function writeResponse(res: ServerResponse, response: Response, hol
   res.once('close', cancel);
   const open = () => !res.destroyed && !res.writableEnded;
   let timer: NodeJS.Timeout | undefined;
+  // Read to its end? If not (the client went away, even before this began), the stream is
+  // cancelled on the way out: that is how the transport learns it is gone.
+  let finished = false;
   try {
     let pending = reader.read();
     if (holdMs > 0) {
@@ -131,6 +139,7 @@ export async function writeResponse(res: ServerResponse, response: Response, hol
         if (!open()) return;
         if (next === EXPIRED) break;
         if (next.done) {
+          finished = true;
           let text = '';
           let bytes = 0;
           for (const c of held) {
@@ -154,6 +163,7 @@ export async function writeResponse(res: ServerResponse, response: Response, hol
     }
     for (;;) {
       const { done, value } = await pending;
+      finished = done;
       if (done || !open()) break;
       if (!res.write(value))
         await new Promise<void>((resolve) => {
@@ -173,5 +183,6 @@ export async function writeResponse(res: ServerResponse, response: Response, hol
   } finally {
     clearTimeout(timer);
     res.off('close', cancel);
+    if (!finished) cancel();
   }
 }
