@@ -166,8 +166,9 @@ export async function searchNotes(em: EntityManager, owner: string, opts: Search
   const page = found.slice(0, limit);
   // A match past the part of the body read with the hits: the whole body of those notes, read
   // window by window until the match (a 1 MiB note is searched to its end; its snippet too).
+  const inBody = new Map(page.map((r) => [r.id, snippetAround(r.body, terms)]));
   const deep = new Map<string, string>();
-  const beyond = page.filter((r) => r.body.length >= SNIPPET_SOURCE_CHARS && snippetAround(r.body, terms) === null).map((r) => r.id);
+  const beyond = page.filter((r) => r.body.length >= SNIPPET_SOURCE_CHARS && inBody.get(r.id) === null).map((r) => r.id);
   if (beyond.length > 0) {
     const bodies = await rows<{ id: string; body: string }>(
       em,
@@ -186,7 +187,7 @@ export async function searchNotes(em: EntityManager, owner: string, opts: Search
     updated_at: new Date(r.updated_ms).toISOString(),
     version: r.version,
     rank: r.rank,
-    snippet: deep.get(r.id) ?? snippetAround(r.body, terms) ?? snippetAround(r.title, terms) ?? excerpt(r.body),
+    snippet: deep.get(r.id) ?? inBody.get(r.id) ?? snippetAround(r.title, terms) ?? excerpt(r.body),
     match,
   }));
   const last = found[Math.min(found.length, limit) - 1];
