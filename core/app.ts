@@ -41,7 +41,7 @@ import { errorAnswer } from './surfaces/http/error-text.ts';
 import { BadArguments } from './contract/errors.ts';
 import { bootstrapAdmin } from './domain/identity/bootstrap.ts';
 import type Provider from 'oidc-provider';
-import { createProvider, mountProvider, OAUTH_PREFIX, passTo } from './surfaces/oauth/provider.ts';
+import { lazyProvider, mountProvider, OAUTH_PREFIX, passTo } from './surfaces/oauth/mount.ts';
 import { interactionRouter } from './surfaces/oauth/pages.ts';
 import { invitationRouter } from './surfaces/pages/invite.ts';
 import { scimRouter } from './surfaces/scim/routes.ts';
@@ -199,12 +199,13 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     }
   });
 
-  // The OAuth authorization server: made once the server knows its address (its issuer).
-  let provider: Provider | null = null;
+  // The OAuth authorization server: its issuer is known once the server knows its address; it is
+  // made by the first request that needs it (./surfaces/oauth/mount.ts).
+  let provider: (() => Promise<Provider>) | null = null;
   let issuer: string | null = null;
   let publicBase = '';
-  app.use(mountProvider(() => provider));
-  const oauthPages = interactionRouter({ provider: () => provider, identity, scopes, defaultResource: () => publicBase });
+  app.use(mountProvider(() => provider?.() ?? null));
+  const oauthPages = interactionRouter({ provider: () => provider?.() ?? null, identity, scopes, defaultResource: () => publicBase });
   app.use(oauthPages.routes());
   app.use(invitationRouter(identity).routes());
 
@@ -233,7 +234,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
         await next();
         return;
       }
-      await passTo(provider, ctx, '/.well-known/openid-configuration');
+      await passTo(await provider(), ctx, '/.well-known/openid-configuration');
     });
   }
   mountDocAssets(root);
@@ -327,17 +328,21 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const url = `http://${host}:${addr.port}`;
   publicBase = (config.publicUrl ?? url).replace(/\/+$/, '');
   issuer = `${publicBase}${OAUTH_PREFIX}`;
-  provider = await createProvider(issuer, publicBase, {
-    identity,
-    scopes,
-    log: log.child({ component: 'oauth' }),
-    behindProxy: config.publicUrl !== null,
-    clientMetadata: {
-      enabled: config.identity.clientMetadataDocuments,
-      allowPrivate: config.identity.clientMetadataPrivateNetworks,
-      ca: config.identity.clientMetadataCaFile ? await readFile(config.identity.clientMetadataCaFile, 'utf8') : undefined,
-    },
-  });
+  const oauthIssuer = issuer;
+  const ca = config.identity.clientMetadataCaFile ? await readFile(config.identity.clientMetadataCaFile, 'utf8') : undefined;
+  provider = lazyProvider(async () =>
+    (await import('./surfaces/oauth/provider.ts')).createProvider(oauthIssuer, publicBase, {
+      identity,
+      scopes,
+      log: log.child({ component: 'oauth' }),
+      behindProxy: config.publicUrl !== null,
+      clientMetadata: {
+        enabled: config.identity.clientMetadataDocuments,
+        allowPrivate: config.identity.clientMetadataPrivateNetworks,
+        ca,
+      },
+    }),
+  );
   listening = url;
   log.info({ url, engine: db.engine, namespaces: [...registry.snapshot.namespaces.keys()] }, 'folio listening');
 

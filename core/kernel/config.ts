@@ -2,8 +2,8 @@
 // Validated with TypeBox at start; a bad value stops the start with a message naming it.
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
+import { Ajv } from 'ajv';
 import { Type, type Static } from 'typebox';
-import { Value } from 'typebox/value';
 
 const Int = (min: number, max = Number.MAX_SAFE_INTEGER) => Type.Integer({ minimum: min, maximum: max });
 const DirList = Type.Array(Type.String({ minLength: 1 }), { minItems: 1 });
@@ -332,7 +332,10 @@ export function loadConfig(opts: { env?: NodeJS.ProcessEnv; overrides?: Record<s
   }
   if (opts.overrides) raw = merge(raw, opts.overrides);
 
-  const errors = [...Value.Errors(ConfigSchema, raw)];
+  // Ajv, as every request's validation: TypeBox's own checker would load ~300 more modules, held
+  // for the process's life (each garbage collection marks them).
+  const check = new Ajv({ allErrors: true, strict: false }).compile(ConfigSchema);
+  const errors = check(raw) ? [] : (check.errors ?? []);
   if (errors.length > 0) {
     const lines = errors.slice(0, 10).map((e) => {
       const key = e.instancePath.replace(/^\//, '').replaceAll('/', '.') || '(root)';

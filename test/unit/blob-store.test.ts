@@ -1,11 +1,12 @@
 // The blob store suite (test/helpers/blob-store-suite.ts) against each implementation: the disk
-// store in a temporary directory, and the S3 store on a real S3-compatible server (s3rver), started here.
+// store in a temporary directory, and the S3 store on a real S3-compatible server (s3rver), started here,
+// reached as the files domain reaches it: through lazyBlobStore, which loads it on first use.
 import t from 'tap';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { lazyBlobStore } from '../../core/domain/files/blob-store.ts';
 import { DiskBlobStore } from '../../core/domain/files/disk-store.ts';
-import { S3BlobStore } from '../../core/domain/files/s3-store.ts';
 import { blobStoreSuite, startS3rver } from '../helpers/blob-store-suite.ts';
 
 t.test('disk', (t) => {
@@ -19,7 +20,7 @@ t.test('disk', (t) => {
 t.test('s3', (t) => {
   blobStoreSuite(t, async () => {
     const s3 = await startS3rver('folio-test');
-    const store = S3BlobStore.fromSettings({
+    const settings = {
       endpoint: s3.endpoint,
       region: 'us-east-1',
       bucket: 'folio-test',
@@ -27,9 +28,31 @@ t.test('s3', (t) => {
       accessKeyId: 'S3RVER',
       secretAccessKey: 'S3RVER',
       forcePathStyle: true,
-      checksums: 'WHEN_REQUIRED',
-    });
+      checksums: 'WHEN_REQUIRED' as const,
+    };
+    const store = lazyBlobStore('s3', async () => (await import('../../core/domain/files/s3-store.ts')).S3BlobStore.fromSettings(settings));
     return { store, cleanup: () => s3.close() };
   });
   t.end();
+});
+
+t.test('a lazy store loads its implementation on first use, once, and tries again after a failed load', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'folio-blobs-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  let loads = 0;
+  let fail = true;
+  const store = lazyBlobStore('disk', async () => {
+    loads++;
+    if (fail) throw new Error('the module would not load');
+    return new DiskBlobStore(path.join(dir, 'blobs'));
+  });
+  t.equal(store.kind, 'disk');
+  t.equal(loads, 0, 'nothing is loaded until the store is used');
+  await t.rejects(store.stat('0'.repeat(64)), { message: 'the module would not load' });
+  fail = false;
+  t.equal(await store.stat('0'.repeat(64)), null, 'the next call loads it again, and is answered');
+  const names: string[] = [];
+  for await (const h of store.list()) names.push(h);
+  t.same(names, []);
+  t.equal(loads, 2, 'once loaded, it is kept');
 });

@@ -4,7 +4,8 @@
 import t from 'tap';
 import { TooManyReports } from '../../core/contract/errors.ts';
 import { ReportRenderPool, type RenderEvent } from '../../core/domain/notes/report-pool.ts';
-import { HtmlRenderer, MarkdownRenderer, rendererFor, type Renderer } from '../../core/domain/notes/report-render.ts';
+import { HtmlRenderer, MarkdownRenderer, type Renderer } from '../../core/domain/notes/report-render.ts';
+import { rendererFor } from '../../core/domain/notes/report-renderers.ts';
 import { PdfRenderer } from '../../core/domain/notes/report-pdf.ts';
 import { NotesServiceImpl } from '../../core/domain/notes/service.ts';
 import { buildNote, openNotesFixture, readAll } from '../helpers/notes.ts';

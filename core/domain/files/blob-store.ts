@@ -72,6 +72,32 @@ export interface BlobStore {
 }
 
 /**
+ * A store whose implementation is loaded on first use: the S3 store brings the AWS SDK, which a
+ * server that never touches a file should not hold (every module held makes each garbage
+ * collection longer, see bench/README (f)). A load that fails fails that call, and the next call
+ * tries again.
+ */
+export function lazyBlobStore(kind: string, load: () => Promise<BlobStore>): BlobStore {
+  let loaded: Promise<BlobStore> | undefined;
+  const store = (): Promise<BlobStore> =>
+    (loaded ??= load().catch((err: unknown) => {
+      loaded = undefined;
+      throw err;
+    }));
+  return {
+    kind,
+    stage: async (source, opts) => (await store()).stage(source, opts),
+    read: async (sha256, range) => (await store()).read(sha256, range),
+    stat: async (sha256) => (await store()).stat(sha256),
+    remove: async (sha256) => (await store()).remove(sha256),
+    async *list() {
+      yield* (await store()).list();
+    },
+    sweepStaging: async (olderThanMs) => (await store()).sweepStaging(olderThanMs),
+  };
+}
+
+/**
  * The one pass every store's write makes over the bytes on their way to storage: counts them
  * (failing past `maxBytes`), hashes them and keeps the head, in a single stream stage (each extra
  * stage is a hop per chunk on gigabyte uploads).

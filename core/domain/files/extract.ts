@@ -6,8 +6,8 @@
 // The text is capped at `maxChars` (then `truncated` is true). A file that claims a type but is not
 // readable as one (a corrupt PDF, a DOCX that is not a zip) rejects with UnreadableDocument, which a
 // job should record rather than retry: it will not get better.
-import mammoth from 'mammoth';
-import { extractText as pdfText, getDocumentProxy } from 'unpdf';
+// The PDF and DOCX readers are loaded on first use: a server that never reads such a file does not
+// hold them (every module held makes each garbage collection longer, see bench/README (f)).
 
 export interface ExtractedText {
   /** The whole text (for a PDF, the pages joined by a blank line). */
@@ -57,6 +57,7 @@ export async function extractText(bytes: Uint8Array, contentType: string, opts: 
 
 async function extractPdf(bytes: Uint8Array, max: number): Promise<ExtractedText> {
   let pages: string[];
+  const { extractText: pdfText, getDocumentProxy } = await import('unpdf');
   try {
     // PDF.js may detach the buffer it is given: hand it a copy. verbosity 0: no warnings on stderr.
     const pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
@@ -86,6 +87,7 @@ async function extractPdf(bytes: Uint8Array, max: number): Promise<ExtractedText
 
 async function extractDocx(bytes: Uint8Array, max: number): Promise<ExtractedText> {
   let text: string;
+  const { default: mammoth } = await import('mammoth');
   try {
     text = (await mammoth.extractRawText({ buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) })).value;
   } catch (err) {

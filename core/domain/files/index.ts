@@ -4,9 +4,8 @@
 import path from 'node:path';
 import { filesSearchSource } from './search-source.ts';
 import { defineDomain } from '../../contract/domain.ts';
-import type { BlobStore } from './blob-store.ts';
+import { lazyBlobStore, type BlobStore } from './blob-store.ts';
 import { DiskBlobStore } from './disk-store.ts';
-import { S3BlobStore } from './s3-store.ts';
 import { filesEntities } from './entities.ts';
 import { Migration20261124000000_files } from './migrations/Migration20261124000000_files.ts';
 import { Migration20261125000000_file_text } from './migrations/Migration20261125000000_file_text.ts';
@@ -42,8 +41,11 @@ export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
     },
   },
   create: ({ db, log, settings, storage, dataDir, publicUrl, jobs, events }) => {
+    const s3 = settings.blobStore.s3; // its bucket is checked with the config (kernel/config.ts)
     const store: BlobStore =
-      settings.blobStore.kind === 's3' ? S3BlobStore.fromSettings(settings.blobStore.s3) : new DiskBlobStore(path.join(dataDir, 'blobs'));
+      settings.blobStore.kind === 's3'
+        ? lazyBlobStore('s3', async () => (await import('./s3-store.ts')).S3BlobStore.fromSettings(s3))
+        : new DiskBlobStore(path.join(dataDir, 'blobs'));
     const files = new FilesServiceImpl(db, store, settings, storage, {
       log,
       publicUrl,

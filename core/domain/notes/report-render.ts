@@ -3,7 +3,6 @@
 // of the period. Each renderer buffers only what it produced since the last take(), so a report
 // streams in chunks of one fetched batch and memory stays bounded whatever the selection.
 import { parse, shiftHeadings, toHtml } from './report-markdown.ts';
-import { PdfRenderer } from './report-pdf.ts';
 
 /** The picture of the period a report opens with. */
 export interface ReportSummary {
@@ -203,8 +202,4 @@ export class HtmlRenderer implements Renderer {
 function noteUrl(baseUrl: string | undefined): (id: string) => string {
   const base = (baseUrl ?? '').replace(/\/+$/, '');
   return (id) => `${base}/api/v1/notetaker/notes/${id}`;
-}
-
-export function rendererFor(format: 'markdown' | 'html' | 'pdf', opts: { creationDate?: Date; baseUrl?: string } = {}): Renderer {
-  return format === 'markdown' ? new MarkdownRenderer(opts) : format === 'html' ? new HtmlRenderer(opts) : new PdfRenderer(opts);
 }

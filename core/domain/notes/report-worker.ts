@@ -1,7 +1,8 @@
 // Worker thread of the report render pool (report-pool.ts): runs the renderers of report-render.ts
 // for the reports assigned to it, one step (a fetched batch of events) at a time per report.
 import { parentPort } from 'node:worker_threads';
-import { MarkdownRenderer, rendererFor, type Renderer } from './report-render.ts';
+import { MarkdownRenderer, type Renderer } from './report-render.ts';
+import { rendererFor } from './report-renderers.ts';
 import type { RenderEvent, RenderReply, RenderRequest } from './report-pool.ts';
 
 if (!parentPort) throw new Error('report-worker.ts runs as a worker thread');

@@ -8,18 +8,17 @@
 // site cannot post it; the page may not be framed.
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type Provider from 'oidc-provider';
 import type { IdentityService } from '../../domain/identity/service.ts';
 import type { ScopeRules } from '../../contract/domain.ts';
 import { esc, page } from '../pages/html.ts';
 import { TooManyRequests } from '../../contract/errors.ts';
-import { INTERACTION_PREFIX, OAUTH_PREFIX } from './provider.ts';
+import { INTERACTION_PREFIX, OAUTH_PREFIX, type ProviderSource } from './mount.ts';
 
 const FORM_MAX_BYTES = 8 * 1024;
 const OIDC_SCOPES = new Set(['openid', 'offline_access']);
 
 export interface InteractionDeps {
-  provider: () => Provider | null;
+  provider: ProviderSource;
   identity: IdentityService;
   scopes: ScopeRules;
   /** The resource when a request names none: Folio as a whole. */
@@ -71,8 +70,9 @@ export function interactionRouter(deps: InteractionDeps): Router {
   const router = new Router({ prefix: OAUTH_PREFIX });
 
   const details = async (ctx: Context) => {
-    const provider = deps.provider();
-    if (!provider) throw new Error('the authorization server is not started');
+    const made = deps.provider();
+    if (!made) throw new Error('the authorization server is not started');
+    const provider = await made;
     const d = await provider.interactionDetails(ctx.req, ctx.res);
     if (d.uid !== (ctx.params as { uid: string }).uid) throw new Error('interaction mismatch');
     const client = await provider.Client.find(String(d.params['client_id']));

@@ -9,16 +9,16 @@
 // URIs on any port, RFC 8252), refresh tokens rotated on every use (a reused one revokes the
 // grant), revocation (RFC 7009), resource indicators (RFC 8707). Opaque access tokens, stored
 // hashed, checked by the same authentication and policy as API tokens.
-import type { Context, Next } from 'koa';
+//
+// This module loads oidc-provider (and jose): the server imports it when the authorization server
+// is first needed (./mount.ts), not at start.
 import Provider, { errors, type Configuration } from 'oidc-provider';
 import type { Logger } from 'pino';
 import type { IdentityService } from '../../domain/identity/service.ts';
 import type { ScopeRules } from '../../contract/domain.ts';
 import { metadataFetch } from './metadata-fetch.ts';
 
-export const OAUTH_PREFIX = '/oauth';
-/** Where Folio's pages of the authorization server live (sign-in and consent). */
-export const INTERACTION_PREFIX = `${OAUTH_PREFIX}/interaction/`;
+import { INTERACTION_PREFIX } from './mount.ts';
 
 const ACCESS_TOKEN_TTL = 3600;
 const DAY = 86_400;
@@ -126,29 +126,4 @@ export async function createProvider(issuer: string, base: string, deps: OAuthSe
   provider.proxy = deps.behindProxy;
   provider.on('server_error', (_ctx, err) => deps.log.error({ err }, 'oauth server error'));
   return provider;
-}
-
-/**
- * Hands /oauth/... (but Folio's own pages) to the provider, with the prefix taken off the path as
- * a mount would. `provider` is null until the server knows its address.
- */
-export function mountProvider(get: () => Provider | null) {
-  return async (ctx: Context, next: Next): Promise<void> => {
-    const path = ctx.path;
-    const provider = get();
-    if (!provider || !(path === OAUTH_PREFIX || path.startsWith(`${OAUTH_PREFIX}/`)) || path.startsWith(INTERACTION_PREFIX)) {
-      await next();
-      return;
-    }
-    await passTo(provider, ctx, ctx.req.url!.slice(OAUTH_PREFIX.length) || '/');
-  };
-}
-
-/** Lets the provider answer `url` (a path under /oauth) for this request. */
-export async function passTo(provider: Provider, ctx: Context, url: string): Promise<void> {
-  const req = ctx.req as typeof ctx.req & { originalUrl?: string };
-  req.originalUrl = `${OAUTH_PREFIX}${url}`;
-  req.url = url;
-  ctx.respond = false;
-  await provider.callback()(req, ctx.res);
 }
