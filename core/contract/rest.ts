@@ -2,7 +2,7 @@
 // per operation, from which both the Koa router and the OpenAPI document are made. A handler gets validated, typed input and returns a Reply; it never
 // touches Koa, and it throws typed errors that problems.ts maps.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import type { Static, TSchema } from 'typebox';
 import type { Logger } from 'pino';
 import type { Principal } from '../domain/identity/types.ts';
@@ -60,6 +60,20 @@ export interface PublicCall {
   form(this: void): Promise<Record<string, string>>;
   log: Logger;
   signal: AbortSignal;
+}
+
+/**
+ * A reply stream that can also write itself to an HTTP response, ending it (a stored file reuses a
+ * few buffers rather than making one per chunk). The REST surface uses it when a reply's stream
+ * has it; anything else reads the stream as the Readable it is.
+ */
+export const WRITE_TO = Symbol('folio.writeTo');
+export interface WritesItself {
+  [WRITE_TO](out: Writable): Promise<void>;
+}
+
+export function writesItself(stream: unknown): stream is WritesItself {
+  return typeof stream === 'object' && stream !== null && typeof (stream as Partial<WritesItself>)[WRITE_TO] === 'function';
 }
 
 /**

@@ -10,6 +10,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { NotFound } from '../../contract/errors.ts';
 import { durableFile } from './durable-file.ts';
+import { FileRange } from './file-range.ts';
 import { meter, type BlobStat, type BlobStore, type ByteRange, type StagedBlob, type StageOptions } from './blob-store.ts';
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -97,7 +98,12 @@ export class DiskBlobStore implements BlobStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFound('no such blob');
       throw err;
     }
-    return fh.createReadStream({ highWaterMark: CHUNK, ...(range ? { start: range.start, end: range.end } : {}) });
+    try {
+      return new FileRange(fh, (await fh.stat()).size, range);
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
   }
 
   async stat(sha256: string): Promise<BlobStat | null> {

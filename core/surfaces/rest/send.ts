@@ -3,10 +3,24 @@
 import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
-import type { Reply } from '../../contract/rest.ts';
+import { WRITE_TO, writesItself, type Reply } from '../../contract/rest.ts';
+import { isClientGone } from '../http/client-errors.ts';
 
 export async function send(ctx: Context, reply: Reply, log: Logger): Promise<void> {
   for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
+  if (writesItself(reply.stream) && !reply.trailers) {
+    // A stored file writes itself to the response (reusing its buffers) and ends it. Koa stays out.
+    ctx.status = reply.status;
+    ctx.respond = false;
+    try {
+      await reply.stream[WRITE_TO](ctx.res);
+    } catch (err) {
+      // Headers are gone: the response was cut (the connection is destroyed), the client sees a short body.
+      if (isClientGone(err)) log.debug({ err: { message: (err as Error).message } }, 'client gone mid-download');
+      else log.error({ err }, 'stream failed after the response started');
+    }
+    return;
+  }
   if (reply.stream instanceof Readable && !reply.trailers) {
     // A Node stream (a file's bytes) is piped as it is: no per-chunk hop through an async iterator.
     // Its errors after the headers cut the connection (Koa's stream error handling).
