@@ -12,8 +12,9 @@ const compileCache: Record<string, string> = process.env['NODE_COMPILE_CACHE']
   ? { NODE_COMPILE_CACHE: process.env['NODE_COMPILE_CACHE'] }
   : {};
 
-export async function startProcess(env: Record<string, string>): Promise<FolioProcess> {
-  const child = spawn(process.execPath, ['core/main.ts'], {
+/** `nodeArgs`: options for node itself, before the script (e.g. `--import` of a test hook). */
+export async function startProcess(env: Record<string, string>, nodeArgs: string[] = []): Promise<FolioProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, 'core/main.ts'], {
     cwd: PACKAGE_ROOT,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', PORT: '0', LOG_LEVEL: 'info', ...compileCache, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
