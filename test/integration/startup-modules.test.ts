@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { kill9, startProcess } from '../helpers/process.ts';
 
-const LOADED_ON_FIRST_USE = ['pdfkit', 'mammoth', 'unpdf', '@aws-sdk/client-s3', 'oidc-provider'];
+const LOADED_ON_FIRST_USE = ['pdfkit', 'mammoth', 'unpdf', '@aws-sdk/client-s3', 'oidc-provider', '@tus/server'];
 
 t.test('the server starts without the parts only some requests need, and loads them when one comes', async (t) => {
   const dir = await mkdtemp(path.join(tmpdir(), 'folio-startup-'));

@@ -29,7 +29,7 @@ import { decideType, declaredType, SNIFF_BYTES } from './content-type.ts';
 import { fileName, folderPath } from './names.ts';
 import { FILE_COLUMNS, NOW_MS, toFile, toVersion, VERSION_COLUMNS, type FileDbRow, type VersionDbRow } from './rows.ts';
 import { Shares } from './shares.ts';
-import { ResumableUploads } from './uploads.ts';
+import { lazyUploads, type Uploads } from './resumable.ts';
 import type {
   ContentRef,
   CreatedShare,
@@ -106,7 +106,7 @@ export class FilesServiceImpl implements FilesService {
   /** Told of every file whose name, content, text or state changed, in the write's transaction. */
   readonly #events: ResourceEvents | undefined;
   /** Resumable (tus) uploads in progress, under DATA_DIR/uploads; undefined without a data dir. */
-  readonly uploads: ResumableUploads | undefined;
+  readonly uploads: Uploads | undefined;
 
   constructor(
     db: { orm: MikroORM },
@@ -130,9 +130,7 @@ export class FilesServiceImpl implements FilesService {
     this.#settings = settings;
     this.#storage = storage;
     this.#shares = new Shares(() => this.#em(), opts.log);
-    this.uploads = opts.uploadsDir
-      ? new ResumableUploads(this, opts.uploadsDir, { expiryMs: opts.uploadExpiryMs ?? 24 * 3600_000 })
-      : undefined;
+    this.uploads = opts.uploadsDir ? lazyUploads(this, opts.uploadsDir, { expiryMs: opts.uploadExpiryMs ?? 24 * 3600_000 }) : undefined;
   }
 
   get shares(): Shares {

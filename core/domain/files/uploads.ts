@@ -25,11 +25,8 @@ import type { Call, Reply } from '../../contract/rest.ts';
 import type { Principal } from '../identity/types.ts';
 import type { FilesServiceImpl } from './service.ts';
 import type { FileMeta } from './types.ts';
+import { FILE_ID_HEADER, UPLOAD_404, UPLOADS_PATH } from './resumable.ts';
 
-export const UPLOADS_PATH = '/api/v1/filedb/uploads';
-export const UPLOAD_404 = 'no such upload. It may never have existed, have expired, or belong to another account.';
-/** The header that names the file a finished upload became. */
-export const FILE_ID_HEADER = 'Folio-File-Id';
 const OWNER = 'folio_owner';
 
 interface Exchange {

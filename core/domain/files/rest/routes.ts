@@ -7,7 +7,7 @@ import { route, type HeaderDoc, type Reply, type Route, type UploadBody } from '
 import { FILE_404, type FilesServiceImpl } from '../service.ts';
 import { SHARE_404 } from '../shares.ts';
 import type { ContentRef, FileMeta } from '../types.ts';
-import { UPLOAD_404 } from '../uploads.ts';
+import { UPLOAD_404 } from '../resumable.ts';
 import { downloadReply } from './download.ts';
 import * as S from './schemas.ts';
 
