@@ -27,5 +27,7 @@ t.test('the server starts without the parts only some requests need, and loads t
   const res = await fetch(`${p.url}/.well-known/oauth-authorization-server`);
   t.equal(res.status, 200);
   t.match(await res.json(), { issuer: `${p.url}/oauth` });
-  t.ok((await loaded()).has('oidc-provider'), 'oidc-provider is loaded by the first OAuth request');
+  const after = await loaded();
+  t.ok(after.has('oidc-provider'), 'oidc-provider is loaded by the first OAuth request');
+  for (const pkg of LOADED_ON_FIRST_USE.filter((p) => p !== 'oidc-provider')) t.notOk(after.has(pkg), `${pkg} is still not loaded`);
 });

@@ -84,7 +84,12 @@ export class FileRange extends Readable implements WritesItself {
    * destroying `out`) when a read fails, and when `out` closes before the end (the client left).
    */
   async [WRITE_TO](out: Writable): Promise<void> {
-    if (this.#mode === 'stream') throw new Error('this file is already being read as a stream');
+    if (this.#mode === 'stream') {
+      // A mistake of the caller's: the response is cut (never left hanging), the stream's reader is untouched.
+      const err = new Error('this file is already being read as a stream');
+      out.destroy(err);
+      throw err;
+    }
     this.#mode = 'direct';
     let inFlight = 0;
     let wake: (() => void) | undefined;
@@ -93,36 +98,38 @@ export class FileRange extends Readable implements WritesItself {
       wake = undefined;
       w?.();
     };
-    const onClose = () => resume();
+    // Set and woken in separate ticks: no wake-up is lost between a check and its wait.
+    const waitWhile = async (busy: () => boolean) => {
+      while (!out.destroyed && busy()) await new Promise<void>((r) => (wake = r));
+    };
     out.on('drain', resume);
-    out.on('close', onClose);
+    out.on('close', resume);
     try {
       while (this.#pos < this.#end) {
+        // At most IN_FLIGHT buffers with the socket; the next one is read while the last is sent.
+        await waitWhile(() => inFlight >= IN_FLIGHT);
         if (out.destroyed || out.writableEnded) throw gone();
         const buf = take();
         const want = Math.min(CHUNK, this.#end - this.#pos);
         let bytesRead: number;
         try {
           ({ bytesRead } = await this.#fh.read(buf, 0, want, this.#pos));
+          if (bytesRead === 0) throw new Error('the stored file ended early');
+          // The socket is behind: it gets more once it has taken what it holds.
+          await waitWhile(() => out.writableNeedDrain);
+          if (out.destroyed) throw gone();
         } catch (err) {
           give(buf);
           throw err;
         }
-        if (bytesRead === 0) {
-          give(buf);
-          throw new Error('the stored file ended early');
-        }
         this.#pos += bytesRead;
         inFlight++;
         // The callback runs once the socket has the bytes (or the write failed): the buffer is free.
-        const more = out.write(bytesRead === buf.length ? buf : buf.subarray(0, bytesRead), () => {
+        out.write(bytesRead === buf.length ? buf : buf.subarray(0, bytesRead), () => {
           inFlight--;
           give(buf);
           resume();
         });
-        // Wait while the socket is behind or holds IN_FLIGHT of our buffers (set and woken in
-        // separate ticks: no wake-up is lost between the check and the wait).
-        while (!out.destroyed && ((!more && out.writableNeedDrain) || inFlight >= IN_FLIGHT)) await new Promise<void>((r) => (wake = r));
       }
       if (out.destroyed) throw gone();
       out.end();
@@ -132,7 +139,7 @@ export class FileRange extends Readable implements WritesItself {
       throw err;
     } finally {
       out.off('drain', resume);
-      out.off('close', onClose);
+      out.off('close', resume);
       await this.#close();
       this.destroy();
     }
