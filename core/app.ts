@@ -41,7 +41,8 @@ import { errorAnswer } from './surfaces/http/error-text.ts';
 import { BadArguments } from './contract/errors.ts';
 import { bootstrapAdmin } from './domain/identity/bootstrap.ts';
 import type Provider from 'oidc-provider';
-import { lazyProvider, mountProvider, OAUTH_PREFIX, passTo } from './surfaces/oauth/mount.ts';
+import { mountProvider, OAUTH_PREFIX, passTo } from './surfaces/oauth/mount.ts';
+import { loadOnce } from './domain/load-once.ts';
 import { interactionRouter } from './surfaces/oauth/pages.ts';
 import { invitationRouter } from './surfaces/pages/invite.ts';
 import { scimRouter } from './surfaces/scim/routes.ts';
@@ -330,7 +331,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   issuer = `${publicBase}${OAUTH_PREFIX}`;
   const oauthIssuer = issuer;
   const ca = config.identity.clientMetadataCaFile ? await readFile(config.identity.clientMetadataCaFile, 'utf8') : undefined;
-  provider = lazyProvider(async () =>
+  provider = loadOnce(async () =>
     (await import('./surfaces/oauth/provider.ts')).createProvider(oauthIssuer, publicBase, {
       identity,
       scopes,

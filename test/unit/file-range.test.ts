@@ -21,6 +21,25 @@ async function opened(file: string): Promise<number> {
   return n;
 }
 
+/**
+ * GETs `url` reading in fits and starts (a pause of `pauseMs()` after each chunk), so the server's
+ * writes wait for the socket again and again; answers the body.
+ */
+function slowGet(url: string, pauseMs: () => number = () => 1): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    http.get(url, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => {
+        chunks.push(c);
+        res.pause();
+        setTimeout(() => res.resume(), pauseMs());
+      });
+      res.on('end', () => resolve(Buffer.concat(chunks)));
+      res.on('error', reject);
+    });
+  });
+}
+
 t.test('file ranges', async (t) => {
   const dir = await mkdtemp(path.join(tmpdir(), 'folio-range-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
@@ -60,21 +79,9 @@ t.test('file ranges', async (t) => {
 
   t.test('written to a response whose client reads slowly: every byte, in order, and the file is closed', async (t) => {
     const s = await serve(async (res) => (await range())[WRITE_TO](res));
-    const got: Buffer[] = [];
-    await new Promise<void>((resolve, reject) => {
-      http.get(s.url, (res) => {
-        // Read in fits and starts: the server's writes wait for the socket again and again.
-        res.on('data', (c: Buffer) => {
-          got.push(c);
-          res.pause();
-          setTimeout(() => res.resume(), 1);
-        });
-        res.on('end', resolve);
-        res.on('error', reject);
-      });
-    });
+    const got = await slowGet(s.url);
     t.equal(await s.outcome(), 'ok');
-    t.equal(sha(Buffer.concat(got)), sha(bytes));
+    t.equal(sha(got), sha(bytes));
     t.equal(await opened(file), 0, 'no file handle is left open');
   });
 
@@ -93,20 +100,9 @@ t.test('file ranges', async (t) => {
       const got = await Promise.all(
         all.map(async (x) => {
           const s = await serve(async (res) => new FileRange(await open(x.file, 'r'), x.bytes.length)[WRITE_TO](res));
-          const chunks: Buffer[] = [];
-          await new Promise<void>((resolve, reject) => {
-            http.get(s.url, (res) => {
-              res.on('data', (c: Buffer) => {
-                chunks.push(c);
-                res.pause();
-                setTimeout(() => res.resume(), Math.random() * 3);
-              });
-              res.on('end', resolve);
-              res.on('error', reject);
-            });
-          });
+          const got = await slowGet(s.url, () => Math.random() * 3);
           t.equal(await s.outcome(), 'ok');
-          return Buffer.concat(chunks);
+          return got;
         }),
       );
       all.forEach((x, i) => t.equal(sha(got[i]!), sha(x.bytes), `download ${i + 1} is its own file, byte for byte`));

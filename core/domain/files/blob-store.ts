@@ -8,6 +8,7 @@
 // (temporaries older than a grace period are swept by the same garbage collection).
 import { createHash } from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
+import { loadOnce } from '../load-once.ts';
 
 /** More bytes arrived than the write allows: what every store rejects `stage` with, over `maxBytes`. */
 export class BlobLimitExceeded extends Error {
@@ -78,12 +79,7 @@ export interface BlobStore {
  * tries again.
  */
 export function lazyBlobStore(kind: string, load: () => Promise<BlobStore>): BlobStore {
-  let loaded: Promise<BlobStore> | undefined;
-  const store = (): Promise<BlobStore> =>
-    (loaded ??= load().catch((err: unknown) => {
-      loaded = undefined;
-      throw err;
-    }));
+  const store = loadOnce(load);
   return {
     kind,
     stage: async (source, opts) => (await store()).stage(source, opts),

@@ -4,8 +4,8 @@
 // server holds is marked by each of its garbage collections (bench/README (f)).
 import { readdir } from 'node:fs/promises';
 import type { Call, Reply } from '../../contract/rest.ts';
+import { loadOnce } from '../load-once.ts';
 import type { FilesServiceImpl } from './service.ts';
-import type { ResumableUploads } from './uploads.ts';
 
 export const UPLOADS_PATH = '/api/v1/filedb/uploads';
 export const UPLOAD_404 = 'no such upload. It may never have existed, have expired, or belong to another account.';
@@ -20,19 +20,17 @@ export interface Uploads {
 }
 
 export function lazyUploads(files: FilesServiceImpl, dir: string, opts: { expiryMs: number }): Uploads {
-  let made: Promise<ResumableUploads> | undefined;
-  const uploads = () =>
-    (made ??= import('./uploads.ts')
-      .then((m) => new m.ResumableUploads(files, dir, opts))
-      .catch((err: unknown) => {
-        made = undefined;
-        throw err;
-      }));
+  let asked = false;
+  const made = loadOnce(async () => new (await import('./uploads.ts')).ResumableUploads(files, dir, opts));
+  const uploads = () => {
+    asked = true;
+    return made();
+  };
   return {
     handle: async (call) => (await uploads()).handle(call),
     sweep: async () => {
       // Nothing was ever uploaded here (no upload folder, or an empty one): nothing to load.
-      if (!made && (await readdir(dir).catch(() => [])).length === 0) return 0;
+      if (!asked && (await readdir(dir).catch(() => [])).length === 0) return 0;
       return (await uploads()).sweep();
     },
   };

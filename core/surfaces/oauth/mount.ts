@@ -12,16 +12,6 @@ export const INTERACTION_PREFIX = `${OAUTH_PREFIX}/interaction/`;
 /** The provider, made by the first call; null until the server knows its address (its issuer). */
 export type ProviderSource = () => Promise<Provider> | null;
 
-/** Makes the provider once, on the first call; a failed making is tried again on the next call. */
-export function lazyProvider(make: () => Promise<Provider>): () => Promise<Provider> {
-  let made: Promise<Provider> | undefined;
-  return () =>
-    (made ??= make().catch((err: unknown) => {
-      made = undefined;
-      throw err;
-    }));
-}
-
 /**
  * Hands /oauth/... (but Folio's own pages) to the provider, with the prefix taken off the path as
  * a mount would. `provider` is null until the server knows its address.
