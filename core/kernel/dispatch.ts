@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ErrorObject } from 'ajv';
 import type { Principal } from '../domain/identity/types.ts';
-import type { Services } from '../sdk/index.ts';
+import type { Context as HandlerContext, Services } from '../sdk/index.ts';
 import type { FunctionEntry } from './manifest.ts';
 import type { Registry, NamespaceEntry } from './registry.ts';
 import { RESERVED_ARGS } from './manifest.ts';
@@ -49,6 +49,21 @@ function problemsOf(errors: ErrorObject[] | null | undefined): ArgProblem[] {
       return { path: [base, p.additionalProperty].filter(Boolean).join('.'), message: 'is not an argument of this function' };
     return { path: base || '(body)', message: e.message ?? 'is not valid' };
   });
+}
+
+const SERVICES = Symbol('services');
+
+/** The one getter of every handler context's `services` (see core/surfaces/http/request-log.ts on why not one per call). */
+function servicesGetter(this: { [SERVICES]: () => Services }): Services {
+  return this[SERVICES]();
+}
+
+/** A handler's ctx: `services` an own, enumerable property made on first read (most calls touch none). */
+function handlerContext(fields: Omit<HandlerContext, 'services'>, services: () => Services): HandlerContext {
+  const ctx = fields as HandlerContext & { [SERVICES]?: () => Services };
+  Object.defineProperty(ctx, SERVICES, { value: services });
+  Object.defineProperty(ctx, 'services', { get: servicesGetter, enumerable: true, configurable: true });
+  return ctx;
 }
 
 export class Dispatcher {
@@ -133,17 +148,10 @@ export class Dispatcher {
           }
         };
         const ref = (name: string, refArgs?: Record<string, unknown>) => callRef(surface, name, refArgs);
-        return fn.handler(args, {
-          caller: viewer.caller,
-          signal,
-          log: req.log,
-          get services() {
-            return servicesOf();
-          },
-          progress,
-          budget: ceiling,
-          ref,
-        });
+        return fn.handler(
+          args,
+          handlerContext({ caller: viewer.caller, signal, log: req.log, progress, budget: ceiling, ref }, servicesOf),
+        );
       });
     } catch (err) {
       if (err instanceof BadArguments) {

@@ -36,18 +36,28 @@ export interface Encoded {
   readonly body: Buffer;
 }
 
+/** A text or JSON answer; its bytes are made on first use, by a getter on the prototype (not one per answer: see core/surfaces/http/request-log.ts). */
+class TextEncoded implements Encoded {
+  readonly kind: 'json' | 'text';
+  readonly contentType: string;
+  readonly value: unknown;
+  readonly text: string;
+  readonly size: number;
+  #bytes: Buffer | undefined;
+  constructor(kind: 'json' | 'text', text: string, contentType: string, value: unknown) {
+    this.kind = kind;
+    this.contentType = contentType;
+    this.value = value;
+    this.text = text;
+    this.size = Buffer.byteLength(text, 'utf8');
+  }
+  get body(): Buffer {
+    return (this.#bytes ??= Buffer.from(this.text, 'utf8'));
+  }
+}
+
 function textual(kind: 'json' | 'text', text: string, contentType: string, value: unknown): Encoded {
-  let bytes: Buffer | undefined;
-  return {
-    kind,
-    contentType,
-    value,
-    text,
-    size: Buffer.byteLength(text, 'utf8'),
-    get body() {
-      return (bytes ??= Buffer.from(text, 'utf8'));
-    },
-  };
+  return new TextEncoded(kind, text, contentType, value);
 }
 
 /** Turns a handler's result into bytes: string -> text, bytes() -> its type, else JSON. */

@@ -156,11 +156,43 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, log: Logger
     entitle: (scopes, what) => deps.policy.entitle(principal, { scopes }, what),
     mayRead: async (namespace, scope) => deps.policy.mayRead(await (viewer ??= deps.policy.viewer(principal, log)), namespace, scope),
   };
+  Object.defineProperty(services, BINDING, { value: { caller, bound: new Map() } satisfies Binding });
+  for (const [name, get] of domainGetters(deps)) Object.defineProperty(services, name, { get, enumerable: true });
+  return services as Services;
+}
+
+const BINDING = Symbol('binding');
+
+interface Binding {
+  caller: DomainCaller;
+  /** Each domain's API once bound to this caller. */
+  bound: Map<string, unknown>;
+}
+
+const getters = new WeakMap<ServiceDeps['domains'], Array<[string, (this: { [BINDING]: Binding }) => unknown]>>();
+
+/**
+ * One getter per domain for every services object over these domains, bound to the caller on first use
+ * through the object it is read on: a getter made per call would give every call's services object
+ * hidden classes of its own (see core/surfaces/http/request-log.ts on why that is costly).
+ */
+function domainGetters(deps: ServiceDeps): Array<[string, (this: { [BINDING]: Binding }) => unknown]> {
+  let made = getters.get(deps.domains);
+  if (made) return made;
+  made = [];
   for (const { domain, service } of deps.domains) {
     const bind = domain.bind;
     if (!bind) continue;
-    let bound: unknown;
-    Object.defineProperty(services, domain.name, { get: () => (bound ??= bind(service, caller)), enumerable: true });
+    const name = domain.name;
+    made.push([
+      name,
+      function (this: { [BINDING]: Binding }) {
+        const { caller, bound } = this[BINDING];
+        if (!bound.has(name)) bound.set(name, bind(service, caller));
+        return bound.get(name);
+      },
+    ]);
   }
-  return services as Services;
+  getters.set(deps.domains, made);
+  return made;
 }

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
-import { beginRequest, responseError } from './request-log.ts';
+import { attachLog, beginRequest, responseError } from './request-log.ts';
 
 export interface DirectRoute {
   /** Takes the request? Only what the route's Koa path would have answered the same. */
@@ -61,7 +61,7 @@ export function directRoutes(opts: {
     res.statusCode = 404; // Koa's start: a route that sets nothing answers 404
     const ctx = opts.context(req, res);
     const record = beginRequest(opts.log, req, res, () => ({ method: ctx.method, path: ctx.path, querystring: ctx.querystring }));
-    Object.defineProperty(ctx.state, 'log', { get: () => record.log, configurable: true, enumerable: true });
+    attachLog(ctx, record);
     const socket = req.socket;
     const onSocketError = (err: unknown) => responseError(opts.log, err, res);
     socket.on('error', onSocketError);

@@ -25,8 +25,12 @@ export interface RequestLogState {
   readonly log: Logger;
 }
 
-/** Errors reported about a request whose line is not written yet, by its response. */
-const pending = new WeakMap<ServerResponse, unknown[]>();
+/**
+ * Errors reported about a request whose line is not written yet, on its response (a property, not
+ * a WeakMap: one entry made and deleted per request kept reallocating the map's table).
+ */
+const PENDING = Symbol('errors pending');
+type Pending = ServerResponse & { [PENDING]?: unknown[] | undefined };
 
 /**
  * Koa's `app.on('error')`: the error goes on the request's own line, or, when that is already
@@ -38,7 +42,7 @@ export function requestError(log: Logger, err: unknown, ctx: Context | undefined
 
 /** requestError for a bare Node response (routes served before Koa report their socket's errors here). */
 export function responseError(log: Logger, err: unknown, res: ServerResponse | undefined): void {
-  const errors = res && pending.get(res);
+  const errors = (res as Pending | undefined)?.[PENDING];
   if (errors) {
     errors.push(err);
     return;
@@ -61,6 +65,42 @@ export interface RequestRecord {
   readonly log: Logger;
 }
 
+// Per-request objects get their lazy `log` from a getter on a prototype or from one shared getter
+// function, never from a getter made per request (an object literal's `get log()` or a
+// defineProperty with a new closure). V8 gives each object made with its own accessor function a
+// hidden class of its own, made in the old generation; that dead hidden class still points at the
+// request's closure, so every young-generation collection kept the request's objects alive and
+// promoted them: on a busy server a third of everything a request allocated reached the old
+// generation, and collecting it took a fifth of the CPU. (bench/README (a), "Per-request getters".)
+
+/** One request's record: the id, and the logger made on first use. */
+class LazyRecord implements RequestRecord {
+  readonly id: string;
+  readonly #parent: Logger;
+  #child: Logger | undefined;
+  constructor(id: string, parent: Logger) {
+    this.id = id;
+    this.#parent = parent;
+  }
+  get log(): Logger {
+    return (this.#child ??= this.#parent.child({ reqId: this.id }));
+  }
+}
+
+const RECORD = Symbol('request record');
+
+/** The one getter of every ctx.state.log: the record's logger. */
+function stateLog(this: { [RECORD]: RequestRecord }): Logger {
+  return this[RECORD].log;
+}
+
+/** ctx.state.log, the request's logger made on first use (an own, enumerable property, as before). */
+export function attachLog(ctx: Context, record: RequestRecord): void {
+  const state = ctx.state as { [RECORD]?: RequestRecord };
+  Object.defineProperty(state, RECORD, { value: record, configurable: true });
+  Object.defineProperty(state, 'log', { get: stateLog, configurable: true, enumerable: true });
+}
+
 /**
  * Starts the log of one request on a bare Node request/response (the Koa middleware below, and the
  * routes served before Koa: core/surfaces/http/fast-routes.ts). `what` is read when the line is
@@ -76,14 +116,13 @@ export function beginRequest(
   const id = typeof given === 'string' && SANE_ID.test(given) ? given : randomUUID();
   res.setHeader('X-Request-Id', id);
   const started = performance.now();
-  let child: Logger | undefined;
   const errors: unknown[] = [];
-  pending.set(res, errors);
+  (res as Pending)[PENDING] = errors;
   let logged = false;
   const done = () => {
     if (logged) return;
     logged = true;
-    pending.delete(res);
+    (res as Pending)[PENDING] = undefined;
     const status = res.writableFinished ? res.statusCode : 499;
     // A client that went away is the 499; anything else Koa reported is the server's failure.
     const failure = errors.length === 0 ? undefined : errors.find((e) => !isClientGone(e));
@@ -106,18 +145,13 @@ export function beginRequest(
   // Plain listeners (done runs once): no once-wrappers to make per request.
   res.on('finish', done);
   res.on('close', done);
-  return {
-    id,
-    get log() {
-      return (child ??= log.child({ reqId: id }));
-    },
-  };
+  return new LazyRecord(id, log);
 }
 
 export function requestLog(log: Logger) {
   return async (ctx: Context, next: Next) => {
     const record = beginRequest(log, ctx.req, ctx.res, () => ({ method: ctx.method, path: ctx.path, querystring: ctx.querystring }));
-    Object.defineProperty(ctx.state, 'log', { get: () => record.log, configurable: true, enumerable: true });
+    attachLog(ctx, record);
     await next();
   };
 }

@@ -13,7 +13,7 @@ import type { Dispatcher } from '../../kernel/dispatch.ts';
 import { PayloadTooLarge, Unauthenticated } from '../../contract/errors.ts';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
 import { HOLD_MS, webRequest, writeResponse } from './http-adapter.ts';
-import { authInfoFor, buildServer, type ServerDeps } from './server.ts';
+import { authInfoFor, buildServer, type RequestCaller, type ServerDeps } from './server.ts';
 import { SessionStore, type Session } from './sessions.ts';
 import { cancelledId, FolioTransport, isRequest } from './transport.ts';
 import { SessionEventStore } from './event-store.ts';
@@ -86,6 +86,22 @@ const sessionNotFound = (ctx: Context) =>
   // The same answer for an unknown, expired, deleted or another user's session: a session id
   // confirms nothing to someone it does not belong to (the spec's "start a new session" signal).
   jsonRpcError(ctx, 404, -32001, 'Session not found: initialize a new session');
+
+/**
+ * Who makes an MCP request, and its logger made on first use: a getter on the prototype, not one
+ * per request (see core/surfaces/http/request-log.ts on why).
+ */
+class ContextCaller implements RequestCaller {
+  readonly principal: Principal;
+  readonly #log: () => Logger;
+  constructor(principal: Principal, log: () => Logger) {
+    this.principal = principal;
+    this.#log = log;
+  }
+  get log(): Logger {
+    return this.#log();
+  }
+}
 
 export function mcpSurface(deps: McpDeps): McpSurface {
   const log = deps.log.child({ component: 'mcp' });
@@ -173,12 +189,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
       if (body === undefined) return jsonRpcError(ctx, 400, -32700, 'Parse error: the body is empty; send a JSON-RPC message');
     }
 
-    const authInfo = authInfoFor({
-      principal,
-      get log() {
-        return reqLog();
-      },
-    });
+    const authInfo = authInfoFor(new ContextCaller(principal, reqLog));
 
     if (!stateful) return serveStateless(ctx, body, authInfo, reqLog, principal.user.id);
 
