@@ -23,6 +23,14 @@ const RESULTS = path.join(import.meta.dirname, 'results');
 export const TARGET_RATIO = 0.6;
 /** Each comparison runs this many times in one invocation; the figures reported are the medians. */
 export const ROUNDS = 3;
+/**
+ * Each round is cut into this many slices (3 with --quick), and the servers take turns slice by
+ * slice: this machine's speed drifts within seconds (the same server's req/s differed by 2x between
+ * two 10 s runs a minute apart), so a server measured in one block of 10 s and the other in the
+ * next were compared under different conditions.
+ */
+export const SLICES = 5;
+const QUICK_SLICES = 3;
 
 export interface CallOptions {
   quick: boolean;
@@ -74,6 +82,8 @@ export interface CallResult {
     durationS: number;
     warmupS: number;
     rounds: number;
+    /** Each round's slices per server (the servers take turns slice by slice). */
+    slices: number;
     arrangement: string;
     token: string;
   };
@@ -180,6 +190,26 @@ async function measure(
   }
 }
 
+/**
+ * One round of one server from its slices (all of the same length): mean req/s, CPU per request
+ * over all of them, latency percentiles the median of the slices'.
+ */
+export function combined(parts: LoadResult[]): LoadResult {
+  const requests = parts.reduce((a, p) => a + p.requests, 0);
+  const cpuUs = parts.reduce((a, p) => a + p.cpuUsPerCall * p.requests, 0);
+  return {
+    reqPerSec: round(parts.reduce((a, p) => a + p.reqPerSec, 0) / parts.length, 0),
+    cpuUsPerCall: round(cpuUs / Math.max(1, requests), 1),
+    p50Ms: median(parts.map((p) => p.p50Ms)),
+    p99Ms: median(parts.map((p) => p.p99Ms)),
+    meanLatencyMs: round(parts.reduce((a, p) => a + p.meanLatencyMs * p.requests, 0) / Math.max(1, requests), 2),
+    requests,
+    non2xx: parts.reduce((a, p) => a + p.non2xx, 0),
+    errors: parts.reduce((a, p) => a + p.errors, 0),
+    timeouts: parts.reduce((a, p) => a + p.timeouts, 0),
+  };
+}
+
 /** Medians of several runs of one server (p50/p99: the median too). */
 function medianOf(runs: LoadResult[]): LoadResult {
   const m = (f: (r: LoadResult) => number) => median(runs.map(f));
@@ -231,19 +261,28 @@ export async function runCall(opts: CallOptions): Promise<CallResult> {
       await load(s.ready.url, s.ready.token, warmupS);
     }
     const runs: LoadResult[][] = servers.map(() => []);
+    const slices = opts.quick ? QUICK_SLICES : SLICES;
+    const sliceS = durationS / slices;
     for (let r = 0; r < rounds; r++) {
-      const order = servers.map((_, i) => i);
-      if (r % 2 === 1) order.reverse();
-      for (const i of order) {
-        const s = servers[i]!;
-        progress(`call: round ${r + 1}/${rounds}, ${s.name} measuring ${durationS}s`);
-        const result = await load(s.ready.url, s.ready.token, durationS, s.child);
-        assertClean(s.name, result);
+      progress(`call: round ${r + 1}/${rounds}: ${slices} slices of ${sliceS}s per server, taking turns`);
+      const parts: LoadResult[][] = servers.map(() => []);
+      for (let k = 0; k < slices; k++) {
+        const order = servers.map((_, i) => i);
+        if ((r * slices + k) % 2 === 1) order.reverse();
+        for (const i of order) {
+          const s = servers[i]!;
+          const part = await load(s.ready.url, s.ready.token, sliceS, s.child);
+          assertClean(s.name, part);
+          parts[i]!.push(part);
+        }
+      }
+      parts.forEach((p, i) => {
+        const result = combined(p);
         progress(
-          `call: round ${r + 1}/${rounds}, ${s.name} ${result.reqPerSec} req/s, p99 ${result.p99Ms} ms, ${result.cpuUsPerCall} µs CPU per request`,
+          `call: round ${r + 1}/${rounds}, ${servers[i]!.name} ${result.reqPerSec} req/s, p99 ${result.p99Ms} ms, ${result.cpuUsPerCall} µs CPU per request`,
         );
         runs[i]!.push(result);
-      }
+      });
     }
     const koaRuns = runs[0]!;
     const folio: FolioRun[] = engines.map(({ engine }, e) => {
@@ -275,8 +314,9 @@ export async function runCall(opts: CallOptions): Promise<CallResult> {
         durationS,
         warmupS,
         rounds,
+        slices,
         arrangement:
-          'one child process per server (same Node 24 binary), all started once, autocannon in the parent, servers loaded one at a time, Koa first then last in alternate rounds',
+          'one child process per server (same Node 24 binary), all started once, autocannon in the parent, servers loaded one at a time, taking turns in slices of each round (the first one alternating)',
         token: 'a plain user API token made with admin.create_user',
       },
       koa: medianOf(koaRuns),
@@ -345,7 +385,7 @@ async function profileRun(run: FolioRun, dbUrl: string, durationS: number): Prom
 export function formatCall(r: CallResult): string {
   const cpu = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
   const lines = [
-    `call throughput: POST ${PATH}, ${r.settings.connections} connections, pipelining ${r.settings.pipelining}, ${r.settings.rounds} rounds of ${r.settings.durationS}s per server (after ${r.settings.warmupS}s warm-up); medians`,
+    `call throughput: POST ${PATH}, ${r.settings.connections} connections, pipelining ${r.settings.pipelining}, ${r.settings.rounds} rounds of ${r.settings.durationS}s per server in ${r.settings.slices} slices taking turns (after ${r.settings.warmupS}s warm-up); medians`,
     `  ${'server'.padEnd(16)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'vs koa'.padStart(7)} ${'µs CPU'.padStart(7)} ${'vs koa'.padStart(7)}`,
     `  ${'bare koa'.padEnd(16)} ${String(r.koa.reqPerSec).padStart(9)} ${String(r.koa.p50Ms).padStart(7)} ${String(r.koa.p99Ms).padStart(7)} ${'1.00'.padStart(7)} ${cpu(r.koa.cpuUsPerCall).padStart(7)} ${'1.00'.padStart(7)}  (rounds: ${r.koaRuns.map((k) => `${k.reqPerSec} req/s ${cpu(k.cpuUsPerCall)} µs`).join(' / ')})`,
   ];

@@ -64,7 +64,7 @@ export interface McpFolioRun extends McpLoad {
 }
 
 export interface McpBenchResult {
-  settings: { connections: number; durationS: number; warmupS: number; rounds: number; tool: string; arrangement: string };
+  settings: { connections: number; durationS: number; warmupS: number; rounds: number; slices: number; tool: string; arrangement: string };
   /** Medians over the rounds; `runs`: each round's. */
   bare: McpLoad & { runs: McpLoad[] };
   folio: McpFolioRun[];
@@ -189,6 +189,24 @@ async function startServer(name: string, args: string[]): Promise<Started> {
   }
 }
 
+/** Each round's slices per server (3 with --quick): see bench/call.ts SLICES. */
+export const SLICES = 5;
+
+/** One round of one server from its slices (all of the same length): mean calls/s, CPU per call over all, percentiles the slices' median. */
+function combinedLoads(parts: McpLoad[]): McpLoad {
+  const calls = parts.reduce((a, p) => a + p.calls, 0);
+  return {
+    callsPerSec: round(parts.reduce((a, p) => a + p.callsPerSec, 0) / parts.length, 0),
+    cpuUsPerCall: round(parts.reduce((a, p) => a + p.cpuUsPerCall * p.calls, 0) / Math.max(1, calls), 0),
+    p50Ms: median(parts.map((p) => p.p50Ms)),
+    p99Ms: median(parts.map((p) => p.p99Ms)),
+    calls,
+    non2xx: parts.reduce((a, p) => a + p.non2xx, 0),
+    errors: parts.reduce((a, p) => a + p.errors, 0),
+    timeouts: parts.reduce((a, p) => a + p.timeouts, 0),
+  };
+}
+
 /** Median of a few numbers (the middle one of three). */
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -247,25 +265,41 @@ export async function runMcpBench(opts: McpBenchOptions = {}): Promise<McpBenchR
     }
     const runs: McpLoad[][] = servers.map(() => []);
     const curlRuns: McpLoad[][] = servers.map(() => []);
+    // Each round in slices, the servers taking turns slice by slice (as bench/call.ts: this
+    // machine's speed drifts within seconds).
+    const slices = opts.quick ? 3 : SLICES;
+    const sliceS = durationS / slices;
     for (let r = 0; r < rounds; r++) {
-      const order = servers.map((_, i) => i);
-      if (r % 2 === 1) order.reverse();
-      for (const i of order) {
-        const s = servers[i]!;
+      progress(`mcp: round ${r + 1}/${rounds}: ${slices} slices of ${sliceS}s per server, taking turns`);
+      const parts: McpLoad[][] = servers.map(() => []);
+      const curlParts: McpLoad[][] = servers.map(() => []);
+      for (let k = 0; k < slices; k++) {
+        const order = servers.map((_, i) => i);
+        if ((r * slices + k) % 2 === 1) order.reverse();
+        for (const i of order) {
+          const s = servers[i]!;
+          const part = await load(s.child, s.ready.url, s.headers, sliceS, connections);
+          assertClean(s.name, part);
+          parts[i]!.push(part);
+          if (s.ready.token === 'unused') continue;
+          // The same no-op through POST /curl/call on the same process: what the surfaces share
+          // (auth, namespace access, dispatch) versus what MCP adds.
+          const curlHeaders = { authorization: `Bearer ${s.ready.token}`, 'content-type': 'application/json' };
+          const curl = await load(s.child, s.ready.url, curlHeaders, sliceS, connections, true);
+          assertClean(`${s.name} curl`, curl);
+          curlParts[i]!.push(curl);
+        }
+      }
+      servers.forEach((s, i) => {
         const tag = `mcp: round ${r + 1}/${rounds}, ${s.name}`;
-        const result = await load(s.child, s.ready.url, s.headers, durationS, connections);
-        assertClean(s.name, result);
+        const result = combinedLoads(parts[i]!);
         progress(`${tag} ${result.callsPerSec} calls/s, p99 ${result.p99Ms} ms, ${result.cpuUsPerCall} µs CPU per call`);
         runs[i]!.push(result);
-        if (s.ready.token === 'unused') continue;
-        // The same no-op through POST /curl/call on the same process: what the surfaces share
-        // (auth, namespace access, dispatch) versus what MCP adds.
-        const curlHeaders = { authorization: `Bearer ${s.ready.token}`, 'content-type': 'application/json' };
-        const curl = await load(s.child, s.ready.url, curlHeaders, durationS, connections, true);
-        assertClean(`${s.name} curl`, curl);
+        if (curlParts[i]!.length === 0) return;
+        const curl = combinedLoads(curlParts[i]!);
         progress(`${tag} via curl ${curl.callsPerSec} calls/s, p99 ${curl.p99Ms} ms, ${curl.cpuUsPerCall} µs CPU per call`);
         curlRuns[i]!.push(curl);
-      }
+      });
     }
     const bareRuns = runs[0]!;
     const folio: McpFolioRun[] = servers.slice(1).map((s, e) => {
@@ -289,9 +323,10 @@ export async function runMcpBench(opts: McpBenchOptions = {}): Promise<McpBenchR
         durationS,
         warmupS,
         rounds,
+        slices,
         tool: TOOL,
         arrangement:
-          'one child process per server (same Node 24 binary), all started once, autocannon in the parent, servers loaded one at a time, the bare one first then last in alternate rounds, one stateful session each',
+          'one child process per server (same Node 24 binary), all started once, autocannon in the parent, servers loaded one at a time, taking turns in slices of each round (the first one alternating), one stateful session each',
       },
       bare: { ...medianOf(bareRuns), runs: bareRuns },
       folio,
@@ -307,7 +342,7 @@ export function formatMcpBench(r: McpBenchResult): string {
   const row = (name: string, l: McpLoad, ratio: string, cpuRatio: string, verdict = '') =>
     `  ${name.padEnd(16)} ${String(l.callsPerSec).padStart(8)} ${String(l.p50Ms).padStart(7)} ${String(l.p99Ms).padStart(7)} ${ratio.padStart(7)} ${String(l.cpuUsPerCall).padStart(9)} ${cpuRatio.padStart(8)}  ${verdict}`;
   return [
-    `mcp tools/call ${r.settings.tool}: ${r.settings.connections} connections, ${r.settings.rounds} rounds of ${r.settings.durationS}s per server (after ${r.settings.warmupS}s warm-up); medians`,
+    `mcp tools/call ${r.settings.tool}: ${r.settings.connections} connections, ${r.settings.rounds} rounds of ${r.settings.durationS}s per server in ${r.settings.slices} slices taking turns (after ${r.settings.warmupS}s warm-up); medians`,
     `  ${'server'.padEnd(16)} ${'calls/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'vs sdk'.padStart(7)} ${'µs CPU'.padStart(9)} ${'vs sdk'.padStart(8)}`,
     row(
       'bare sdk',
