@@ -9,8 +9,13 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
 interface Stored {
   streamId: string;
-  message: JSONRPCMessage;
-  bytes: number;
+  /**
+   * The message as JSON (undefined for the SDK's priming event, an empty message). Kept as one
+   * string rather than the message's objects: every event outlives many young-generation
+   * collections here, and a string is copied once and never scanned, where the message's object
+   * tree would be traced in every major collection. Replays, which are rare, parse it back.
+   */
+  json: string | undefined;
 }
 
 export interface EventStoreLimits {
@@ -41,13 +46,13 @@ export class SessionEventStore implements EventStore {
   storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
     const id = String(++this.#seq);
     // The SDK's priming event is an empty message: nothing to replay, only an id to resume from.
-    const bytes = 'jsonrpc' in message ? JSON.stringify(message).length : 0;
-    this.#events.set(id, { streamId, message, bytes });
+    const json = 'jsonrpc' in message ? JSON.stringify(message) : undefined;
+    this.#events.set(id, { streamId, json });
     this.#order.push(id);
-    this.#bytes += bytes;
+    this.#bytes += json?.length ?? 0;
     while (this.#events.size > 1 && (this.#events.size > this.#limits.maxEvents || this.#bytes > this.#limits.maxBytes)) {
       const old = this.#order[this.#head++]!;
-      this.#bytes -= this.#events.get(old)!.bytes;
+      this.#bytes -= this.#events.get(old)!.json?.length ?? 0;
       this.#events.delete(old);
     }
     if (this.#head > 1024 && this.#head * 2 > this.#order.length) {
@@ -74,7 +79,7 @@ export class SessionEventStore implements EventStore {
         after = true;
         continue;
       }
-      if (after && e.streamId === last.streamId && 'jsonrpc' in e.message) await send(id, e.message);
+      if (after && e.streamId === last.streamId && e.json !== undefined) await send(id, JSON.parse(e.json) as JSONRPCMessage);
     }
     return last.streamId;
   }
