@@ -99,6 +99,30 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
     },
   },
+  // The server's code makes no getter per call: an object literal with a getter or setter, or a
+  // defineProperty whose getter is a new function, built inside a function gives every object so made
+  // a hidden class of its own, in V8's old generation, that keeps the object's closure (and the
+  // request behind it) alive through every young-generation collection. Use a class (the getter on
+  // its prototype) or one getter function defined once. bench/README (a), "Per-request getters".
+  {
+    files: ['core/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: ':function ObjectExpression > Property[kind=/^(get|set)$/]',
+          message:
+            'no getter/setter in an object literal made per call (each object gets its own hidden class; see bench/README (a), "Per-request getters"): use a class, or one shared getter function',
+        },
+        {
+          selector:
+            ":function CallExpression[callee.property.name='defineProperty'] > ObjectExpression > Property[key.name=/^(get|set)$/] > :function",
+          message:
+            'no new getter/setter function per defineProperty call (each object gets its own hidden class; see bench/README (a), "Per-request getters"): define the function once and pass it',
+        },
+      ],
+    },
+  },
   // The CLI (cli/) is a client of the REST API: at run time it imports nothing of the server.
   // cli/codegen.ts, which builds the OpenAPI document in-process at build time, is the exception.
   {

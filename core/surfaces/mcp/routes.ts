@@ -320,6 +320,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     everyoneChanged: () => {
       if (stateful) store.registryChanged();
     },
+    // eslint-disable-next-line no-restricted-syntax -- one object per server, made at start, not per call
     get sessionCount() {
       return store.size;
     },
