@@ -245,8 +245,9 @@ export async function runCall(opts: CallOptions): Promise<CallResult> {
   else progress('call: DATABASE_URL is not set: PostgreSQL run skipped (PGlite only)');
 
   // Every server is started once and stays up (idle) while the others are loaded; each round loads
-  // them one at a time, Koa first in even rounds and last in odd ones, so drift in the machine's
-  // load weighs on both sides alike. Each Folio round is compared with the same round's Koa.
+  // them one at a time, in slices taking turns (the first one alternating from slice to slice), so
+  // drift in the machine's speed weighs on both sides alike. Each Folio round is compared with the
+  // same round's Koa.
   const dbs: Array<{ url: string; drop(): Promise<void> } | undefined> = [];
   const servers: Array<Awaited<ReturnType<typeof startServer>> & { name: string }> = [];
   try {
@@ -262,7 +263,8 @@ export async function runCall(opts: CallOptions): Promise<CallResult> {
     }
     const runs: LoadResult[][] = servers.map(() => []);
     const slices = opts.quick ? QUICK_SLICES : SLICES;
-    const sliceS = durationS / slices;
+    // Whole seconds: autocannon stops on its 1 s tick.
+    const sliceS = Math.max(1, Math.round(durationS / slices));
     for (let r = 0; r < rounds; r++) {
       progress(`call: round ${r + 1}/${rounds}: ${slices} slices of ${sliceS}s per server, taking turns`);
       const parts: LoadResult[][] = servers.map(() => []);
@@ -311,7 +313,7 @@ export async function runCall(opts: CallOptions): Promise<CallResult> {
       settings: {
         connections: 10,
         pipelining: 1,
-        durationS,
+        durationS: slices * sliceS,
         warmupS,
         rounds,
         slices,

@@ -246,9 +246,9 @@ export async function runMcpBench(opts: McpBenchOptions = {}): Promise<McpBenchR
   else progress('mcp: DATABASE_URL is not set: PostgreSQL run skipped (PGlite only)');
 
   // Every server is started once and stays up (idle) while another is loaded. Each round loads
-  // them one at a time, the bare server first in even rounds and last in odd ones, so drift in the
-  // machine's load weighs on both sides alike; each Folio round is compared with the same round's
-  // bare run, and the figures reported are the medians over the rounds.
+  // them one at a time, in slices taking turns (the first one alternating from slice to slice), so
+  // drift in the machine's speed weighs on both sides alike; each Folio round is compared with the
+  // same round's bare run, and the figures reported are the medians over the rounds.
   const { freshDatabase } = await import('./lib.ts');
   const dbs: Array<{ url: string; drop(): Promise<void> } | undefined> = [];
   const servers: Started[] = [];
@@ -268,7 +268,8 @@ export async function runMcpBench(opts: McpBenchOptions = {}): Promise<McpBenchR
     // Each round in slices, the servers taking turns slice by slice (as bench/call.ts: this
     // machine's speed drifts within seconds).
     const slices = opts.quick ? 3 : SLICES;
-    const sliceS = durationS / slices;
+    // Whole seconds: autocannon stops on its 1 s tick.
+    const sliceS = Math.max(1, Math.round(durationS / slices));
     for (let r = 0; r < rounds; r++) {
       progress(`mcp: round ${r + 1}/${rounds}: ${slices} slices of ${sliceS}s per server, taking turns`);
       const parts: McpLoad[][] = servers.map(() => []);
@@ -320,7 +321,7 @@ export async function runMcpBench(opts: McpBenchOptions = {}): Promise<McpBenchR
     return {
       settings: {
         connections,
-        durationS,
+        durationS: slices * sliceS,
         warmupS,
         rounds,
         slices,

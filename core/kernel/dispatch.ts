@@ -54,8 +54,10 @@ function problemsOf(errors: ErrorObject[] | null | undefined): ArgProblem[] {
 const SERVICES = Symbol('services');
 
 /** The one getter of every handler context's `services` (see core/surfaces/http/request-log.ts on why not one per call). */
-function servicesGetter(this: { [SERVICES]: () => Services }): Services {
-  return this[SERVICES]();
+function servicesGetter(this: { [SERVICES]?: () => Services } | undefined): Services {
+  const services = this?.[SERVICES];
+  if (!services) throw new TypeError('read ctx.services on the ctx a handler was given (its getter was moved to another object)');
+  return services();
 }
 
 /** A handler's ctx: `services` an own, enumerable property made on first read (most calls touch none). */

@@ -169,14 +169,14 @@ interface Binding {
   bound: Map<string, unknown>;
 }
 
-const getters = new WeakMap<ServiceDeps['domains'], Array<[string, (this: { [BINDING]: Binding }) => unknown]>>();
+const getters = new WeakMap<ServiceDeps['domains'], Array<[string, (this: { [BINDING]?: Binding } | undefined) => unknown]>>();
 
 /**
  * One getter per domain for every services object over these domains, bound to the caller on first use
  * through the object it is read on: a getter made per call would give every call's services object
  * hidden classes of its own (see core/surfaces/http/request-log.ts on why that is costly).
  */
-function domainGetters(deps: ServiceDeps): Array<[string, (this: { [BINDING]: Binding }) => unknown]> {
+function domainGetters(deps: ServiceDeps): Array<[string, (this: { [BINDING]?: Binding } | undefined) => unknown]> {
   let made = getters.get(deps.domains);
   if (made) return made;
   made = [];
@@ -186,8 +186,10 @@ function domainGetters(deps: ServiceDeps): Array<[string, (this: { [BINDING]: Bi
     const name = domain.name;
     made.push([
       name,
-      function (this: { [BINDING]: Binding }) {
-        const { caller, bound } = this[BINDING];
+      function (this: { [BINDING]?: Binding } | undefined) {
+        const binding = this?.[BINDING];
+        if (!binding) throw new TypeError(`read ctx.services.${name} on ctx.services itself (its getter was moved to another object)`);
+        const { caller, bound } = binding;
         if (!bound.has(name)) bound.set(name, bind(service, caller));
         return bound.get(name);
       },

@@ -67,11 +67,12 @@ export interface RequestRecord {
 
 // Per-request objects get their lazy `log` from a getter on a prototype or from one shared getter
 // function, never from a getter made per request (an object literal's `get log()` or a
-// defineProperty with a new closure). V8 gives each object made with its own accessor function a
-// hidden class of its own, made in the old generation; that dead hidden class still points at the
-// request's closure, so every young-generation collection kept the request's objects alive and
-// promoted them: on a busy server a third of everything a request allocated reached the old
-// generation, and collecting it took a fifth of the CPU. (bench/README (a), "Per-request getters".)
+// defineProperty with a new closure). Measured: with getters made per request, every
+// young-generation collection found the request's objects alive and promoted them; on a busy server
+// a third of everything a request allocated reached the old generation, and collecting it took a
+// fifth of the CPU. Why, as far as we can tell: V8 turns such an object into a dictionary-mode one
+// and keeps each getter in an accessor record outside the young generation, and that record points
+// at the request's closure until a full collection. (bench/README (a), "Per-request getters".)
 
 /** One request's record: the id, and the logger made on first use. */
 class LazyRecord implements RequestRecord {
