@@ -57,6 +57,12 @@ export interface FilesResult {
   download: TransferFigure;
   /** Measured rounds (cp, Folio, bare Node each once per round); the figures are their medians. */
   rounds: number;
+  /**
+   * What no upload server on this machine can exceed, from the same client: the bytes through the
+   * loopback socket into a bare Node server that drops them, and one that also hashes them (sha256).
+   * Each as MB/s and as a share of cp.
+   */
+  ceilings: { discard: { mbPerSec: number; ratio: number }; hash: { mbPerSec: number; ratio: number } };
   concurrent: {
     downloads: number;
     sizeMB: number;
@@ -231,6 +237,8 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
     const downs: Watched<void>[] = [];
     const bareUps: number[] = [];
     const bareDowns: number[] = [];
+    const discards: number[] = [];
+    const hashes: number[] = [];
     for (let r = 1; r <= rounds; r++) {
       progress(`files: round ${r}/${rounds}: cp, then upload and download through Folio and through a bare Node server (${client})`);
       const copy = path.join(work, 'copy.bin');
@@ -253,6 +261,8 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
       bareUps.push(bareId.seconds);
       downs.push(await settled(() => watched(() => download(`${url}/api/v1/filedb/files/${up.value}/content`, auth))));
       bareDowns.push((await settled(() => timed(() => download(`${bareUrl}/${bareId.value}`, {})))).seconds);
+      discards.push((await settled(() => timed(() => upload(`${bareUrl}/discard`, {})))).seconds);
+      hashes.push((await settled(() => timed(() => upload(`${bareUrl}/hash`, {})))).seconds);
     }
     const median = (xs: number[]) => percentile(xs, 50);
     const cpSeconds = median(cps);
@@ -312,6 +322,10 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
       upload: figure(ups, bareUps),
       download: figure(downs, bareDowns),
       rounds,
+      ceilings: {
+        discard: { mbPerSec: round(size / MiB / median(discards)), ratio: round(size / MiB / median(discards) / cpSpeed, 3) },
+        hash: { mbPerSec: round(size / MiB / median(hashes)), ratio: round(size / MiB / median(hashes) / cpSpeed, 3) },
+      },
       concurrent: {
         downloads: 50,
         sizeMB: 10,
@@ -341,6 +355,7 @@ export function formatFiles(r: FilesResult): string {
   return [
     `files: ${r.sizeMB} MiB through the REST API vs cp on the same disk (medians of ${r.rounds} round(s), each step after a sync; cp runs: ${r.cp.seconds.join(' s, ')} s, median ${r.cp.mbPerSec} MB/s; cp + fsync of the copy: median ${r.durableCp.mbPerSec} MB/s)`,
     line('upload', r.upload),
+    `  ceilings  the same client into a bare Node server that drops the bytes: ${r.ceilings.discard.mbPerSec} MB/s = ${(r.ceilings.discard.ratio * 100).toFixed(1)}% of cp; that also hashes them (sha256): ${r.ceilings.hash.mbPerSec} MB/s = ${(r.ceilings.hash.ratio * 100).toFixed(1)}% of cp`,
     line('download', r.download),
     `  ${r.concurrent.downloads} concurrent downloads of ${r.concurrent.sizeMB} MB: ${r.concurrent.completed} complete, p50 ${r.concurrent.p50Ms} ms, p95 ${r.concurrent.p95Ms} ms, max ${r.concurrent.maxMs} ms; server RSS ${r.concurrent.rssBeforeMB} -> peak ${r.concurrent.rssPeakMB} MB`,
     `  targets: each transfer >= ${r.targetRatio * 100}% of cp, RSS growth < ${r.targetRssGrowthMB} MB (load average ${r.loadAverage} on ${cpus().length} CPUs)`,

@@ -163,6 +163,13 @@ function summaryRows(s: Summary): string[][] {
       ]);
     rows.push([
       'files',
+      'upload ceiling MB/s (no write)',
+      String(f.ceilings.hash.mbPerSec),
+      `loopback into bare Node + sha256: ${(f.ceilings.hash.ratio * 100).toFixed(1)}% of cp; loopback alone ${f.ceilings.discard.mbPerSec} MB/s (${(f.ceilings.discard.ratio * 100).toFixed(1)}%)`,
+      '',
+    ]);
+    rows.push([
+      'files',
       '50 x 10 MB downloads p95 ms',
       String(f.concurrent.p95Ms),
       `${f.concurrent.completed}/50 complete, RSS peak ${f.concurrent.rssPeakMB} MB`,

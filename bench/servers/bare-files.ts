@@ -2,7 +2,8 @@
 // must do, in its own process like Folio's. POST streams the body into a staging file while hashing
 // it (sha256), with the same durable writer as Folio's disk store (core/domain/files/durable-file.ts:
 // written back behind the transfer, fsynced at the end), and renames it under its hash, answering
-// {id, size}; GET /<id> streams the file back with its length. No framework, no database, no
+// {id, size}; GET /<id> streams the file back with its length. POST /discard reads the body and
+// drops it, POST /hash also hashes it: how fast bytes reach Node here at all, and with sha256. No framework, no database, no
 // checks: Folio against this is what Folio adds on top of Node for one transfer. It loads nothing
 // of Folio (bench/util.ts, not bench/lib.ts, which imports the whole app: a larger heap makes every
 // garbage collection during a transfer slower, see bench/README (f)). Sends {url} once it serves;
@@ -22,7 +23,17 @@ const dir = process.argv[2]!;
 const CHUNK = 1024 * 1024;
 const server = http.createServer((req, res) => {
   void (async () => {
-    if (req.method === 'POST') {
+    if (req.method === 'POST' && (req.url === '/discard' || req.url === '/hash')) {
+      // The ceilings under any upload on this machine: the bytes through the loopback socket into
+      // Node, and then also through sha256; nothing written.
+      const hash = req.url === '/hash' ? createHash('sha256') : undefined;
+      let size = 0;
+      for await (const chunk of req as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        hash?.update(chunk);
+      }
+      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ id: hash?.digest('hex') ?? '', size }));
+    } else if (req.method === 'POST') {
       const temp = path.join(dir, randomUUID());
       const hash = createHash('sha256');
       let size = 0;
