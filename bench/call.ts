@@ -14,7 +14,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { freshDatabase } from './lib.ts';
 import { formatProfile, summarizeProfile, type CpuProfile, type ProfileSummary } from './profile.ts';
-import { progress, removeDir, round, spawnChild, tempDir } from './util.ts';
+import { progress, removeDir, round, sliceSeconds, spawnChild, tempDir, turnOrder } from './util.ts';
 
 const PATH = '/curl/call/bench/noop';
 const SERVERS = path.join(import.meta.dirname, 'servers');
@@ -263,14 +263,11 @@ export async function runCall(opts: CallOptions): Promise<CallResult> {
     }
     const runs: LoadResult[][] = servers.map(() => []);
     const slices = opts.quick ? QUICK_SLICES : SLICES;
-    // Whole seconds: autocannon stops on its 1 s tick.
-    const sliceS = Math.max(1, Math.round(durationS / slices));
+    const sliceS = sliceSeconds(durationS, slices);
     for (let r = 0; r < rounds; r++) {
       progress(`call: round ${r + 1}/${rounds}: ${slices} slices of ${sliceS}s per server, taking turns`);
       const parts: LoadResult[][] = servers.map(() => []);
-      for (let k = 0; k < slices; k++) {
-        const order = servers.map((_, i) => i);
-        if ((r * slices + k) % 2 === 1) order.reverse();
+      for (const order of turnOrder(servers.length, r, slices)) {
         for (const i of order) {
           const s = servers[i]!;
           const part = await load(s.ready.url, s.ready.token, sliceS, s.child);

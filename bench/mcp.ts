@@ -18,7 +18,7 @@
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { assertNode24, progress, round, spawnChild } from './util.ts';
+import { assertNode24, progress, round, sliceSeconds, spawnChild, turnOrder } from './util.ts';
 
 /** Target: Folio serves at least this share of the bare SDK server's calls per second. */
 export const MCP_TARGET_RATIO = 0.8;
@@ -268,15 +268,12 @@ export async function runMcpBench(opts: McpBenchOptions = {}): Promise<McpBenchR
     // Each round in slices, the servers taking turns slice by slice (as bench/call.ts: this
     // machine's speed drifts within seconds).
     const slices = opts.quick ? 3 : SLICES;
-    // Whole seconds: autocannon stops on its 1 s tick.
-    const sliceS = Math.max(1, Math.round(durationS / slices));
+    const sliceS = sliceSeconds(durationS, slices);
     for (let r = 0; r < rounds; r++) {
       progress(`mcp: round ${r + 1}/${rounds}: ${slices} slices of ${sliceS}s per server, taking turns`);
       const parts: McpLoad[][] = servers.map(() => []);
       const curlParts: McpLoad[][] = servers.map(() => []);
-      for (let k = 0; k < slices; k++) {
-        const order = servers.map((_, i) => i);
-        if ((r * slices + k) % 2 === 1) order.reverse();
+      for (const order of turnOrder(servers.length, r, slices)) {
         for (const i of order) {
           const s = servers[i]!;
           const part = await load(s.child, s.ready.url, s.headers, sliceS, connections);

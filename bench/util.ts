@@ -163,3 +163,23 @@ export function mean(values: number[]): number {
 export const round = (n: number, digits = 1): number => (Number.isFinite(n) ? Number(n.toFixed(digits)) : n);
 
 export const mb = (bytes: number): number => round(bytes / 1024 / 1024, 1);
+
+/**
+ * A measured round cut into slices (bench/call.ts, bench/mcp.ts): each slice's length in whole
+ * seconds (autocannon stops on its 1 s tick).
+ */
+export function sliceSeconds(durationS: number, slices: number): number {
+  return Math.max(1, Math.round(durationS / slices));
+}
+
+/**
+ * The order in which `servers` servers take their turns in each slice of round `round`: the first
+ * one alternates from slice to slice (and so from round to round), so drift in the machine's speed
+ * weighs on every server alike.
+ */
+export function turnOrder(servers: number, round: number, slices: number): number[][] {
+  return Array.from({ length: slices }, (_, k) => {
+    const order = Array.from({ length: servers }, (_, i) => i);
+    return (round * slices + k) % 2 === 1 ? order.reverse() : order;
+  });
+}
