@@ -62,7 +62,7 @@ export interface FilesResult {
    * loopback socket into a bare Node server that drops them, and one that also hashes them (sha256).
    * Each as MB/s and as a share of cp.
    */
-  ceilings: { discard: { mbPerSec: number; ratio: number }; hash: { mbPerSec: number; ratio: number } };
+  ceilings: Record<'discard' | 'hash' | 'write' | 'durable', { mbPerSec: number; ratio: number }>;
   concurrent: {
     downloads: number;
     sizeMB: number;
@@ -239,6 +239,8 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
     const bareDowns: number[] = [];
     const discards: number[] = [];
     const hashes: number[] = [];
+    const writes: number[] = [];
+    const durables: number[] = [];
     for (let r = 1; r <= rounds; r++) {
       progress(`files: round ${r}/${rounds}: cp, then upload and download through Folio and through a bare Node server (${client})`);
       const copy = path.join(work, 'copy.bin');
@@ -263,11 +265,17 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
       bareDowns.push((await settled(() => timed(() => download(`${bareUrl}/${bareId.value}`, {})))).seconds);
       discards.push((await settled(() => timed(() => upload(`${bareUrl}/discard`, {})))).seconds);
       hashes.push((await settled(() => timed(() => upload(`${bareUrl}/hash`, {})))).seconds);
+      writes.push((await settled(() => timed(() => upload(`${bareUrl}/write`, {})))).seconds);
+      durables.push((await settled(() => timed(() => upload(`${bareUrl}/durable`, {})))).seconds);
     }
     const median = (xs: number[]) => percentile(xs, 50);
     const cpSeconds = median(cps);
     const cpSpeed = size / MiB / cpSeconds;
     const durableCpSpeed = size / MiB / median(durableCps);
+    const ceiling = (seconds: number[]) => ({
+      mbPerSec: round(size / MiB / median(seconds)),
+      ratio: round(size / MiB / median(seconds) / cpSpeed, 3),
+    });
     const figure = (ws: Watched<unknown>[], bareSeconds: number[]): TransferFigure => {
       const mid = [...ws].sort((a, b) => a.seconds - b.seconds)[Math.floor(ws.length / 2)]!;
       const speed = size / MiB / mid.seconds;
@@ -322,10 +330,7 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
       upload: figure(ups, bareUps),
       download: figure(downs, bareDowns),
       rounds,
-      ceilings: {
-        discard: { mbPerSec: round(size / MiB / median(discards)), ratio: round(size / MiB / median(discards) / cpSpeed, 3) },
-        hash: { mbPerSec: round(size / MiB / median(hashes)), ratio: round(size / MiB / median(hashes) / cpSpeed, 3) },
-      },
+      ceilings: { discard: ceiling(discards), hash: ceiling(hashes), write: ceiling(writes), durable: ceiling(durables) },
       concurrent: {
         downloads: 50,
         sizeMB: 10,
@@ -350,12 +355,13 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
 }
 
 export function formatFiles(r: FilesResult): string {
+  const pct = (c: { mbPerSec: number; ratio: number }) => `${c.mbPerSec} MB/s = ${(c.ratio * 100).toFixed(1)}% of cp`;
   const line = (name: string, f: TransferFigure) =>
     `  ${name.padEnd(9)} ${f.seconds} s, ${f.mbPerSec} MB/s = ${(f.ratio * 100).toFixed(1)}% of cp, ${(f.vsDurableCp * 100).toFixed(0)}% of cp+fsync, ${(f.vsBare * 100).toFixed(0)}% of bare Node (${f.bareMbPerSec} MB/s); server RSS ${f.rssBeforeMB} -> peak ${f.rssPeakMB} MB (+${f.rssGrowthMB} MB); CPU server ${f.serverCpu}${f.clientCpu === null ? '' : `, client ${f.clientCpu}`} (client: ${f.client})  ${f.pass ? 'PASS' : 'FAIL'}`;
   return [
     `files: ${r.sizeMB} MiB through the REST API vs cp on the same disk (medians of ${r.rounds} round(s), each step after a sync; cp runs: ${r.cp.seconds.join(' s, ')} s, median ${r.cp.mbPerSec} MB/s; cp + fsync of the copy: median ${r.durableCp.mbPerSec} MB/s)`,
     line('upload', r.upload),
-    `  ceilings  the same client into a bare Node server that drops the bytes: ${r.ceilings.discard.mbPerSec} MB/s = ${(r.ceilings.discard.ratio * 100).toFixed(1)}% of cp; that also hashes them (sha256): ${r.ceilings.hash.mbPerSec} MB/s = ${(r.ceilings.hash.ratio * 100).toFixed(1)}% of cp`,
+    `  ceilings  the same client into a bare Node server that drops the bytes: ${pct(r.ceilings.discard)}; that hashes them (sha256): ${pct(r.ceilings.hash)}; that writes them to a file (no hash, no fsync): ${pct(r.ceilings.write)}; and fsyncs it (no hash): ${pct(r.ceilings.durable)}`,
     line('download', r.download),
     `  ${r.concurrent.downloads} concurrent downloads of ${r.concurrent.sizeMB} MB: ${r.concurrent.completed} complete, p50 ${r.concurrent.p50Ms} ms, p95 ${r.concurrent.p95Ms} ms, max ${r.concurrent.maxMs} ms; server RSS ${r.concurrent.rssBeforeMB} -> peak ${r.concurrent.rssPeakMB} MB`,
     `  targets: each transfer >= ${r.targetRatio * 100}% of cp, RSS growth < ${r.targetRssGrowthMB} MB (load average ${r.loadAverage} on ${cpus().length} CPUs)`,

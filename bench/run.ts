@@ -170,6 +170,13 @@ function summaryRows(s: Summary): string[][] {
     ]);
     rows.push([
       'files',
+      'upload ceiling MB/s (write, no hash)',
+      String(f.ceilings.write.mbPerSec),
+      `loopback into bare Node + a file write: ${(f.ceilings.write.ratio * 100).toFixed(1)}% of cp; + fsync ${f.ceilings.durable.mbPerSec} MB/s (${(f.ceilings.durable.ratio * 100).toFixed(1)}%)`,
+      '',
+    ]);
+    rows.push([
+      'files',
       '50 x 10 MB downloads p95 ms',
       String(f.concurrent.p95Ms),
       `${f.concurrent.completed}/50 complete, RSS peak ${f.concurrent.rssPeakMB} MB`,

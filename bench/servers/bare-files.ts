@@ -3,15 +3,18 @@
 // it (sha256), with the same durable writer as Folio's disk store (core/domain/files/durable-file.ts:
 // written back behind the transfer, fsynced at the end), and renames it under its hash, answering
 // {id, size}; GET /<id> streams the file back with its length. POST /discard reads the body and
-// drops it, POST /hash also hashes it: how fast bytes reach Node here at all, and with sha256. No framework, no database, no
+// drops it, POST /hash also hashes it: how fast bytes reach Node here at all, and with sha256.
+// POST /write writes the body to a new file and nothing else (no hash, no fsync), POST /durable
+// also makes it durable (the same writer, no hash): what putting the bytes on this disk costs from
+// a Node process, whatever the store does with them; each removes its file. No framework, no database, no
 // checks: Folio against this is what Folio adds on top of Node for one transfer. It loads nothing
 // of Folio (bench/util.ts, not bench/lib.ts, which imports the whole app: a larger heap makes every
 // garbage collection during a transfer slower, see bench/README (f)). Sends {url} once it serves;
 // stops on {cmd:'stop'}.
 // argv: [dir]  (an empty folder the parent made and removes)
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { rename, stat } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { Transform } from 'node:stream';
@@ -33,6 +36,16 @@ const server = http.createServer((req, res) => {
         hash?.update(chunk);
       }
       res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ id: hash?.digest('hex') ?? '', size }));
+    } else if (req.method === 'POST' && (req.url === '/write' || req.url === '/durable')) {
+      const temp = path.join(dir, randomUUID());
+      let size = 0;
+      req.on('data', (chunk: Buffer) => (size += chunk.length));
+      await pipeline(
+        req,
+        req.url === '/durable' ? durableFile(temp, { highWaterMark: CHUNK }) : createWriteStream(temp, { highWaterMark: CHUNK }),
+      );
+      await rm(temp);
+      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ id: '', size }));
     } else if (req.method === 'POST') {
       const temp = path.join(dir, randomUUID());
       const hash = createHash('sha256');
