@@ -165,6 +165,44 @@ t.test('multipart/form-data with a part `file` (a browser form)', async (t) => {
   t.match(missing.json().detail, /part named `file`/);
 });
 
+t.test('a multipart body that ends before its closing boundary is a 400, and the server stays up', async (t) => {
+  const first = await upload('cut-form.txt', 'v1');
+  const cut = '--zzz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nhello';
+  const headers = { 'content-type': 'multipart/form-data; boundary=zzz' };
+  const post = await raw('POST', '/filedb/files', { token: alice.token, body: cut, headers });
+  t.equal(post.status, 400);
+  t.match(post.json().detail, /multipart/);
+  const put = await raw('PUT', `/filedb/files/${first.id}/content`, {
+    token: alice.token,
+    body: cut,
+    headers: { ...headers, 'if-match': '"1"' },
+  });
+  t.equal(put.status, 400);
+  const after = await raw('GET', `/filedb/files/${first.id}`, { token: alice.token });
+  t.equal(after.status, 200, 'the server still answers');
+  t.equal(after.json().version, 1, 'no version was made');
+  t.same(await staging(), [], 'no staging file left');
+  const names = (await api(s, 'GET', '/filedb/files?limit=100', { token: alice.token })).json().items.map((f: { name: string }) => f.name);
+  t.notOk(names.includes('a.txt'), 'no file record');
+});
+
+t.test('a name or folder field after the file part is a 400 naming the order, and nothing is stored', async (t) => {
+  const form = new FormData();
+  form.append('file', new Blob([PNG], { type: 'image/png' }), 'late.png');
+  form.append('folder', 'late/2026');
+  const r = await raw('POST', '/filedb/files', { token: alice.token, body: form });
+  t.equal(r.status, 400);
+  t.match(r.json().detail, /`folder` came after the part `file`/);
+  t.same(await staging(), [], 'no staging file left');
+  const names = (await api(s, 'GET', '/filedb/files?limit=100', { token: alice.token })).json().items.map((f: { name: string }) => f.name);
+  t.notOk(names.includes('late.png'), 'no file record');
+  // Another field after the file is not one the upload reads: it changes nothing.
+  const other = new FormData();
+  other.append('file', new Blob([PNG], { type: 'image/png' }), 'other.png');
+  other.append('comment', 'ignored');
+  t.equal((await raw('POST', '/filedb/files', { token: alice.token, body: other })).status, 201);
+});
+
 t.test('versions: PUT needs If-Match (428), a stale one is 412 with the file; list, download and restore', async (t) => {
   const f = await upload('plan.md', 'v1 text', alice.token, 'text/markdown');
   const no = await raw('PUT', `/filedb/files/${f.id}/content`, { token: alice.token, body: 'v2 text' });
@@ -285,6 +323,30 @@ t.test('over the per-file limit: 413 file_too_large before or while reading; not
   t.same(await staging(), [], 'no staging file left');
   const names = (await api(s, 'GET', '/filedb/files?limit=100', { token: alice.token })).json().items.map((f: { name: string }) => f.name);
   t.notOk(names.includes('big.bin'));
+});
+
+t.test('a large chunked upload over the per-file limit is a 413 (the server stops reading it)', async (t) => {
+  const port = Number(new URL(s.url).port);
+  const sock = net.connect(port, '127.0.0.1');
+  await new Promise((r) => sock.once('connect', r));
+  sock.write(
+    `POST /api/v1/filedb/files?name=huge.bin HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${alice.token}\r\nTransfer-Encoding: chunked\r\n\r\n`,
+  );
+  let answer = '';
+  sock.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+  const chunk = Buffer.alloc(256 * 1024, 9);
+  // Keep sending until the server answers (or 8 MiB went out): it must not wait for the end.
+  for (let i = 0; i < 32 && answer === '' && !sock.destroyed; i++) {
+    sock.write(`${chunk.length.toString(16)}\r\n`);
+    sock.write(chunk);
+    sock.write('\r\n');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  for (let i = 0; i < 100 && !answer.includes('\r\n\r\n'); i++) await new Promise((r) => setTimeout(r, 20));
+  sock.destroy();
+  t.match(answer, /^HTTP\/1\.1 413 /, answer.split('\r\n')[0] ?? '(no answer)');
+  t.match(answer, /file_too_large/);
+  t.same(await staging(), [], 'no staging file left');
 });
 
 t.test('a client that disconnects mid-upload leaves nothing', async (t) => {

@@ -13,6 +13,7 @@ import { docsHtml } from '../pages/docs.ts';
 import { curlOpenApi } from './openapi.ts';
 import { sendError, sendText } from './respond.ts';
 import * as text from './help.ts';
+import { requestOrigin } from '../http/origin.ts';
 
 export interface CurlDeps {
   dispatcher: Dispatcher;
@@ -37,7 +38,7 @@ const READ_METHODS = ['GET', 'QUERY'];
 
 export function curlRouter(deps: CurlDeps): Router {
   const router = new Router({ prefix: '/curl' });
-  const base = (ctx: Context) => deps.publicUrl ?? `${ctx.protocol}://${ctx.host}`;
+  const base = (ctx: Context) => deps.publicUrl ?? requestOrigin(ctx);
 
   /** Authenticates; for QUERY merges the JSON body over the query string (the body wins). */
   const authed = async (ctx: Ctx, next: Next) => {

@@ -28,6 +28,7 @@ import {
   wwwAuthenticate,
   type OriginPolicy,
 } from './security.ts';
+import { requestOrigin } from '../http/origin.ts';
 
 export interface McpDeps {
   dispatcher: Dispatcher;
@@ -119,7 +120,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     maxPerUser: deps.maxSessionsPerUser ?? 32,
   });
   const unsubscribe = stateful ? deps.dispatcher.registry.onChange(() => store.registryChanged()) : () => {};
-  const base = (ctx: Context) => (deps.publicUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
+  const base = (ctx: Context) => (deps.publicUrl ?? requestOrigin(ctx)).replace(/\/+$/, '');
   const router = new Router();
 
   const metadata = (ctx: Context, resourcePath: (typeof RESOURCE_PATHS)[number] = '/mcp') => {
@@ -221,7 +222,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
   async function handOver(ctx: Context, transport: FolioTransport, body: unknown, authInfo: AuthInfo, reqLog: () => Logger) {
     ctx.respond = false;
     try {
-      const response = await transport.handleRequest(webRequest(ctx.req, `${ctx.protocol}://${ctx.host}${ctx.url}`), {
+      const response = await transport.handleRequest(webRequest(ctx.req, `${requestOrigin(ctx)}${ctx.url}`), {
         parsedBody: body,
         authInfo,
       });

@@ -13,6 +13,7 @@ import type { ScopeRules } from '../../contract/domain.ts';
 import { esc, page } from '../pages/html.ts';
 import { TooManyRequests } from '../../contract/errors.ts';
 import { INTERACTION_PREFIX, OAUTH_PREFIX, type ProviderSource } from './mount.ts';
+import { requestOrigin } from '../http/origin.ts';
 
 const FORM_MAX_BYTES = 8 * 1024;
 const OIDC_SCOPES = new Set(['openid', 'offline_access']);
@@ -141,7 +142,7 @@ ${problem ? `<p role="alert"><strong>${esc(problem)}</strong></p>` : ''}
     if (!origin || origin === 'null') return false;
     // Folio's public origin, or the one this request was addressed to (ctx.origin is not that: it
     // echoes the Origin header).
-    const here = `${ctx.protocol}://${ctx.host}`;
+    const here = requestOrigin(ctx);
     let own = here;
     try {
       own = new URL(deps.defaultResource()).origin;

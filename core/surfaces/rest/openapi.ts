@@ -122,10 +122,12 @@ function operation(r: Route, refs: Map<string, string>): Json {
             type: 'object',
             required: ['file'],
             properties: {
-              file: { type: 'string', format: 'binary', description: 'The bytes.' },
               // Empty examples: the explorer prefills a form field with its example and sends it.
+              // The fields come first: a form sends its parts in this order, and the upload takes
+              // `name` and `folder` only before the file's bytes.
               name: { type: 'string', description: "The file's name, if not in the query (default: the part's filename).", example: '' },
               folder: { type: 'string', description: 'A folder path, if not in the query.', example: '' },
+              file: { type: 'string', format: 'binary', description: 'The bytes.' },
             },
           },
           encoding: { file: { contentType: '*/*' } },

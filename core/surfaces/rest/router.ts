@@ -21,6 +21,7 @@ import { openUpload, type OpenedUpload } from './upload.ts';
 import { mountPublicRoutes } from './public.ts';
 import { send } from './send.ts';
 import { checker, newAjv, type Checker } from './validate.ts';
+import { requestOrigin } from '../http/origin.ts';
 
 export const REST_PREFIX = '/api/v1';
 
@@ -51,7 +52,7 @@ export interface RestSurface {
   openapi: Record<string, unknown>;
 }
 
-const baseOf = (publicUrl: string | null, ctx: Context) => (publicUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
+const baseOf = (publicUrl: string | null, ctx: Context) => (publicUrl ?? requestOrigin(ctx)).replace(/\/+$/, '');
 
 export function sendProblem(ctx: Context, answer: ProblemAnswer): void {
   for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);

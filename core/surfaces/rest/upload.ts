@@ -2,6 +2,7 @@
 // multipart/form-data body (busboy parses the stream; nothing is buffered beyond its small window).
 // The JSON body parser never sees these routes.
 import type { Context } from 'koa';
+import { PassThrough } from 'node:stream';
 import busboy from 'busboy';
 import { BadArguments, UnsupportedMediaType } from '../../contract/errors.ts';
 import type { UploadBody } from '../../contract/rest.ts';
@@ -51,39 +52,66 @@ function openMultipart(ctx: Context, type: string): Promise<OpenedUpload> {
       return;
     }
     const fields: Record<string, string> = {};
-    let found = false;
+    // The part `file` as the handler reads it: it ends only once the whole form has been read, so
+    // a form cut off after the file's bytes, or a field that comes too late, fails the upload
+    // before anything is stored (the store commits when its stream ends).
+    let file: PassThrough | undefined;
+    const fail = (err: Error) => {
+      if (!file) reject(err);
+      else if (!file.destroyed) file.destroy(err);
+    };
     const finish = () => {
       ctx.req.unpipe(parser);
       ctx.req.resume();
     };
     parser.on('field', (name, value) => {
-      if (!found) fields[name] = value;
+      if (!file) fields[name] = value;
+      else if (name in LATE_FIELDS)
+        fail(
+          new BadArguments(
+            `the form field \`${name}\` came after the part \`file\`; send the fields first (curl -F ${name}=... -F file=@path).`,
+            [{ path: name, message: 'must come before the part `file`' }],
+          ),
+        );
     });
     parser.on('file', (name, stream, info) => {
-      if (found || name !== 'file') {
+      if (file || name !== 'file') {
         stream.resume();
         return;
       }
-      found = true;
+      const pass = new PassThrough({ highWaterMark: 64 * 1024 });
+      file = pass;
+      // It may fail before the handler reads it; the handler's read finds the error on the stream
+      // (`errored`), so this listener only keeps an early failure from being an uncaught one.
+      pass.on('error', () => {});
+      // busboy fails the part itself when the form ends early; that failure is the parser's too.
+      stream.on('error', (err: Error) => fail(unreadable(err)));
+      stream.pipe(pass, { end: false });
       resolve({
-        body: { stream, contentType: info.mimeType || undefined, length: undefined, filename: info.filename || undefined, fields },
+        body: { stream: pass, contentType: info.mimeType || undefined, length: undefined, filename: info.filename || undefined, fields },
         finish,
       });
     });
-    parser.on('error', (err: Error) => {
-      if (!found) reject(new BadArguments(`the multipart body cannot be read: ${err.message}`));
-    });
+    parser.on('error', (err: Error) => fail(unreadable(err)));
     parser.on('close', () => {
-      if (!found)
-        reject(
-          new BadArguments('the multipart body has no part named `file`; send the bytes as the part `file` (curl -F file=@path).', [
-            { path: 'file', message: 'is required' },
-          ]),
-        );
+      if (file) {
+        if (!file.destroyed) file.end();
+        return;
+      }
+      reject(
+        new BadArguments('the multipart body has no part named `file`; send the bytes as the part `file` (curl -F file=@path).', [
+          { path: 'file', message: 'is required' },
+        ]),
+      );
     });
-    ctx.req.on('error', (err) => {
-      if (!found) reject(err);
-    });
+    ctx.req.on('error', (err) => fail(err));
     ctx.req.pipe(parser);
   });
+}
+
+/** Fields the upload takes from the form: they must come before the file's bytes. */
+const LATE_FIELDS = { name: true, folder: true };
+
+function unreadable(err: Error): BadArguments {
+  return new BadArguments(`the multipart body cannot be read: ${err.message}`);
 }

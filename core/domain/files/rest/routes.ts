@@ -48,7 +48,7 @@ const CONTENT_HEADERS: HeaderDoc[] = [
   { name: 'Repr-Digest', description: 'sha-256 of the whole content (RFC 9530).', schema: { type: 'string' } },
 ];
 const UPLOAD_DOC =
-  'The bytes: the raw body (its Content-Type is the declared type, the fallback when the bytes do not say what they are), or multipart/form-data with the bytes in the part `file`. Streamed to storage; never buffered.';
+  'The bytes: the raw body (its Content-Type is the declared type, the fallback when the bytes do not say what they are), or multipart/form-data with the bytes in the part `file` (and the fields `name` and `folder`, if given, before it). Streamed to storage; never buffered.';
 
 const fileReply = (f: FileMeta, status = 200, headers: Record<string, string> = {}): Reply => ({
   status,
