@@ -1,5 +1,6 @@
 // Input rules of the notes domain, in one place. Every failure is BadArguments naming the argument.
 import { BadArguments } from '../../contract/errors.ts';
+import { textProblem } from '../../contract/text.ts';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, NOTE_SOURCES, type NoteSource } from './types.ts';
 import { normalizeTag, TAG_RE, TAG_RULE } from './markdown.ts';
 
@@ -35,8 +36,8 @@ export function text(value: unknown, path: string, opts: { allowEmpty: boolean }
   if (typeof value !== 'string') throw bad(path, 'must be a string');
   if (!opts.allowEmpty && value.trim() === '') throw bad(path, 'must not be empty');
   checkBodySize(value, path);
-  if (value.includes('\u0000')) throw bad(path, 'must not contain NUL characters');
-  if (!value.isWellFormed()) throw bad(path, 'must be valid Unicode (no lone surrogates)');
+  const problem = textProblem(value);
+  if (problem) throw bad(path, problem);
   return value;
 }
 

@@ -4,8 +4,9 @@
 // to its contract and checks the content type first: core/surfaces/rest/router.ts.)
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
-import { BadArguments, PayloadTooLarge } from '../../contract/errors.ts';
+import { argPath, BadArguments, PayloadTooLarge } from '../../contract/errors.ts';
 import { jsonDepth } from '../../kernel/limits.ts';
+import { findTextProblem } from '../../contract/text.ts';
 import { malformation, onMalformed } from './client-errors.ts';
 
 export interface BodyLimits {
@@ -60,6 +61,11 @@ export async function readJsonRequest(req: IncomingMessage, limits: BodyLimits):
   if (depth > limits.jsonDepth)
     throw new BadArguments(`the body is nested more than ${limits.jsonDepth} levels deep`, [
       { path: '(body)', message: `nested deeper than ${limits.jsonDepth}` },
+    ]);
+  const unstorable = findTextProblem(value);
+  if (unstorable)
+    throw new BadArguments(`the body's ${unstorable.path ? argPath(unstorable.path) : 'value'} ${unstorable.message}`, [
+      { in: 'body', path: unstorable.path || '(body)', message: unstorable.message },
     ]);
   return value;
 }

@@ -10,7 +10,7 @@ import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextp
 import type { Principal } from '../../domain/identity/types.ts';
 import { queryOf, type Authenticator } from '../../kernel/auth.ts';
 import type { Dispatcher } from '../../kernel/dispatch.ts';
-import { PayloadTooLarge, Unauthenticated } from '../../contract/errors.ts';
+import { BadArguments, PayloadTooLarge, Unauthenticated } from '../../contract/errors.ts';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
 import { HOLD_MS, webRequest, writeResponse } from './http-adapter.ts';
 import { authInfoFor, buildServer, type RequestCaller, type ServerDeps } from './server.ts';
@@ -185,6 +185,10 @@ export function mcpSurface(deps: McpDeps): McpSurface {
         body = await readJsonBody(ctx, bodyLimits);
       } catch (err) {
         if (err instanceof PayloadTooLarge) return jsonRpcError(ctx, 413, -32000, `413 Content Too Large: ${err.message}`);
+        // Valid JSON holding a string Folio cannot keep as text (a NUL, a lone surrogate): the
+        // message parsed, its params did not pass.
+        if (err instanceof BadArguments && err.problems.some((p) => p.path !== '(body)'))
+          return jsonRpcError(ctx, 400, -32602, `Invalid params: ${err.message}`);
         return jsonRpcError(ctx, 400, -32700, `Parse error: ${(err as Error).message}`);
       }
       if (body === undefined) return jsonRpcError(ctx, 400, -32700, 'Parse error: the body is empty; send a JSON-RPC message');
