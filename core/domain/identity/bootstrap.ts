@@ -1,13 +1,25 @@
 // First start with no users: create the admin. Its API token is BOOTSTRAP_ADMIN_TOKEN when set,
 // otherwise a new one that is returned (and printed by the caller) exactly once.
 import type { Logger } from 'pino';
-import type { IdentityService } from './service.ts';
+import { givenToken, type IdentityService } from './service.ts';
 
 export const BOOTSTRAP_ADMIN_EMAIL = 'admin@localhost';
 
 export async function bootstrapAdmin(identity: IdentityService, configured: string | null, log: Logger): Promise<string | undefined> {
-  if ((await identity.countUsers()) > 0) return undefined;
-  const admin = await identity.createUser({ email: BOOTSTRAP_ADMIN_EMAIL, name: 'Admin', roles: ['admin'] });
+  // A token that could never be stored fails the start before anything is written: creating the
+  // admin first left, on the next start, an admin no token opens (there were users, so no bootstrap).
+  if (configured !== null) givenToken(configured);
+  let admin;
+  if ((await identity.countUsers()) === 0) {
+    admin = await identity.createUser({ email: BOOTSTRAP_ADMIN_EMAIL, name: 'Admin', roles: ['admin'] });
+  } else {
+    // A first start cut off between the admin and its token (a crash, or that old failure): the
+    // admin is the only user and has never had a token. Finish it; otherwise there is nothing to do.
+    const only = (await identity.countUsers()) === 1 ? await identity.findUserByEmail(BOOTSTRAP_ADMIN_EMAIL) : null;
+    if (!only || (await identity.countApiTokens(only.id)) > 0) return undefined;
+    admin = only;
+    log.warn({ userId: admin.id }, 'the first admin was created without its token (an earlier start stopped half-way); giving it one now');
+  }
   const { token } = await identity.createApiToken(admin.id, {
     name: 'bootstrap',
     scopes: ['*'],

@@ -153,6 +153,16 @@ export class IdentityService {
     return this.#em().count(User);
   }
 
+  /** The user with this email (any case), or null. */
+  async findUserByEmail(email: string): Promise<User | null> {
+    return this.#em().findOne(User, { email: normalizeEmail(email) });
+  }
+
+  /** How many API tokens (live or not) a user has ever been given. */
+  async countApiTokens(userId: string): Promise<number> {
+    return this.#em().count(ApiToken, { user: userId, kind: 'api' });
+  }
+
   async createUser(input: CreateUserInput): Promise<User> {
     const email = normalizeEmail(input.email);
     const name = optionalText(input.name, 'name');
@@ -190,24 +200,7 @@ export class IdentityService {
     const scopes = stringList(input.scopes, 'scopes');
     const name = optionalText(input.name, 'name');
     const expiresAt = optionalDate(input.expiresAt, '/expiresAt');
-    let token: string;
-    if (input.raw !== undefined) {
-      if (typeof input.raw !== 'string' || input.raw.length < MIN_RAW_TOKEN_LENGTH || input.raw.length > MAX_RAW_TOKEN_LENGTH) {
-        throw new BadArguments(`a given token must be ${MIN_RAW_TOKEN_LENGTH} to ${MAX_RAW_TOKEN_LENGTH} characters`, [
-          { path: 'raw', message: `must be ${MIN_RAW_TOKEN_LENGTH} to ${MAX_RAW_TOKEN_LENGTH} characters` },
-        ]);
-      }
-      const kind = tokenPrefixKind(input.raw);
-      if (kind && parseToken(input.raw)?.kind !== 'api') {
-        // It would never authenticate: authenticate() rejects our prefixes unless they parse as ours.
-        throw new BadArguments('a given token with a folio_ prefix must be a valid folio_api_ token', [
-          { path: 'raw', message: 'starts with a reserved prefix but is not a valid folio_api_ token' },
-        ]);
-      }
-      token = input.raw;
-    } else {
-      token = generateToken('api');
-    }
+    const token = input.raw !== undefined ? givenToken(input.raw) : generateToken('api');
     const em = this.#em();
     const row = em.create(ApiToken, {
       user: em.getReference(User, userId),
@@ -480,4 +473,23 @@ async function flushMapped(em: { flush(): Promise<void> }, fkMessage: string, un
     if (err instanceof UniqueConstraintViolationException) throw new Conflict(uniqueMessage);
     throw err;
   }
+}
+
+/**
+ * A token chosen by the operator (BOOTSTRAP_ADMIN_TOKEN), checked as createApiToken would store it:
+ * the right length, and a folio_ prefix only on a valid folio_api_ token (authenticate() refuses
+ * our prefixes unless they parse as ours, so any other would never open anything).
+ */
+export function givenToken(raw: unknown): string {
+  if (typeof raw !== 'string' || raw.length < MIN_RAW_TOKEN_LENGTH || raw.length > MAX_RAW_TOKEN_LENGTH) {
+    throw new BadArguments(`a given token must be ${MIN_RAW_TOKEN_LENGTH} to ${MAX_RAW_TOKEN_LENGTH} characters`, [
+      { path: 'raw', message: `must be ${MIN_RAW_TOKEN_LENGTH} to ${MAX_RAW_TOKEN_LENGTH} characters` },
+    ]);
+  }
+  if (tokenPrefixKind(raw) && parseToken(raw)?.kind !== 'api') {
+    throw new BadArguments('a given token with a folio_ prefix must be a valid folio_api_ token', [
+      { path: 'raw', message: 'starts with a reserved prefix but is not a valid folio_api_ token' },
+    ]);
+  }
+  return raw;
 }
