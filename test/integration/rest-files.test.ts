@@ -456,6 +456,32 @@ t.test('a resumable (tus) upload and the extracted text, as the document describ
   t.equal((await raw('GET', `/filedb/files/${id}/text`, { token: bob.token })).status, 404, "another user's file");
 });
 
+t.test('a tus upload whose creation brings every byte (or none: zero length) answers with the file, once', async (t) => {
+  const tus = { 'tus-resumable': '1.0.0' };
+  const md = (name: string) => `name ${Buffer.from(name).toString('base64')}`;
+  const whole = await raw('POST', '/filedb/uploads', {
+    token: alice.token,
+    headers: { ...tus, 'upload-length': '5', 'upload-metadata': md('cwu.txt'), 'content-type': 'application/offset+octet-stream' },
+    body: 'hello',
+  });
+  t.equal(whole.status, 201, whole.text);
+  t.match(whole.json(), { name: 'cwu.txt', size: 5, sha256: sha('hello'), version: 1 });
+  const id = whole.json().id as string;
+  t.equal(whole.headers.get('location')?.split('/').pop(), id, 'Location names the upload, which is the file');
+  const again = await raw('HEAD', `/filedb/uploads/${id}`, { token: alice.token, headers: tus });
+  t.equal(again.status, 200, 'a HEAD after it says the upload is whole');
+  t.equal(again.headers.get('upload-offset'), '5');
+  const zero = await raw('POST', '/filedb/uploads', {
+    token: alice.token,
+    headers: { ...tus, 'upload-length': '0', 'upload-metadata': md('zero.txt') },
+  });
+  t.equal(zero.status, 201, zero.text);
+  t.match(zero.json(), { name: 'zero.txt', size: 0, sha256: sha('') });
+  const names = (await api(s, 'GET', '/filedb/files?limit=100', { token: alice.token })).json().items.map((f: { name: string }) => f.name);
+  t.equal(names.filter((n: string) => n === 'cwu.txt').length, 1, 'stored once');
+  t.equal(names.filter((n: string) => n === 'zero.txt').length, 1, 'stored once');
+});
+
 t.test('every filedb operation was exercised with a success status', async (t) => {
   const f = await upload('last.txt', 'last');
   const link = await api(s, 'POST', `/filedb/files/${f.id}/shares`, { token: alice.token, body: { label: 'x' } });

@@ -114,10 +114,18 @@ export class ResumableUploads {
         // Whose upload this is: set here, never taken from the client.
         return { metadata: { ...upload.metadata, [OWNER]: principal.user.id } };
       },
-      onUploadFinish: async (_req, upload) => {
-        const f = await this.#finish(ex().principal, upload).catch(refuse);
+      onUploadFinish: async (req, upload) => {
+        // The temporary file is removed once tus has answered (handle()): a creation that brought
+        // every byte reads the upload again after this hook, and found none (a 404 for a stored file).
+        const f = await this.#finish(ex().principal, upload, { keep: true }).catch(refuse);
         ex().file = f;
-        return { status_code: 200, headers: { 'Content-Type': 'application/json', [FILE_ID_HEADER]: f.id }, body: JSON.stringify(f) };
+        // A creation keeps its 201 and Location (tus clients need both); the PATCH that brings the
+        // last byte answers 200 with the file.
+        return {
+          ...(req.method === 'POST' ? {} : { status_code: 200 }),
+          headers: { 'Content-Type': 'application/json', [FILE_ID_HEADER]: f.id },
+          body: JSON.stringify(f),
+        };
       },
     });
   }
@@ -132,7 +140,7 @@ export class ResumableUploads {
   }
 
   /** Hands a complete upload to the files service, then drops its temporary file. */
-  async #finish(p: Principal, upload: Upload): Promise<FileMeta> {
+  async #finish(p: Principal, upload: Upload, opts: { keep?: boolean } = {}): Promise<FileMeta> {
     const m = meta(upload);
     try {
       const f = await this.#files.create(p, {
@@ -144,7 +152,7 @@ export class ResumableUploads {
         length: upload.size,
         source: createReadStream(path.join(this.#dir, upload.id), { highWaterMark: 1024 * 1024 }),
       });
-      await this.#store.remove(upload.id).catch(() => {});
+      if (!opts.keep) await this.#store.remove(upload.id).catch(() => {});
       return f;
     } catch (err) {
       // Refusals that another try would meet again: the upload is dropped, nothing was stored. A
@@ -196,7 +204,12 @@ export class ResumableUploads {
     response.headers.forEach((value, name) => {
       if (!/^(access-control-|content-length$|connection$)/i.test(name)) headers[name] = value;
     });
-    if (exchange.file) return { status: response.status, headers, body: exchange.file };
+    if (exchange.file) {
+      // Stored: the upload's temporary file can go (a crash before this leaves it to the expiry
+      // sweep; a HEAD meanwhile finds the file, stored once under the upload's id).
+      await this.#store.remove(exchange.file.id).catch(() => {});
+      return { status: response.status, headers, body: exchange.file };
+    }
     return { status: response.status, headers, body: '' };
   }
 
