@@ -97,6 +97,8 @@ export interface DomainCaller {
    * their token carries the scope.) Search asks it per kind of resource.
    */
   mayRead(namespace: string, scope: string): Promise<boolean>;
+  /** Is the namespace (a domain's REST group) visible to the caller: no operator switch off, its rule passes? */
+  groupVisible(namespace: string): Promise<boolean>;
 }
 
 /** Periodic upkeep a domain needs (purging expired data, ...), run by the host process. */

@@ -155,6 +155,7 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, log: Logger
     principal,
     entitle: (scopes, what) => deps.policy.entitle(principal, { scopes }, what),
     mayRead: async (namespace, scope) => deps.policy.mayRead(await (viewer ??= deps.policy.viewer(principal, log)), namespace, scope),
+    groupVisible: async (namespace) => deps.policy.groupVisible(await (viewer ??= deps.policy.viewer(principal, log)), namespace),
   };
   Object.defineProperty(services, BINDING, { value: { caller, bound: new Map() } satisfies Binding });
   for (const [name, get] of domainGetters(deps)) Object.defineProperty(services, name, { get, enumerable: true });
@@ -184,17 +185,53 @@ function domainGetters(deps: ServiceDeps): Array<[string, (this: { [BINDING]?: B
     const bind = domain.bind;
     if (!bind) continue;
     const name = domain.name;
+    const group = governingNamespace(domain);
     made.push([
       name,
       function (this: { [BINDING]?: Binding } | undefined) {
         const binding = this?.[BINDING];
         if (!binding) throw new TypeError(`read ctx.services.${name} on ctx.services itself (its getter was moved to another object)`);
         const { caller, bound } = binding;
-        if (!bound.has(name)) bound.set(name, bind(service, caller));
+        if (!bound.has(name)) {
+          const api = bind(service, caller) as Record<string, unknown>;
+          bound.set(name, group ? gated(api, group, () => caller.groupVisible(group)) : api);
+        }
         return bound.get(name);
       },
     ]);
   }
   getters.set(deps.domains, made);
   return made;
+}
+
+/**
+ * The namespace whose switch governs a domain's data: its one REST group's (notes: notetaker). A
+ * domain with several groups (identity) is governed per group by its own namespaces' functions.
+ */
+function governingNamespace(domain: Domain<any, any>): string | undefined {
+  const groups = domain.rest === undefined ? [] : Array.isArray(domain.rest) ? domain.rest : [domain.rest];
+  return groups.length === 1 ? groups[0]!.namespace : undefined;
+}
+
+/**
+ * A domain's plugin API that first asks whether its group is visible to the caller: with notetaker
+ * switched off for a user, no namespace reaches their notes through ctx.services.notes either (the
+ * meetings plugin did), as no surface does. Hidden reads as absent: NotFound, as on REST.
+ */
+function gated(api: Record<string, unknown>, namespace: string, visible: () => Promise<boolean>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(api)) {
+    // What reads or writes data is async (every binder's methods are); a sync member is a pure
+    // helper (files.contentUrl formats a URL) and stays as it is.
+    if (typeof value !== 'function' || value.constructor.name !== 'AsyncFunction') {
+      out[key] = value;
+      continue;
+    }
+    const fn = value as (...args: unknown[]) => unknown;
+    out[key] = async (...args: unknown[]) => {
+      if (!(await visible())) throw new NotFound(`${namespace} is not available to you (switched off for your account)`);
+      return fn(...args);
+    };
+  }
+  return out;
 }

@@ -95,6 +95,24 @@ t.test('an operator can force it on or off whatever the rule says', async (t) =>
   t.ok(await visible(vic.token));
 });
 
+t.test('with notetaker switched off for a user, meetings cannot read or edit their notes either', async (t) => {
+  const eve = await createUser(s, 'eve-meetings@example.com');
+  const note = await create(eve.token, { title: 'Eve sync', body: '- [ ] eve task', tags: ['meeting'] });
+  const setNotes = (access: string) =>
+    ok(call(s, s.adminToken, 'admin', 'set_namespace_access', { user_id: eve.id, namespace: 'notetaker', access }));
+  await setNotes('disabled');
+  t.equal((await req(s, 'GET', '/api/v1/notetaker/notes', { token: eve.token })).status, 404, 'REST: notes hidden');
+  const digest = await mt(eve.token, 'digest', { since: '2000-01-01' });
+  t.equal(digest.status, 404, digest.text);
+  t.notMatch(digest.text, /eve task/);
+  const mark = await mt(eve.token, 'mark_done', { note_id: note.id, line: 1, expected_version: note.version });
+  t.equal(mark.status, 404, mark.text);
+  await setNotes('default');
+  const after = await ok(call(s, eve.token, 'notetaker', 'get', { id: note.id }));
+  t.equal(after.version, note.version, 'the note was not edited');
+  t.ok((await ok(mt(eve.token, 'action_items'))).meetings.length > 0, 'switched back on: meetings reads them again');
+});
+
 t.test('action_items lists the open items with their lines; mark_done checks one off as a versioned edit', async (t) => {
   const ada = await createUser(s, 'ada@example.com');
   const standup = await create(ada.token, { title: 'Standup', body: STANDUP, tags: ['meeting', 'team'] });

@@ -33,7 +33,7 @@ export function bindNotes(notes: NotesService, caller: DomainCaller): Record<str
   const { principal } = caller;
   const bound: Record<string, (...args: unknown[]) => unknown> = {};
   for (const [name, scope] of Object.entries(NOTES_SCOPES) as Array<[keyof NotesService, string]>) {
-    bound[name] = (...args: unknown[]) => {
+    bound[name] = async (...args: unknown[]) => {
       const saves = name === 'report' && (args[0] as { save_as_note?: boolean } | undefined)?.save_as_note === true;
       caller.entitle(saves ? [scope, 'notes:write'] : [scope], `notes.${name}`);
       if (name === 'summary') return notes.summary(principal.user.id);
