@@ -2,7 +2,10 @@
 // expiry, scopes within the caller's), user provisioning (create, list with filters and cursor,
 // update, deactivate, delete with confirmation), and the bad input each must refuse clearly.
 import t from 'tap';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
 import { startTestServer, req, call, createUser } from '../helpers/server.ts';
 
 const s = await startTestServer({ overrides: { identity: { tokenMaxLifetimeDays: 30 } } });
@@ -279,4 +282,16 @@ t.test('the OpenAPI document has the tokens and users groups, with scopes and pr
   t.same(doc.paths['/tokens'].post['x-required-scopes'], ['tokens']);
   t.ok(doc.paths['/users/{id}'].delete['x-problem-codes'].includes('forbidden'));
   t.ok(doc.components.schemas.NewToken);
+});
+
+t.test("README's scope table names every scope the live catalogue has, with its role", async (t) => {
+  const readme = await readFile(path.join(PACKAGE_ROOT, 'README.md'), 'utf8');
+  const rows = new Map(
+    [...readme.matchAll(/^\| `([^`]+)`\s*\|[^|]*\|\s*(`[a-z]+`)?\s*\|$/gm)].map((m) => [m[1]!, (m[2] ?? '').replaceAll('`', '')]),
+  );
+  const live = (await req(s, 'GET', '/api/v1/tokens/scopes', { token: admin })).json().items as Array<{ scope: string; roles: string[] }>;
+  for (const { scope, roles } of live) {
+    t.ok(rows.has(scope), `${scope} is in the table`);
+    t.equal(rows.get(scope), roles.join(','), `${scope}: its role`);
+  }
 });
