@@ -51,6 +51,12 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, log: Logger
       },
       async mintToken(ttlSeconds, scopes) {
         if (principal.tokenKind === 'minted') throw new Forbidden('a minted token cannot mint tokens; use your API token.');
+        const unknown = (scopes ?? []).filter((s) => typeof s !== 'string' || !deps.policy.scopes.known(s));
+        if (unknown.length > 0)
+          throw new BadArguments(
+            `unknown scope ${unknown.map((s) => JSON.stringify(s)).join(', ')}; GET /api/v1/tokens/scopes lists them`,
+            [{ path: 'scopes', message: `unknown: ${unknown.map(String).join(', ')}` }],
+          );
         const beyond = (scopes ?? []).filter((s) => !deps.policy.hasScope(principal, s));
         if (beyond.length > 0)
           throw new BadArguments(`a minted token has at most your scopes; yours do not include ${beyond.join(', ')}`, [

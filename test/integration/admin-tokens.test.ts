@@ -38,6 +38,12 @@ t.test('mint_curl_token: default 900 s, max 3600, acts as its minter', async (t)
     t.equal(b.status, 400, `ttl_seconds ${JSON.stringify(bad)}`);
     t.match(b.text, /ttl_seconds/);
   }
+  // A scope no catalogue has is refused, as tokens.create refuses it (a '*' token "has" any name).
+  const bogus = await call(s, alice.token, 'admin', 'mint_curl_token', { scopes: ['bogus'] });
+  t.equal(bogus.status, 400, bogus.text);
+  t.match(bogus.text, /unknown scope "bogus"/);
+  const narrow = await call(s, alice.token, 'admin', 'mint_curl_token', { scopes: ['notes:read'] });
+  t.equal(narrow.status, 200, narrow.text);
 });
 
 t.test("a minted token cannot mint (403) and has at most its minter's scopes", async (t) => {
