@@ -52,6 +52,8 @@ class Throttle {
 /** What a valid link opens. */
 export interface OpenedShare {
   share_id: string;
+  /** It has a max_downloads: every answer with content counts, ranges included. */
+  limited: boolean;
   /** Pinned to a version, or the file's current content. */
   ref: ContentRef;
 }
@@ -133,11 +135,13 @@ export class Shares {
         size: string;
         sha256: string;
         cur_version: number;
+        limited: boolean;
       }>
     >(
       `select s.id, s.password_hash, s.file_id, s.version,
               coalesce(fv.name, f.name) as name, coalesce(fv.content_type, f.content_type) as content_type,
-              coalesce(fv.size, f.size) as size, coalesce(fv.sha256, f.sha256) as sha256, f.version as cur_version
+              coalesce(fv.size, f.size) as size, coalesce(fv.sha256, f.sha256) as sha256, f.version as cur_version,
+              s.max_downloads is not null as limited
          from file_shares s join files f on f.id = s.file_id
          left join file_versions fv on fv.file_id = s.file_id and fv.version = s.version
         where s.token_hash = ? and f.deleted_at is null
@@ -163,6 +167,7 @@ export class Shares {
     }
     return {
       share_id: row.id,
+      limited: row.limited,
       protected: row.password_hash !== null,
       ref: {
         file_id: row.file_id,

@@ -1,7 +1,8 @@
 // The public side of a share link: GET/HEAD /s/{token}, no bearer token. A program sends the
 // password as X-Share-Password; a browser without one gets a small page with a password form, which
 // posts back to the same URL. A download counts when its body starts at the first byte (a resumed
-// range does not count again); HEAD never counts.
+// range does not count again), and on a link with a download limit every answer with a body counts
+// (else `bytes=1-` plus `bytes=0-0` fetched the whole file any number of times); HEAD never counts.
 import { PasswordRequired } from '../../../contract/errors.ts';
 import type { PublicCall, PublicRoute, Reply } from '../../../contract/rest.ts';
 import type { FilesServiceImpl } from '../service.ts';
@@ -38,12 +39,12 @@ async function serve(files: FilesServiceImpl, call: PublicCall, password: string
     if (err instanceof PasswordRequired && browser) return passwordPage(password !== undefined);
     throw err;
   }
-  const { ref, share_id } = opened;
+  const { ref, share_id, limited } = opened;
   // A POSTed form is a browser's download: answer as a GET of the content.
   const req = { method: call.method === 'HEAD' ? 'HEAD' : 'GET', header: call.header };
   const reply = await downloadReply(req, ref, (range) => files.read(ref, range), {
     onBody: async (range) =>
-      range === undefined || range.start === 0 ? files.shares.recordDownload(share_id) : files.shares.touch(share_id),
+      limited || range === undefined || range.start === 0 ? files.shares.recordDownload(share_id) : files.shares.touch(share_id),
   });
   reply.headers = { ...reply.headers, 'X-Robots-Tag': 'noindex' };
   return reply;
