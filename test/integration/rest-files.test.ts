@@ -235,6 +235,23 @@ t.test('versions: PUT needs If-Match (428), a stale one is 412 with the file; li
   t.equal(now.text, 'v1 text');
   const missing = await raw('GET', `/filedb/files/${f.id}/versions/9/content`, { token: alice.token });
   t.equal(missing.status, 404);
+
+  // PATCH (rename) takes If-Match when sent: a stale one is 412 and the name stays.
+  const version = (await api(s, 'GET', `/filedb/files/${f.id}`, { token: alice.token })).json().version as number;
+  const staleRename = await api(s, 'PATCH', `/filedb/files/${f.id}`, {
+    token: alice.token,
+    body: { name: 'stale.txt' },
+    headers: { 'if-match': `"${version - 1}"` },
+  });
+  t.equal(staleRename.status, 412);
+  t.equal(staleRename.json().current.version, version);
+  const fresh = await api(s, 'PATCH', `/filedb/files/${f.id}`, {
+    token: alice.token,
+    body: { name: 'fresh.txt' },
+    headers: { 'if-match': `"${version}"` },
+  });
+  t.equal(fresh.status, 200);
+  t.equal(fresh.json().name, 'fresh.txt');
 });
 
 t.test("another user's file, version, attachment list and share link are 404 everywhere", async (t) => {

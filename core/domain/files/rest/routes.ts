@@ -277,14 +277,30 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
       path: '/filedb/files/{id}',
       summary: 'Rename, move or attach a file',
       description:
-        'Changes the name, the folder, or the note it is attached to (note_id: null detaches). The content is not touched and the version stays.',
+        'Changes the name, the folder, or the note it is attached to (note_id: null detaches). The content is not touched and the version stays. If-Match is optional here; when sent, a stale one is 412 with the current file and nothing changes.',
       tags,
       scopes: WRITE,
       params: S.IdParams,
+      headers: [
+        {
+          name: 'If-Match',
+          description: 'Optional: the ETag you read, e.g. "3"; the edit is made only while the file is still at that version.',
+          schema: { type: 'string', examples: ['"3"'] },
+        },
+      ],
       body: S.PatchFile,
       responses: { 200: { description: 'The file.', schema: S.File, headers: [ETAG] } },
+      problems: ['precondition_failed'],
       notFound: NOTE_404,
-      handler: async ({ principal, params, body }) => {
+      handler: async ({ principal, params, body, header }) => {
+        // Sent, If-Match is honoured (a client that sends it relies on it), though this edit never
+        // needs it: it changes no content.
+        const v = expectedVersion({ header: header('if-match'), bodyVersion: undefined }, false);
+        if (v !== undefined) {
+          const cur = await files.get(principal, params.id);
+          if (v === 'mismatch' || cur.version !== v)
+            throw new PreconditionFailed(`the file is at version ${cur.version}; nothing was changed.`, cur, etag(cur.version));
+        }
         let f: FileMeta | undefined;
         if (body.name !== undefined || body.folder !== undefined)
           f = await files.rename(principal, params.id, {
