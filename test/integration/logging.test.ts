@@ -1,5 +1,6 @@
 // One JSON log line per request, with its request id, and never a credential.
 import t from 'tap';
+import net from 'node:net';
 import { pino } from 'pino';
 import { startTestServer, req } from '../helpers/server.ts';
 
@@ -38,4 +39,23 @@ t.test('a failing handler is logged at error level with the id the caller saw', 
   t.equal(r.status, 404);
   await new Promise((r) => setTimeout(r, 20));
   t.ok(lines.some((l) => l.res?.statusCode === 404 && l.level === 30));
+});
+
+t.test('an upload the client breaks off is logged as its doing (info, 499), not as a server error', async (t) => {
+  lines.length = 0;
+  const sock = net.connect(Number(new URL(s.url).port), '127.0.0.1');
+  await new Promise((r) => sock.once('connect', r));
+  sock.write(
+    `POST /api/v1/filedb/files?name=cut.bin HTTP/1.1\r\nHost: x\r\nX-Request-Id: cut-upload-1\r\nAuthorization: Bearer ${s.adminToken}\r\nContent-Length: 50000\r\n\r\n`,
+  );
+  sock.write(Buffer.alloc(1000, 1));
+  await new Promise((r) => setTimeout(r, 100));
+  sock.end();
+  let mine: Array<Record<string, any>> = [];
+  for (let i = 0; i < 100 && mine.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    mine = lines.filter((l) => l.reqId === 'cut-upload-1');
+  }
+  t.equal(mine.length, 1);
+  t.match(mine[0], { level: 30, res: { statusCode: 499 }, clientError: { code: 'HPE_INVALID_EOF_STATE' } });
 });

@@ -128,9 +128,10 @@ export function beginRequest(
     // A client that went away is the 499; anything else Koa reported is the server's failure.
     const failure = errors.length === 0 ? undefined : errors.find((e) => !isClientGone(e));
     const gone = errors.length === 0 ? undefined : errors.find((e) => isClientGone(e));
-    const level = status >= 500 || failure !== undefined ? 'error' : 'info';
-    if (!log.isLevelEnabled(level)) return; // nothing would be written: no line to make
     const clientError = malformation(req);
+    // A request the client broke off or malformed (the parser says so) failed by the client's doing.
+    const level = status >= 500 || (failure !== undefined && !clientError) ? 'error' : 'info';
+    if (!log.isLevelEnabled(level)) return; // nothing would be written: no line to make
     const { method, path, querystring } = what();
     const line = {
       reqId: id,
