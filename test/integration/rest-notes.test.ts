@@ -33,6 +33,21 @@ t.test('POST creates: 201, Location, ETag, the note', async (t) => {
   t.equal(got.headers.get('etag'), '"1"');
 });
 
+t.test('a note body of exactly 1 MiB can be sent in one create (its JSON is larger); one byte more is a 400 naming body', async (t) => {
+  // Lines of Markdown with quotes: JSON escapes each newline and quote, so the request is well over 1 MiB.
+  const line = '- "quoted" item\n';
+  const full = line.repeat(Math.floor((1024 * 1024) / line.length));
+  const body = full + 'x'.repeat(1024 * 1024 - Buffer.byteLength(full));
+  t.equal(Buffer.byteLength(body), 1024 * 1024);
+  t.ok(Buffer.byteLength(JSON.stringify({ title: 'big', body })) > 1024 * 1024, 'the request is over 1 MiB');
+  const r = await api(s, 'POST', '/notetaker/notes', { ...tok, body: { title: 'big', body } });
+  t.equal(r.status, 201, r.text.slice(0, 200));
+  t.equal(r.json().body.length, body.length);
+  const over = await api(s, 'POST', '/notetaker/notes', { ...tok, body: { title: 'big', body: body + 'y' } });
+  t.equal(over.status, 400);
+  t.match(over.json().errors[0], { path: '/body' });
+});
+
 t.test('GET with If-None-Match of the current version is 304', async (t) => {
   const note = await create({ title: 'cache me' });
   const same = await api(s, 'GET', `/notetaker/notes/${note.id}`, { ...tok, headers: { 'if-none-match': '"1"' } });
