@@ -16,7 +16,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a file
-         * @description A new file at version 1. The bytes: the raw body (its Content-Type is the declared type, the fallback when the bytes do not say what they are), or multipart/form-data with the bytes in the part `file`. Streamed to storage; never buffered. Over the per-file limit: 413 file_too_large; over your quota: 507 quota_exceeded; nothing is stored in either case.
+         * @description A new file at version 1. The bytes: the raw body (its Content-Type is the declared type, the fallback when the bytes do not say what they are), or multipart/form-data with the bytes in the part `file` (and the fields `name` and `folder`, if given, before it). Streamed to storage; never buffered. Over the per-file limit: 413 file_too_large; over your quota: 507 quota_exceeded; nothing is stored in either case.
          */
         post: operations["uploadFile"];
         delete?: never;
@@ -48,7 +48,7 @@ export interface paths {
         head?: never;
         /**
          * Rename, move or attach a file
-         * @description Changes the name, the folder, or the note it is attached to (note_id: null detaches). The content is not touched and the version stays.
+         * @description Changes the name, the folder, or the note it is attached to (note_id: null detaches). The content is not touched and the version stays. If-Match is optional here; when sent, a stale one is 412 with the current file and nothing changes.
          */
         patch: operations["editFile"];
         trace?: never;
@@ -67,7 +67,7 @@ export interface paths {
         get: operations["downloadFile"];
         /**
          * Upload a new version
-         * @description New content for the file, as a new version (the old ones are kept). Needs If-Match: "<version>": 428 without, 412 with a stale one (nothing is read then). The bytes: the raw body (its Content-Type is the declared type, the fallback when the bytes do not say what they are), or multipart/form-data with the bytes in the part `file`. Streamed to storage; never buffered.
+         * @description New content for the file, as a new version (the old ones are kept). Needs If-Match: "<version>": 428 without, 412 with a stale one (nothing is read then). The bytes: the raw body (its Content-Type is the declared type, the fallback when the bytes do not say what they are), or multipart/form-data with the bytes in the part `file` (and the fields `name` and `folder`, if given, before it). Streamed to storage; never buffered.
          */
         put: operations["replaceFileContent"];
         post?: never;
@@ -1773,7 +1773,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The bytes: the raw body (its Content-Type is the declared type, the fallback when the bytes do not say what they are), or multipart/form-data with the bytes in the part `file`. Streamed to storage; never buffered. */
+        /** @description The bytes: the raw body (its Content-Type is the declared type, the fallback when the bytes do not say what they are), or multipart/form-data with the bytes in the part `file` (and the fields `name` and `folder`, if given, before it). Streamed to storage; never buffered. */
         requestBody: {
             content: {
                 "*/*": string;
@@ -2058,7 +2058,10 @@ export interface operations {
     editFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional: the ETag you read, e.g. "3"; the edit is made only while the file is still at that version. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description The file id. */
                 id: string;
@@ -2118,6 +2121,17 @@ export interface operations {
             /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: The version you based the edit on (If-Match or expected_version) is not the current one: someone else changed the resource. Nothing was written; `current` holds it as it is now (and ETag its version) when your token may read it. Merge and retry with that version. */
+            412: {
+                headers: {
+                    /** @description The current version of the note. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2286,7 +2300,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The bytes: the raw body (its Content-Type is the declared type, the fallback when the bytes do not say what they are), or multipart/form-data with the bytes in the part `file`. Streamed to storage; never buffered. */
+        /** @description The bytes: the raw body (its Content-Type is the declared type, the fallback when the bytes do not say what they are), or multipart/form-data with the bytes in the part `file` (and the fields `name` and `folder`, if given, before it). Streamed to storage; never buffered. */
         requestBody: {
             content: {
                 "*/*": string;
