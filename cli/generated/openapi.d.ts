@@ -1639,6 +1639,10 @@ export interface components {
         };
         TranscriptionJobPage: {
             items: components["schemas"]["TranscriptionJob"][];
+            /** @description The limit actually used. */
+            limit: number;
+            /** @description Present when the limit asked for was over 100 and was lowered to it (the Folio-Limit-Clamped header says the same). */
+            limit_clamped_from?: number;
             next_cursor: string | null;
         };
         UpdateUser: {
@@ -6236,6 +6240,7 @@ export interface operations {
             query?: {
                 /** @description next_cursor of the previous page. */
                 cursor?: string;
+                /** @description How many to return; default 20, at most 100. A larger value is clamped to 100 (not refused), as in every list. */
                 limit?: number;
                 status?: "queued" | "running" | "succeeded" | "failed" | "cancelled";
             };
@@ -6248,6 +6253,8 @@ export interface operations {
             /** @description A page of jobs. */
             200: {
                 headers: {
+                    /** @description Present when the limit was lowered: requested=<n>; limit=<max>. */
+                    "Folio-Limit-Clamped"?: string;
                     [name: string]: unknown;
                 };
                 content: {

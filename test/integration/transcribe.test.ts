@@ -377,6 +377,11 @@ t.test('an engine that cannot run is a 503 engine_unavailable at creation, never
   t.equal(r.json().code, 'engine_unavailable');
   t.match(r.json().detail, /pocketsphinx/, 'names what to install');
   t.same((await req(s3, 'GET', '/api/v1/transcribe/jobs', { token: dee.token })).json().items, [], 'nothing was queued');
+  // Like every list: a limit over the most is lowered and the page says so.
+  const clamped = await req(s3, 'GET', '/api/v1/transcribe/jobs?limit=500', { token: dee.token });
+  t.equal(clamped.status, 200);
+  t.match(clamped.json(), { limit: 100, limit_clamped_from: 500 });
+  t.equal(clamped.headers.get('folio-limit-clamped'), 'requested=500; limit=100');
   const health = (await req(s3, 'GET', '/health')).json();
   t.equal(health.status, 'ok', 'the server is healthy without it');
   t.equal(health.transcription.engines.local.ok, false, '/health says the engine cannot run');

@@ -35,8 +35,20 @@ export const Job = Type.Object(
   },
   { $id: 'TranscriptionJob' },
 );
+/** The most jobs one page holds (the service's own bound). */
+const LIST_MAX = 100;
+
 const JobPage = Type.Object(
-  { items: Type.Array(Job), next_cursor: Type.Union([Type.String(), Type.Null()]) },
+  {
+    items: Type.Array(Job),
+    next_cursor: Type.Union([Type.String(), Type.Null()]),
+    limit: Type.Integer({ minimum: 1, description: 'The limit actually used.' }),
+    limit_clamped_from: Type.Optional(
+      Type.Integer({
+        description: `Present when the limit asked for was over ${LIST_MAX} and was lowered to it (the Folio-Limit-Clamped header says the same).`,
+      }),
+    ),
+  },
   { $id: 'TranscriptionJobPage' },
 );
 const CreateJob = Type.Object(
@@ -53,7 +65,13 @@ const CreateJob = Type.Object(
 const IdParams = Type.Object({ id: Type.String({ format: 'uuid', description: 'The job id.' }) });
 const ListQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        default: 20,
+        description: `How many to return; default 20, at most ${LIST_MAX}. A larger value is clamped to ${LIST_MAX} (not refused), as in every list.`,
+      }),
+    ),
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'next_cursor of the previous page.' })),
     status: Type.Optional(Status),
   },
@@ -122,15 +140,33 @@ export function transcribeRoutes(t: TranscribeService): Route[] {
       tags,
       scopes: READ,
       query: ListQuery,
-      responses: { 200: { description: 'A page of jobs.', schema: JobPage } },
-      handler: async ({ principal, query }) => ({
-        status: 200,
-        body: await t.list(principal, {
-          ...(query.limit !== undefined ? { limit: query.limit } : {}),
+      responses: {
+        200: {
+          description: 'A page of jobs.',
+          schema: JobPage,
+          headers: [
+            {
+              name: 'Folio-Limit-Clamped',
+              description: 'Present when the limit was lowered: requested=<n>; limit=<max>.',
+              schema: { type: 'string' },
+            },
+          ],
+        },
+      },
+      handler: async ({ principal, query }) => {
+        const limit = Math.min(query.limit ?? 20, LIST_MAX);
+        const clamped = query.limit !== undefined && query.limit > LIST_MAX;
+        const page = await t.list(principal, {
+          limit,
           ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
           ...(query.status !== undefined ? { status: query.status } : {}),
-        }),
-      }),
+        });
+        return {
+          status: 200,
+          headers: clamped ? { 'Folio-Limit-Clamped': `requested=${query.limit}; limit=${limit}` } : {},
+          body: { ...page, limit, ...(clamped ? { limit_clamped_from: query.limit } : {}) },
+        };
+      },
     }),
     route({
       id: 'transcriptionEngines',
