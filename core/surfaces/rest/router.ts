@@ -227,7 +227,8 @@ export function restFramework(opts: RestFrameworkOptions): RestSurface {
 
 /**
  * The service names what it refused by argument ('/limit', '/tags/0', '/version'); say whether that
- * was a query parameter, a path segment or the body. The service's `tags` filter is the query's `tag`.
+ * was a query parameter, a path segment or the body. A service's plural filter (`tags`, `kinds`) is
+ * the query's singular, repeatable parameter (`tag`, `kind`).
  */
 function locator(route: Route): (path: string) => Pick<FieldProblem, 'in' | 'path'> {
   const names = (schema: unknown) => new Set(Object.keys((schema as { properties?: object } | undefined)?.properties ?? {}));
@@ -235,7 +236,8 @@ function locator(route: Route): (path: string) => Pick<FieldProblem, 'in' | 'pat
   const params = names(route.params);
   return (path) => {
     const [, first = '', ...rest] = path.split('/');
-    const alias = first === 'tags' && query.has('tag') ? 'tag' : first;
+    const singular = first.endsWith('s') ? first.slice(0, -1) : first;
+    const alias = !query.has(first) && singular !== first && query.has(singular) ? singular : first;
     if (query.has(alias)) return { in: 'query', path: ['', alias, ...rest].join('/') };
     if (params.has(first) && !route.body) return { in: 'path', path };
     return { in: 'body', path };
