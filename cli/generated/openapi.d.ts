@@ -1597,6 +1597,8 @@ export interface components {
             items: components["schemas"]["Token"][];
             /** @description The limit actually used. */
             limit: number;
+            /** @description Present when the limit asked for was over the maximum and was lowered to it (the Folio-Limit-Clamped header says the same). */
+            limit_clamped_from?: number;
             /** @description Pass it back as `cursor` for the next page. Null on the last page. */
             next_cursor: string | null;
         };
@@ -1686,6 +1688,8 @@ export interface components {
             items: components["schemas"]["User"][];
             /** @description The limit actually used. */
             limit: number;
+            /** @description Present when the limit asked for was over the maximum and was lowered to it (the Folio-Limit-Clamped header says the same). */
+            limit_clamped_from?: number;
             /** @description Pass it back as `cursor` for the next page. Null on the last page. */
             next_cursor: string | null;
         };
@@ -5696,6 +5700,8 @@ export interface operations {
             /** @description A page of tokens. */
             200: {
                 headers: {
+                    /** @description Present when the requested limit was over the maximum: "requested=<asked>; limit=<used>". */
+                    "Folio-Limit-Clamped"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6253,7 +6259,7 @@ export interface operations {
             /** @description A page of jobs. */
             200: {
                 headers: {
-                    /** @description Present when the limit was lowered: requested=<n>; limit=<max>. */
+                    /** @description Present when the requested limit was over the maximum: "requested=<asked>; limit=<used>". */
                     "Folio-Limit-Clamped"?: string;
                     [name: string]: unknown;
                 };
@@ -6827,6 +6833,8 @@ export interface operations {
             /** @description A page of users. */
             200: {
                 headers: {
+                    /** @description Present when the requested limit was over the maximum: "requested=<asked>; limit=<used>". */
+                    "Folio-Limit-Clamped"?: string;
                     [name: string]: unknown;
                 };
                 content: {

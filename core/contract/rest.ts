@@ -38,6 +38,26 @@ export interface Reply {
   trailers?: () => Promise<Record<string, string>>;
 }
 
+/** The header a list answers with when it lowered the limit asked for (every list: docs/rest.md). */
+export const LIMIT_CLAMPED: HeaderDoc = {
+  name: 'Folio-Limit-Clamped',
+  description: 'Present when the requested limit was over the maximum: "requested=<asked>; limit=<used>".',
+  schema: { type: 'string' },
+};
+
+/**
+ * A list's page as the REST surface answers it, with the one list rule: a limit asked for over the
+ * maximum was lowered (never refused), and the page says so in `limit_clamped_from` and the
+ * Folio-Limit-Clamped header. `requested` is the limit the query asked for.
+ */
+export function pageReply<P extends { limit: number; limit_clamped_from?: number }>(page: P, requested: number | undefined): Reply {
+  const body = { ...page };
+  if (body.limit_clamped_from === undefined && requested !== undefined && requested > page.limit) body.limit_clamped_from = requested;
+  const headers: Record<string, string> = {};
+  if (body.limit_clamped_from !== undefined) headers[LIMIT_CLAMPED.name] = `requested=${body.limit_clamped_from}; limit=${body.limit}`;
+  return { status: 200, body, headers };
+}
+
 /**
  * A route outside /api/v1 that takes no bearer token (a share link's public URL). No policy, no
  * OpenAPI entry: its handler decides everything from the request itself.

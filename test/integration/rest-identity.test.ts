@@ -295,3 +295,17 @@ t.test("README's scope table names every scope the live catalogue has, with its 
     t.equal(rows.get(scope), roles.join(','), `${scope}: its role`);
   }
 });
+
+t.test('tokens and users lists lower a limit over their maximum and say so, as every list does', async (t) => {
+  const tokens = await req(s, 'GET', '/api/v1/tokens?limit=1000', { token: admin });
+  t.equal(tokens.status, 200);
+  t.match(tokens.json(), { limit: 100, limit_clamped_from: 1000 });
+  t.equal(tokens.headers.get('folio-limit-clamped'), 'requested=1000; limit=100');
+  const users = await req(s, 'GET', '/api/v1/users?limit=1000', { token: admin });
+  t.equal(users.status, 200);
+  t.match(users.json(), { limit: 200, limit_clamped_from: 1000 });
+  t.equal(users.headers.get('folio-limit-clamped'), 'requested=1000; limit=200');
+  const plain = await req(s, 'GET', '/api/v1/users?limit=5', { token: admin });
+  t.equal(plain.json().limit_clamped_from, undefined);
+  t.equal(plain.headers.get('folio-limit-clamped'), null);
+});

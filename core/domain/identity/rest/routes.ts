@@ -1,6 +1,6 @@
 // The tokens and users REST groups, as route tables over the identity service. The rules (whose
 // token, what scopes a new token may carry, who may provision users) are the service's.
-import { route, type Route } from '../../../contract/rest.ts';
+import { LIMIT_CLAMPED, pageReply, route, type Route } from '../../../contract/rest.ts';
 import type { IdentityService } from '../service.ts';
 import * as S from './schemas.ts';
 
@@ -49,11 +49,9 @@ export function tokenRoutes(identity: IdentityService): Route[] {
       tags,
       scopes: SCOPE,
       query: S.TokenListQuery,
-      responses: { 200: { description: 'A page of tokens.', schema: S.TokenPage } },
-      handler: async ({ principal, query }) => ({
-        status: 200,
-        body: await tokens.list(principal, compact({ limit: query.limit, cursor: query.cursor, active: query.active })),
-      }),
+      responses: { 200: { description: 'A page of tokens.', schema: S.TokenPage, headers: [LIMIT_CLAMPED] } },
+      handler: async ({ principal, query }) =>
+        pageReply(await tokens.list(principal, compact({ limit: query.limit, cursor: query.cursor, active: query.active })), query.limit),
     }),
     route({
       id: 'createToken',
@@ -171,14 +169,15 @@ export function userRoutes(identity: IdentityService): Route[] {
       tags,
       ...ADMIN,
       query: S.UserListQuery,
-      responses: { 200: { description: 'A page of users.', schema: S.UserPage } },
-      handler: async ({ principal, query }) => ({
-        status: 200,
-        body: await users.list(
-          principal,
-          compact({ limit: query.limit, cursor: query.cursor, email: query.email, role: query.role, active: query.active }),
+      responses: { 200: { description: 'A page of users.', schema: S.UserPage, headers: [LIMIT_CLAMPED] } },
+      handler: async ({ principal, query }) =>
+        pageReply(
+          await users.list(
+            principal,
+            compact({ limit: query.limit, cursor: query.cursor, email: query.email, role: query.role, active: query.active }),
+          ),
+          query.limit,
         ),
-      }),
     }),
     route({
       id: 'createUser',

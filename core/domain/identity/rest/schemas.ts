@@ -31,6 +31,12 @@ function page(name: string, item: TSchema) {
         description: 'Pass it back as `cursor` for the next page. Null on the last page.',
       }),
       limit: Type.Integer({ minimum: 1, description: 'The limit actually used.' }),
+      limit_clamped_from: Type.Optional(
+        Type.Integer({
+          description:
+            'Present when the limit asked for was over the maximum and was lowered to it (the Folio-Limit-Clamped header says the same).',
+        }),
+      ),
     },
     { description: `A page of ${name}.` },
   );

@@ -3,8 +3,8 @@
 // limits) are the service's.
 import type { Principal } from '../../identity/types.ts';
 import { BadArguments, PreconditionFailed, type ArgProblem } from '../../../contract/errors.ts';
-import type { NotesService, Note, Page } from '../types.ts';
-import { route, type HeaderDoc, type Reply, type Route } from '../../../contract/rest.ts';
+import type { NotesService, Note } from '../types.ts';
+import { LIMIT_CLAMPED, pageReply, route, type HeaderDoc, type Reply, type Route } from '../../../contract/rest.ts';
 import { conditional, etag, expectedVersion } from '../../../contract/preconditions.ts';
 import { streamReport } from './report.ts';
 import * as S from './schemas.ts';
@@ -31,11 +31,7 @@ const ETAG: HeaderDoc = {
   description: 'The note\'s version as a strong entity tag, "<version>". Send it back as If-Match.',
   schema: { type: 'string' },
 };
-const CLAMPED: HeaderDoc = {
-  name: 'Folio-Limit-Clamped',
-  description: 'Present when the requested limit was over the maximum: "requested=<asked>; limit=<used>".',
-  schema: { type: 'string' },
-};
+const CLAMPED = LIMIT_CLAMPED;
 
 /** Drops undefined members, for the service's exact optional types. */
 function compact<T extends Record<string, unknown>>(o: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
@@ -44,14 +40,6 @@ function compact<T extends Record<string, unknown>>(o: T): { [K in keyof T]?: Ex
 
 function noteReply(note: Note, status = 200, headers: Record<string, string> = {}): Reply {
   return { status, body: note, headers: { ETag: etag(note.version), ...headers } };
-}
-
-function pageReply<T>(page: Page<T>, requested: number | undefined): Reply {
-  const body = { ...page };
-  if (body.limit_clamped_from === undefined && requested !== undefined && requested > page.limit) body.limit_clamped_from = requested;
-  const headers: Record<string, string> = {};
-  if (body.limit_clamped_from !== undefined) headers['Folio-Limit-Clamped'] = `requested=${body.limit_clamped_from}; limit=${body.limit}`;
-  return { status: 200, body, headers };
 }
 
 const FIELDS = ['title', 'body', 'tags'] as const;

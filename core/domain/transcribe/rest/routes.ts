@@ -3,7 +3,7 @@
 // TranscribeService; the rules are the service's.
 import { Readable } from 'node:stream';
 import { Type } from 'typebox';
-import { route, type Route } from '../../../contract/rest.ts';
+import { LIMIT_CLAMPED, pageReply, route, type Route } from '../../../contract/rest.ts';
 import { JOB_404, type TranscribeService } from '../service.ts';
 import { RESULT_FORMATS } from '../types.ts';
 
@@ -144,28 +144,17 @@ export function transcribeRoutes(t: TranscribeService): Route[] {
         200: {
           description: 'A page of jobs.',
           schema: JobPage,
-          headers: [
-            {
-              name: 'Folio-Limit-Clamped',
-              description: 'Present when the limit was lowered: requested=<n>; limit=<max>.',
-              schema: { type: 'string' },
-            },
-          ],
+          headers: [LIMIT_CLAMPED],
         },
       },
       handler: async ({ principal, query }) => {
         const limit = Math.min(query.limit ?? 20, LIST_MAX);
-        const clamped = query.limit !== undefined && query.limit > LIST_MAX;
         const page = await t.list(principal, {
           limit,
           ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
           ...(query.status !== undefined ? { status: query.status } : {}),
         });
-        return {
-          status: 200,
-          headers: clamped ? { 'Folio-Limit-Clamped': `requested=${query.limit}; limit=${limit}` } : {},
-          body: { ...page, limit, ...(clamped ? { limit_clamped_from: query.limit } : {}) },
-        };
+        return pageReply({ ...page, limit }, query.limit);
       },
     }),
     route({
