@@ -35,7 +35,7 @@ import { mcpSurface, type McpSurface } from './surfaces/mcp/routes.ts';
 import { sendText } from './surfaces/curl/respond.ts';
 import { mountDocAssets } from './surfaces/pages/docs.ts';
 import { healthRoute } from './surfaces/health.ts';
-import { requestError, requestLog, type RequestLogState } from './surfaces/http/request-log.ts';
+import { beginRequest, requestError, requestLog, type RequestLogState } from './surfaces/http/request-log.ts';
 import { handleClientErrors, type RawAnswer } from './surfaces/http/client-errors.ts';
 import { errorAnswer } from './surfaces/http/error-text.ts';
 import { BadArguments } from './contract/errors.ts';
@@ -86,6 +86,20 @@ function parserRefusal(path: string | undefined, message: string, publicUrl: str
     };
   const text = errorAnswer(err, log);
   return { status: text.status, type: 'text/plain; charset=utf-8', body: `${text.text}\n` };
+}
+
+/** More than one Authorization field (Node's req.headers keeps only the first; rawHeaders has all). */
+function credentialsTwice(req: http.IncomingMessage): boolean {
+  const raw = req.rawHeaders;
+  let seen = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') {
+      if (seen) return true;
+      seen = true;
+    }
+  }
+  return false;
 }
 
 const settingsOf = (config: Config, name: string) => (config as unknown as Record<string, unknown>)[name];
@@ -313,6 +327,15 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   // Koa answers its own errors (the middleware above, then app.onerror); the catch is for a failure
   // in that answering itself, which would otherwise be an unhandled rejection.
   const server = http.createServer((req, res) => {
+    if (credentialsTwice(req)) {
+      // Authorization is a singleton field: with two, which one a proxy in front checked and which
+      // one Folio would use could differ (Node keeps the first). Refused, in the surface's format.
+      const [path = '', querystring = ''] = (req.url ?? '').split('?', 2);
+      beginRequest(log, req, res, () => ({ method: req.method ?? '', path, querystring }));
+      const a = parserRefusal(path, 'the request has more than one Authorization header; send one', config.publicUrl, log);
+      res.writeHead(a.status, { 'content-type': a.type, 'content-length': Buffer.byteLength(a.body), connection: 'close' }).end(a.body);
+      return;
+    }
     if (fastCall(req, res) || direct(req, res)) return;
     handle(req, res).catch((err: unknown) => log.error({ err }, 'request handling failed'));
   });

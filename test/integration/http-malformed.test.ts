@@ -163,6 +163,17 @@ t.test('refused before any route: a well-formed 400 in the format the path sugge
     ['POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n{}', 'MCP', /^application\/json/],
     ['GARBAGE\r\n\r\n', 'no request line', /^text\/plain/],
     ['GET /curl HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n', 'smuggling', /^text\/plain/],
+    // Authorization is one field: two (which one a proxy checked?) are refused, whatever they hold.
+    [
+      'GET /curl/whoami HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n\r\n',
+      'two credentials',
+      /^text\/plain/,
+    ],
+    [
+      'GET /api/v1/tokens/self HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\n\r\n',
+      'REST',
+      /^application\/problem\+json/,
+    ],
   ];
   for (const [data, what, type] of cases) {
     lines.length = 0;
