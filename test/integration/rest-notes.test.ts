@@ -332,6 +332,17 @@ t.test('lists: most recent first, tag filter, opaque cursors, default and clampe
   t.equal(second.json().next_cursor, null);
   const all = [...first.json().items, ...second.json().items].map((n: any) => n.id);
   t.same([...all].sort(), [...ids].sort(), 'the pages cover every note once');
+  // A cursor works only on the list that handed it out: not the trash, not files, not another user's notes.
+  const cursor = encodeURIComponent(first.json().next_cursor);
+  for (const [what, path, token] of [
+    ['the trash', `/notetaker/trash?cursor=${cursor}`, bob.token],
+    ['the files list', `/filedb/files?cursor=${cursor}`, bob.token],
+    ["another user's notes", `/notetaker/notes?cursor=${cursor}`, alice.token],
+  ] as const) {
+    const r = await api(s, 'GET', path, { token });
+    t.equal(r.status, 400, `${what}: 400`);
+    t.match(r.json().errors?.[0] ?? {}, { in: 'query', path: '/cursor' }, what);
+  }
 
   const clamped = await api(s, 'GET', '/notetaker/notes?limit=1000', b);
   t.equal(clamped.status, 200);

@@ -455,7 +455,11 @@ t.test('isolation: user B gets NotFound for every method on A’s note and never
     ['untrash', () => notes.untrash(b, trashed.id)],
     ['purge', () => notes.purge(b, trashed.id)],
     ['revisions', () => notes.revisions(b, id)],
-    ['revisions page 2', () => notes.revisions(b, id, { cursor: Buffer.from('[2]').toString('base64url') })],
+    // A well-formed cursor for that note's revisions (anyone can write one): the owner scope still holds.
+    [
+      'revisions page 2',
+      () => notes.revisions(b, id, { cursor: Buffer.from(JSON.stringify([`revisions:${id}`, 2])).toString('base64url') }),
+    ],
     ['revision', () => notes.revision(b, id, 1)],
     ['diff', () => notes.diff(b, id, 1)],
     ['restoreRevision', () => notes.restoreRevision(b, id, 1)],

@@ -355,7 +355,8 @@ export class FilesServiceImpl implements FilesService {
 
   async list(p: Principal, opts: ListFilesOptions = {}): Promise<Page<FileMeta>> {
     const { limit, clampedFrom } = v.limit(opts.limit);
-    const cursor = v.decodeCursor(opts.cursor, 'tu');
+    const list = `${opts.trashed ? 'files-trash' : 'files'}:${p.user.id}`;
+    const cursor = v.decodeCursor(opts.cursor, 'tu', list);
     const params: unknown[] = [p.user.id];
     let where = `owner_id = ? and deleted_at is ${opts.trashed ? 'not null' : 'null'}`;
     if (opts.folder !== undefined) {
@@ -378,7 +379,7 @@ export class FilesServiceImpl implements FilesService {
     const last = items[items.length - 1];
     const out: Page<FileMeta> = {
       items,
-      next_cursor: found.length > limit && last ? v.encodeCursor([Date.parse(last.updated_at), last.id]) : null,
+      next_cursor: found.length > limit && last ? v.encodeCursor([Date.parse(last.updated_at), last.id], list) : null,
       limit,
     };
     if (clampedFrom !== undefined) out.limit_clamped_from = clampedFrom;

@@ -145,7 +145,8 @@ interface HitRow {
 export async function searchNotes(em: EntityManager, owner: string, opts: SearchOptions): Promise<Page<SearchHit>> {
   const parsed = parseSearchText(opts?.q);
   const { limit, clampedFrom } = v.limit(opts.limit);
-  const cursor = v.decodeCursor(opts.cursor, 'srtu');
+  const list = `note-search:${owner}`;
+  const cursor = v.decodeCursor(opts.cursor, 'srtu', list);
   if (cursor && cursor[0] !== 't' && cursor[0] !== 'f') throw v.bad('cursor', 'is not a cursor this call returned');
   const tags = v.optionalTags(opts.tags, 'tags');
   const range = dateRange(opts.from, opts.to);
@@ -193,7 +194,8 @@ export async function searchNotes(em: EntityManager, owner: string, opts: Search
   const last = found[Math.min(found.length, limit) - 1];
   const out: Page<SearchHit> = {
     items,
-    next_cursor: found.length > limit && last ? v.encodeCursor([match === 'fuzzy' ? 'f' : 't', last.rank, last.updated_ms, last.id]) : null,
+    next_cursor:
+      found.length > limit && last ? v.encodeCursor([match === 'fuzzy' ? 'f' : 't', last.rank, last.updated_ms, last.id], list) : null,
     limit,
   };
   if (clampedFrom !== undefined) out.limit_clamped_from = clampedFrom;

@@ -125,7 +125,8 @@ export class NotesServiceImpl implements NotesService {
 
   async list(p: Principal, opts: ListOptions = {}): Promise<Page<NoteSummary>> {
     const { limit, clampedFrom } = v.limit(opts.limit);
-    const cursor = v.decodeCursor(opts.cursor, 'tu');
+    const list = `${opts.trashed ? 'trash' : 'notes'}:${p.user.id}`;
+    const cursor = v.decodeCursor(opts.cursor, 'tu', list);
     const tags = v.optionalTags(opts.tags, 'tags');
     const params: unknown[] = [p.user.id];
     let where = `owner_id = ? and deleted_at is ${opts.trashed ? 'not null' : 'null'}`;
@@ -143,10 +144,14 @@ export class NotesServiceImpl implements NotesService {
       `select ${SUMMARY_COLUMNS} from notes where ${where} order by updated_at desc, id desc limit ?`,
       params,
     );
-    return page(found.slice(0, limit).map(toSummary), found.length > limit, limit, clampedFrom, (last) => [
-      Date.parse(last.updated_at),
-      last.id,
-    ]);
+    return page(
+      found.slice(0, limit).map(toSummary),
+      found.length > limit,
+      limit,
+      clampedFrom,
+      (last) => [Date.parse(last.updated_at), last.id],
+      list,
+    );
   }
 
   async get(p: Principal, id: string): Promise<Note> {
@@ -450,7 +455,8 @@ export class NotesServiceImpl implements NotesService {
 
   async revisions(p: Principal, id: string, opts: { limit?: number; cursor?: string } = {}): Promise<Page<RevisionSummary>> {
     const { limit, clampedFrom } = v.limit(opts.limit);
-    const cursor = v.decodeCursor(opts.cursor, 'v');
+    const list = `revisions:${id}`;
+    const cursor = v.decodeCursor(opts.cursor, 'v', list);
     if (!v.isUuid(id)) throw notFound();
     const em = this.#em();
     const params: unknown[] = [id, p.user.id];
@@ -470,7 +476,7 @@ export class NotesServiceImpl implements NotesService {
       const known = cursor ? await rows(em, `select 1 from notes where id = ? and owner_id = ?`, [id, p.user.id]) : [];
       if (known.length === 0) throw notFound();
     }
-    return page(found.slice(0, limit).map(toRevisionSummary), found.length > limit, limit, clampedFrom, (last) => [last.version]);
+    return page(found.slice(0, limit).map(toRevisionSummary), found.length > limit, limit, clampedFrom, (last) => [last.version], list);
   }
 
   async revision(p: Principal, id: string, version: number): Promise<Revision> {
@@ -530,9 +536,10 @@ function page<T>(
   limit: number,
   clampedFrom: number | undefined,
   key: (last: T) => Array<string | number>,
+  list: string,
 ): Page<T> {
   const last = items[items.length - 1];
-  const out: Page<T> = { items, next_cursor: more && last ? v.encodeCursor(key(last)) : null, limit };
+  const out: Page<T> = { items, next_cursor: more && last ? v.encodeCursor(key(last), list) : null, limit };
   if (clampedFrom !== undefined) out.limit_clamped_from = clampedFrom;
   return out;
 }

@@ -111,16 +111,19 @@ export function optionalTags(value: unknown, path: string): string[] | undefined
 
 // --- cursors -----------------------------------------------------------------------------------------
 
-/** Opaque to callers: base64url of a small JSON array. */
-export function encodeCursor(parts: Array<string | number>): string {
-  return Buffer.from(JSON.stringify(parts)).toString('base64url');
+/**
+ * Opaque to callers: base64url of a small JSON array. `list` names the list it pages (and whose:
+ * e.g. `notes:<user id>`), so a cursor works only on the list that handed it out.
+ */
+export function encodeCursor(parts: Array<string | number>, list?: string): string {
+  return Buffer.from(JSON.stringify(list === undefined ? parts : [list, ...parts])).toString('base64url');
 }
 
 /**
  * The cursor's parts, checked against `shape`, one letter per part: 's' short string, 'u' uuid,
  * 't' epoch milliseconds, 'v' version, 'r' search rank. Anything else is BadArguments.
  */
-export function decodeCursor(value: unknown, shape: string): Array<string | number> | undefined {
+export function decodeCursor(value: unknown, shape: string, list?: string): Array<string | number> | undefined {
   if (value === undefined) return undefined;
   const fail = () => bad('cursor', 'is not a cursor this call returned');
   if (typeof value !== 'string' || value.length > 512 || !/^[A-Za-z0-9_-]+$/.test(value)) throw fail();
@@ -129,6 +132,11 @@ export function decodeCursor(value: unknown, shape: string): Array<string | numb
     parts = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
   } catch {
     throw fail();
+  }
+  if (list !== undefined) {
+    // Another list's cursor (the trash's, another user's, another note's revisions) is not this one's.
+    if (!Array.isArray(parts) || parts[0] !== list) throw fail();
+    parts = parts.slice(1);
   }
   if (!Array.isArray(parts) || parts.length !== shape.length) throw fail();
   parts.forEach((p, i) => {
