@@ -74,7 +74,7 @@ export function source(value: unknown): NoteSource {
 
 export function version(value: unknown, path: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 2_147_483_647) {
-    throw bad(path, 'must be a positive integer (the version the edit is based on)');
+    throw bad(path, 'must be a version number: an integer from 1 to 2147483647');
   }
   return value;
 }
