@@ -14,6 +14,9 @@ export interface BodyLimits {
   jsonDepth: number;
 }
 
+/** An escape that may be a NUL or half of a surrogate pair (a pair is fine; findTextProblem tells). */
+const MAYBE_UNSTORABLE = /\\u(?:0000|[dD][89a-fA-F])/;
+
 /** Strict: invalid UTF-8 throws (one decoder serves every read: without `stream` each decode starts afresh). */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -62,7 +65,9 @@ export async function readJsonRequest(req: IncomingMessage, limits: BodyLimits):
     throw new BadArguments(`the body is nested more than ${limits.jsonDepth} levels deep`, [
       { path: '(body)', message: `nested deeper than ${limits.jsonDepth}` },
     ]);
-  const unstorable = findTextProblem(value);
+  // Valid UTF-8 JSON can only carry a NUL or a lone surrogate as an escape (\u0000, \udXXX): without
+  // one in the text there is nothing to look for, and the walk is skipped.
+  const unstorable = MAYBE_UNSTORABLE.test(text) ? findTextProblem(value) : undefined;
   if (unstorable)
     throw new BadArguments(`the body's ${unstorable.path ? argPath(unstorable.path) : 'value'} ${unstorable.message}`, [
       { in: 'body', path: unstorable.path || '(body)', message: unstorable.message },
