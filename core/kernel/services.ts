@@ -225,17 +225,19 @@ function governingNamespace(domain: Domain<any, any>): string | undefined {
  * meetings plugin did), as no surface does. Hidden reads as absent: NotFound, as on REST.
  */
 function gated(api: Record<string, unknown>, namespace: string, visible: () => Promise<boolean>): Record<string, unknown> {
+  // Asked once per binding (one call's services), however many methods the handler calls.
+  let verdict: Promise<boolean> | undefined;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(api)) {
-    // What reads or writes data is async (every binder's methods are); a sync member is a pure
-    // helper (files.contentUrl formats a URL) and stays as it is.
+    // What reads or writes data is async (every binder's methods are: test/unit/services-gate.test.ts
+    // holds them to it); a sync member is a pure helper (files.contentUrl formats a URL) and stays.
     if (typeof value !== 'function' || value.constructor.name !== 'AsyncFunction') {
       out[key] = value;
       continue;
     }
     const fn = value as (...args: unknown[]) => unknown;
     out[key] = async (...args: unknown[]) => {
-      if (!(await visible())) throw new NotFound(`${namespace} is not available to you (switched off for your account)`);
+      if (!(await (verdict ??= visible()))) throw new NotFound(`${namespace} is not available to you (switched off for your account)`);
       return fn(...args);
     };
   }

@@ -204,6 +204,48 @@ t.test('an upload left unfinished past its expiry is removed by the files-expire
   t.equal((await offsetOf(alice.token, url)).status, 404);
 });
 
+t.test('a complete upload left behind (the process died around the hand-over) is finished by a HEAD or removed by the sweep', async (t) => {
+  // Leave two uploads with every byte on disk but no hand-over, as a crash between the last byte
+  // and storing the file would: write the bytes and the offset into tus's own files.
+  const leftBehind = async (name: string, ageHours: number) => {
+    const body = randomBytes(300);
+    const created = await create(alice.token, body.length, { name });
+    const url = created.headers.get('location')!;
+    const id = url.split('/').pop()!;
+    await writeFile(path.join(uploadsDir, id), body);
+    const info = path.join(uploadsDir, `${id}.json`);
+    const record = JSON.parse(await readFile(info, 'utf8'));
+    record.offset = body.length;
+    record.creation_date = new Date(Date.now() - ageHours * 3600_000).toISOString();
+    await writeFile(info, JSON.stringify(record));
+    return { id, url, body };
+  };
+  const fresh = await leftBehind('fresh-complete.bin', 1);
+  const stale = await leftBehind('stale-complete.bin', 48);
+  await s.folio.jobs.send('files-expire-uploads', {});
+  const deadline = Date.now() + 30_000;
+  while ((await readdir(uploadsDir)).some((n) => n.startsWith(stale.id)) && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 200));
+  t.same(
+    (await readdir(uploadsDir)).filter((n) => n.startsWith(stale.id)),
+    [],
+    'past its expiry, the complete upload is removed',
+  );
+  t.ok(
+    (await readdir(uploadsDir)).some((n) => n === fresh.id),
+    'a fresh one is kept for its client',
+  );
+  const head = await offsetOf(alice.token, fresh.url);
+  t.equal(head.status, 200, 'a HEAD finishes it');
+  const file = await api(s, 'GET', `/filedb/files/${fresh.id}`, { token: alice.token });
+  t.match(file.json(), { name: 'fresh-complete.bin', size: 300, sha256: sha(fresh.body) });
+  t.same(
+    (await readdir(uploadsDir)).filter((n) => n.startsWith(fresh.id)),
+    [],
+    'and its temporary file is gone',
+  );
+});
+
 t.test('malformed tus requests get a clear 4xx problem, never a 5xx', async (t) => {
   const created = await create(alice.token, 100, { name: 'x.txt' });
   const url = created.headers.get('location')!;

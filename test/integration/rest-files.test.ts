@@ -252,6 +252,18 @@ t.test('versions: PUT needs If-Match (428), a stale one is 412 with the file; li
   });
   t.equal(fresh.status, 200);
   t.equal(fresh.json().name, 'fresh.txt');
+  const any = await api(s, 'PATCH', `/filedb/files/${f.id}`, {
+    token: alice.token,
+    body: { folder: 'kept' },
+    headers: { 'if-match': '*' },
+  });
+  t.equal(any.status, 200, 'If-Match: * matches the file');
+  t.equal(any.json().folder, 'kept');
+  t.equal(
+    (await api(s, 'GET', `/filedb/files/${f.id}`, { token: alice.token })).json().name,
+    'fresh.txt',
+    'the stale rename changed nothing',
+  );
 });
 
 t.test("another user's file, version, attachment list and share link are 404 everywhere", async (t) => {

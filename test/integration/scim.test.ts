@@ -71,6 +71,12 @@ t.test('an identity provider provisions, finds, deactivates, renames and deletes
     t.equal(r.status, 200, `filter ${data} is a value to look for`);
     t.equal(r.json().totalResults, 0, `${data} matches nobody`);
   }
+  // Text Folio cannot keep (PostgreSQL holds no NUL; %FF is not UTF-8) is refused, never a 500.
+  for (const bad of ['userName eq "a%00b@example.com"', 'userName eq "caf%E9@example.com"']) {
+    const r = await scim('GET', `/Users?filter=${bad.replaceAll(' ', '%20').replaceAll('"', '%22')}`);
+    t.equal(r.status, 400, `${bad}: 400`);
+    t.equal(r.json().scimType, 'invalidValue');
+  }
   // Other filters are matched over the directory: everyone, by domain, by state.
   const everyone = await scim('GET', `/Users?filter=${encodeURIComponent('userName eq "nobody@x.org" or userName pr')}`);
   t.equal(everyone.status, 200);

@@ -51,6 +51,8 @@ t.test('REST queries: NUL, lone surrogates and bytes that are not UTF-8 are 400 
   t.equal(files.json().items.length, 0, 'nothing was stored');
   const fine = await req(s, 'GET', '/api/v1/search?q=caf%C3%A9', { token: alice.token });
   t.equal(fine.status, 200, 'UTF-8 is taken');
+  const percent = await req(s, 'GET', '/api/v1/search?q=100%', { token: alice.token });
+  t.equal(percent.status, 200, 'a % that escapes nothing is itself, as before');
 });
 
 t.test('curl surface: the same 400, naming the argument', async (t) => {

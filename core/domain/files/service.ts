@@ -16,7 +16,16 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../db/jobs.ts';
 import type { ResourceEvents } from '../../contract/search.ts';
-import { Aborted, BadArguments, Conflict, FileTooLarge, NotFound, QuotaExceeded, StorageFull } from '../../contract/errors.ts';
+import {
+  Aborted,
+  BadArguments,
+  Conflict,
+  FileTooLarge,
+  NotFound,
+  PreconditionFailed,
+  QuotaExceeded,
+  StorageFull,
+} from '../../contract/errors.ts';
 import type { StorageSettings } from '../../contract/domain.ts';
 import { chargeStorage, storageUsage } from '../storage/usage.ts';
 import type { Principal } from '../identity/types.ts';
@@ -386,6 +395,13 @@ export class FilesServiceImpl implements FilesService {
     return out;
   }
 
+  /** Does `owner` have a file with this id (live or trashed)? For upkeep that knows the owner from its own records. */
+  async isStored(owner: string, id: string): Promise<boolean> {
+    if (!v.isUuid(id)) return false;
+    const found = await rows<{ id: string }>(this.#em(), `select id from files where id = ? and owner_id = ?`, [id, owner]);
+    return found.length > 0;
+  }
+
   async get(p: Principal, id: string): Promise<FileMeta> {
     if (!v.isUuid(id)) throw notFound();
     const [row] = await rows<FileDbRow>(this.#em(), `select ${FILE_COLUMNS} from files where id = ? and owner_id = ?`, [id, p.user.id]);
@@ -451,7 +467,8 @@ export class FilesServiceImpl implements FilesService {
 
   // --- state -------------------------------------------------------------------------------------
 
-  async rename(p: Principal, id: string, input: { name?: string; folder?: string }): Promise<FileMeta> {
+  /** `expected`: only while the file is at that version (else PreconditionFailed with the file). */
+  async rename(p: Principal, id: string, input: { name?: string; folder?: string }, expected?: number): Promise<FileMeta> {
     if (!v.isUuid(id)) throw notFound();
     const name = input.name === undefined ? undefined : fileName(input.name);
     const folder = input.folder === undefined ? undefined : folderPath(input.folder);
@@ -459,10 +476,10 @@ export class FilesServiceImpl implements FilesService {
       const [row] = await rows<FileDbRow>(
         em,
         `update files set name = coalesce(?, name), folder = coalesce(?, folder), updated_at = ${NOW_MS}
-          where id = ? and owner_id = ? returning ${FILE_COLUMNS}`,
-        [name ?? null, folder ?? null, id, p.user.id],
+          where id = ? and owner_id = ? and (?::int is null or version = ?) returning ${FILE_COLUMNS}`,
+        [name ?? null, folder ?? null, id, p.user.id, expected ?? null, expected ?? null],
       );
-      if (!row) throw notFound();
+      if (!row) throw await this.#notAt(em, p, id);
       await this.#changed(em, p.user.id, id);
       return toFile(row);
     });
@@ -554,18 +571,28 @@ export class FilesServiceImpl implements FilesService {
     if (!n) throw missing();
   }
 
-  async attach(p: Principal, id: string, noteId: string | null): Promise<FileMeta> {
+  /** `expected`: only while the file is at that version (else PreconditionFailed with the file). */
+  async attach(p: Principal, id: string, noteId: string | null, expected?: number): Promise<FileMeta> {
     if (!v.isUuid(id)) throw notFound();
     return this.#em().transactional(async (em) => {
       if (noteId !== null) await this.#requireNote(em, p.user.id, noteId);
       const [row] = await rows<FileDbRow>(
         em,
-        `update files set note_id = ?, updated_at = ${NOW_MS} where id = ? and owner_id = ? returning ${FILE_COLUMNS}`,
-        [noteId, id, p.user.id],
+        `update files set note_id = ?, updated_at = ${NOW_MS}
+          where id = ? and owner_id = ? and (?::int is null or version = ?) returning ${FILE_COLUMNS}`,
+        [noteId, id, p.user.id, expected ?? null, expected ?? null],
       );
-      if (!row) throw notFound();
+      if (!row) throw await this.#notAt(em, p, id);
       return toFile(row);
     });
+  }
+
+  /** Why an update that names the file by id (and maybe a version) changed nothing. */
+  async #notAt(em: EntityManager, p: Principal, id: string): Promise<Error> {
+    const [cur] = await rows<FileDbRow>(em, `select ${FILE_COLUMNS} from files where id = ? and owner_id = ?`, [id, p.user.id]);
+    if (!cur) return notFound();
+    const f = toFile(cur);
+    return new PreconditionFailed(`the file is at version ${f.version}; nothing was changed.`, f, `"${f.version}"`);
   }
 
   async attachments(p: Principal, noteId: string): Promise<FileMeta[]> {

@@ -196,20 +196,23 @@ export class ResumableUploads {
         };
     }
     const request = new NodeRequest({ req: call.raw.req, res: call.raw.res });
-    const response = await this.#als.run(exchange, () => this.#server.handleWeb(request));
-    const text = call.method === 'HEAD' ? '' : await response.text();
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.#als.run(exchange, () => this.#server.handleWeb(request));
+      text = call.method === 'HEAD' ? '' : await response.text();
+    } finally {
+      // Stored: the upload's temporary file can go, whatever tus answers next (a crash before this
+      // leaves a complete upload, which a HEAD or the sweep finishes: see sweep()).
+      if (exchange.file) await this.#store.remove(exchange.file.id).catch(() => {});
+    }
     if (exchange.failure) throw exchange.failure;
     if (response.status >= 400) throw typed(response.status, text);
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => {
       if (!/^(access-control-|content-length$|connection$)/i.test(name)) headers[name] = value;
     });
-    if (exchange.file) {
-      // Stored: the upload's temporary file can go (a crash before this leaves it to the expiry
-      // sweep; a HEAD meanwhile finds the file, stored once under the upload's id).
-      await this.#store.remove(exchange.file.id).catch(() => {});
-      return { status: response.status, headers, body: exchange.file };
-    }
+    if (exchange.file) return { status: response.status, headers, body: exchange.file };
     return { status: response.status, headers, body: '' };
   }
 
@@ -234,7 +237,23 @@ export class ResumableUploads {
   }
 
   /** Removes incomplete uploads past their expiry; returns how many. */
-  sweep(): Promise<number> {
-    return this.#store.deleteExpired();
+  async sweep(): Promise<number> {
+    let removed = await this.#store.deleteExpired();
+    // tus's sweep leaves complete uploads alone. One is complete but still here when the process
+    // died between storing it and removing its temporary file (gone now: the file is stored), or
+    // before handing it over and nobody asked since (a HEAD would finish it): past its expiry, it goes.
+    const now = Date.now();
+    for (const id of (await this.#store.configstore.list?.()) ?? []) {
+      const upload = await this.#get(id);
+      if (!upload || upload.size === undefined || upload.offset !== upload.size) continue;
+      const owner = meta(upload)[OWNER];
+      const stored = typeof owner === 'string' && (await this.#files.isStored(owner, id));
+      const expired = upload.creation_date !== undefined && Date.parse(upload.creation_date) + this.#expiryMs < now;
+      if (stored || expired) {
+        await this.#store.remove(id).catch(() => {});
+        removed++;
+      }
+    }
+    return removed;
   }
 }

@@ -22,7 +22,7 @@ import { mountPublicRoutes } from './public.ts';
 import { send } from './send.ts';
 import { checker, newAjv, type Checker } from './validate.ts';
 import { requestOrigin } from '../http/origin.ts';
-import { textProblem } from '../../contract/text.ts';
+import { queryTextProblem } from '../http/query-text.ts';
 
 export const REST_PREFIX = '/api/v1';
 
@@ -73,29 +73,6 @@ function invalid(problems: FieldProblem[]): BadArguments {
     `the request does not match the operation's schema: ${names}. See errors for each.`,
     problems.map((p): ArgProblem => ({ in: p.in, path: p.path, message: p.message })),
   );
-}
-
-/**
- * A query parameter (name or value) that is not text Folio can keep: percent-encoded bytes that are
- * not UTF-8 (Node's parser would quietly make them U+FFFD), a NUL, a lone surrogate.
- */
-function queryTextProblem(querystring: string): { name: string; message: string } | undefined {
-  if (querystring === '') return undefined;
-  for (const pair of querystring.split('&')) {
-    const eq = pair.indexOf('=');
-    const rawName = eq < 0 ? pair : pair.slice(0, eq);
-    let name: string;
-    let value: string;
-    try {
-      name = decodeURIComponent(rawName.replaceAll('+', ' '));
-      value = eq < 0 ? '' : decodeURIComponent(pair.slice(eq + 1).replaceAll('+', ' '));
-    } catch {
-      return { name: rawName.slice(0, 40), message: 'must be percent-encoded UTF-8' };
-    }
-    const problem = textProblem(name) ?? textProblem(value);
-    if (problem) return { name: JSON.stringify(name).slice(1, -1).slice(0, 40), message: problem };
-  }
-  return undefined;
 }
 
 /** The answer to a path no operation has: also the answer to a group hidden from the caller. */

@@ -66,7 +66,7 @@ function openMultipart(ctx: Context, type: string): Promise<OpenedUpload> {
     };
     parser.on('field', (name, value) => {
       if (!file) fields[name] = value;
-      else if (name in LATE_FIELDS)
+      else if (LATE_FIELDS.has(name))
         fail(
           new BadArguments(
             `the form field \`${name}\` came after the part \`file\`; send the fields first (curl -F ${name}=... -F file=@path).`,
@@ -110,7 +110,7 @@ function openMultipart(ctx: Context, type: string): Promise<OpenedUpload> {
 }
 
 /** Fields the upload takes from the form: they must come before the file's bytes. */
-const LATE_FIELDS = { name: true, folder: true };
+const LATE_FIELDS = new Set(['name', 'folder']);
 
 function unreadable(err: Error): BadArguments {
   return new BadArguments(`the multipart body cannot be read: ${err.message}`);

@@ -22,6 +22,7 @@ import type { UserInfo } from '../../domain/identity/users.ts';
 import { BadArguments, Conflict, FolioError, Unauthenticated } from '../../contract/errors.ts';
 import type { Logger } from 'pino';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
+import { queryTextProblem } from '../http/query-text.ts';
 
 export const SCIM_PREFIX = '/scim/v2';
 const PAGE_MAX = 200;
@@ -243,6 +244,8 @@ export function scimRouter(deps: ScimDeps): Router {
 
   /** Query parameters as scimmy reads them (startIndex and count as integers). */
   const params = (ctx: Context): Record<string, unknown> => {
+    const unstorable = queryTextProblem(ctx.querystring);
+    if (unstorable) throw new ScimError(400, 'invalidValue', `query parameter ${unstorable.name} ${unstorable.message}`);
     const q = new URLSearchParams(ctx.querystring);
     const out: Record<string, unknown> = {};
     for (const k of ['filter', 'attributes', 'excludedAttributes']) {

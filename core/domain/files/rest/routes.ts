@@ -294,20 +294,26 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
       notFound: NOTE_404,
       handler: async ({ principal, params, body, header }) => {
         // Sent, If-Match is honoured (a client that sends it relies on it), though this edit never
-        // needs it: it changes no content.
-        const v = expectedVersion({ header: header('if-match'), bodyVersion: undefined }, false);
-        if (v !== undefined) {
+        // needs it: it changes no content. `*` matches any existing file; a version is checked in
+        // the same statement as the edit.
+        const ifMatch = header('if-match')?.trim();
+        const v = ifMatch === '*' ? undefined : expectedVersion({ header: ifMatch, bodyVersion: undefined }, false);
+        if (v === 'mismatch') {
           const cur = await files.get(principal, params.id);
-          if (v === 'mismatch' || cur.version !== v)
-            throw new PreconditionFailed(`the file is at version ${cur.version}; nothing was changed.`, cur, etag(cur.version));
+          throw new PreconditionFailed(`the file is at version ${cur.version}; nothing was changed.`, cur, etag(cur.version));
         }
         let f: FileMeta | undefined;
         if (body.name !== undefined || body.folder !== undefined)
-          f = await files.rename(principal, params.id, {
-            ...(body.name !== undefined ? { name: body.name } : {}),
-            ...(body.folder !== undefined ? { folder: body.folder } : {}),
-          });
-        if (body.note_id !== undefined) f = await files.attach(principal, params.id, body.note_id);
+          f = await files.rename(
+            principal,
+            params.id,
+            {
+              ...(body.name !== undefined ? { name: body.name } : {}),
+              ...(body.folder !== undefined ? { folder: body.folder } : {}),
+            },
+            v,
+          );
+        if (body.note_id !== undefined) f = await files.attach(principal, params.id, body.note_id, v);
         return fileReply(f ?? (await files.get(principal, params.id)));
       },
     }),
