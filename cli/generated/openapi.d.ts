@@ -1721,6 +1721,8 @@ export interface operations {
             /** @description A page of files. */
             200: {
                 headers: {
+                    /** @description Present when the requested limit was over the maximum: "requested=<asked>; limit=<used>". */
+                    "Folio-Limit-Clamped"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5568,6 +5570,8 @@ export interface operations {
             /** @description A page of hits. */
             200: {
                 headers: {
+                    /** @description Present when the requested limit was over the maximum: "requested=<asked>; limit=<used>". */
+                    "Folio-Limit-Clamped"?: string;
                     [name: string]: unknown;
                 };
                 content: {

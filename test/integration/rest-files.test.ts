@@ -511,6 +511,13 @@ t.test('a tus upload whose creation brings every byte (or none: zero length) ans
   t.equal(names.filter((n: string) => n === 'zero.txt').length, 1, 'stored once');
 });
 
+t.test('the files list lowers a limit over 100 and says so, as every list does', async (t) => {
+  const r = await api(s, 'GET', '/filedb/files?limit=500', { token: alice.token });
+  t.equal(r.status, 200);
+  t.match(r.json(), { limit: 100, limit_clamped_from: 500 });
+  t.equal(r.headers.get('folio-limit-clamped'), 'requested=500; limit=100');
+});
+
 t.test('every filedb operation was exercised with a success status', async (t) => {
   const f = await upload('last.txt', 'last');
   const link = await api(s, 'POST', `/filedb/files/${f.id}/shares`, { token: alice.token, body: { label: 'x' } });

@@ -3,7 +3,7 @@
 // are the service's. Uploads are `upload` routes: their bodies stream, never through the JSON parser.
 import { Conflict, PreconditionFailed, BadArguments } from '../../../contract/errors.ts';
 import { etag, expectedVersion } from '../../../contract/preconditions.ts';
-import { route, type HeaderDoc, type Reply, type Route, type UploadBody } from '../../../contract/rest.ts';
+import { LIMIT_CLAMPED, pageReply, route, type HeaderDoc, type Reply, type Route, type UploadBody } from '../../../contract/rest.ts';
 import { FILE_404, type FilesServiceImpl } from '../service.ts';
 import { SHARE_404 } from '../shares.ts';
 import type { ContentRef, FileMeta } from '../types.ts';
@@ -238,15 +238,16 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
       tags,
       scopes: READ,
       query: S.FilesQuery,
-      responses: { 200: { description: 'A page of files.', schema: S.FilePage } },
-      handler: async ({ principal, query }) => ({
-        status: 200,
-        body: await files.list(principal, {
-          ...(query.limit !== undefined ? { limit: query.limit } : {}),
-          ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
-          ...(query.folder !== undefined ? { folder: query.folder } : {}),
-        }),
-      }),
+      responses: { 200: { description: 'A page of files.', schema: S.FilePage, headers: [LIMIT_CLAMPED] } },
+      handler: async ({ principal, query }) =>
+        pageReply(
+          await files.list(principal, {
+            ...(query.limit !== undefined ? { limit: query.limit } : {}),
+            ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+            ...(query.folder !== undefined ? { folder: query.folder } : {}),
+          }),
+          query.limit,
+        ),
     }),
     route({
       id: 'getFile',

@@ -31,7 +31,6 @@ const ETAG: HeaderDoc = {
   description: 'The note\'s version as a strong entity tag, "<version>". Send it back as If-Match.',
   schema: { type: 'string' },
 };
-const CLAMPED = LIMIT_CLAMPED;
 
 /** Drops undefined members, for the service's exact optional types. */
 function compact<T extends Record<string, unknown>>(o: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
@@ -57,7 +56,7 @@ export function notetakerRoutes(notes: NotesService): Route[] {
       tags,
       scopes: READ,
       query: S.NotesQuery,
-      responses: { 200: { description: 'A page of note summaries.', schema: S.NotePage, headers: [CLAMPED] } },
+      responses: { 200: { description: 'A page of note summaries.', schema: S.NotePage, headers: [LIMIT_CLAMPED] } },
       handler: async ({ principal, query }) =>
         pageReply(await notes.list(principal, compact({ limit: query.limit, cursor: query.cursor, tags: query.tag })), query.limit),
     }),
@@ -242,7 +241,7 @@ export function notetakerRoutes(notes: NotesService): Route[] {
       tags,
       scopes: READ,
       query: S.ListQuery,
-      responses: { 200: { description: 'A page of trashed note summaries.', schema: S.NotePage, headers: [CLAMPED] } },
+      responses: { 200: { description: 'A page of trashed note summaries.', schema: S.NotePage, headers: [LIMIT_CLAMPED] } },
       handler: async ({ principal, query }) =>
         pageReply(await notes.list(principal, compact({ limit: query.limit, cursor: query.cursor, trashed: true })), query.limit),
     }),
@@ -273,7 +272,7 @@ export function notetakerRoutes(notes: NotesService): Route[] {
       scopes: READ,
       params: S.IdParams,
       query: S.ListQuery,
-      responses: { 200: { description: 'A page of revisions.', schema: S.RevisionPage, headers: [CLAMPED] } },
+      responses: { 200: { description: 'A page of revisions.', schema: S.RevisionPage, headers: [LIMIT_CLAMPED] } },
       notFound: NOTE_404,
       handler: async ({ principal, params, query }) =>
         pageReply(await notes.revisions(principal, params.id, compact({ limit: query.limit, cursor: query.cursor })), query.limit),
@@ -356,7 +355,7 @@ export function notetakerRoutes(notes: NotesService): Route[] {
       tags,
       scopes: READ,
       query: S.SearchQuery,
-      responses: { 200: { description: 'A page of hits.', schema: S.SearchPage, headers: [CLAMPED] } },
+      responses: { 200: { description: 'A page of hits.', schema: S.SearchPage, headers: [LIMIT_CLAMPED] } },
       handler: async ({ principal, query }) =>
         pageReply(
           await notes.search(principal, {

@@ -2,7 +2,7 @@
 // transcripts, and whatever later groups register). A route table over SearchService; which kinds
 // a caller may see is the policy's answer (namespace visible, token scope), asked per kind.
 import { Type } from 'typebox';
-import { route, type Route } from '../../../contract/rest.ts';
+import { LIMIT_CLAMPED, pageReply, route, type Route } from '../../../contract/rest.ts';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from '../../notes/types.ts';
 import { MAX_TERMS, type SearchService } from '../service.ts';
 
@@ -122,7 +122,7 @@ export function searchRoutes(search: SearchService): Route[] {
       tags,
       scopes: ['search'],
       query: Query,
-      responses: { 200: { description: 'A page of hits.', schema: Page } },
+      responses: { 200: { description: 'A page of hits.', schema: Page, headers: [LIMIT_CLAMPED] } },
       problems: ['search_timeout'],
       handler: async ({ principal, query, mayRead }) => {
         const readable = await search.readableKinds(mayRead);
@@ -136,10 +136,7 @@ export function searchRoutes(search: SearchService): Route[] {
           limit: query.limit,
           cursor: query.cursor,
         });
-        const headers: Record<string, string> = {};
-        if (page.limit_clamped_from !== undefined)
-          headers['Folio-Limit-Clamped'] = `requested=${page.limit_clamped_from}; limit=${page.limit}`;
-        return { status: 200, body: page, headers };
+        return pageReply(page, query.limit);
       },
     }),
     route({
