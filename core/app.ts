@@ -14,6 +14,7 @@ import { ResourceEvents, type SearchSource } from './contract/search.ts';
 import type { IdentityService } from './domain/identity/service.ts';
 import type { CachedNotes } from './domain/notes/summary-cache.ts';
 import { ChangeFeed } from './db/change-feed.ts';
+import { StreamLog } from './db/stream-log.ts';
 import { JobQueue } from './db/jobs.ts';
 import { refreshPlannerStats } from './db/maintenance.ts';
 import { embeddedCapacity, forHealth, type CapacityReport } from './db/capacity.ts';
@@ -296,6 +297,8 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
     log,
     oauth: () => (issuer ? { issuer, scopes: scopes.list().map((x) => x.scope) } : null),
+    streams: new StreamLog(db),
+    signals: feed,
   });
   app.use(mcp.router.routes());
   // POST /mcp, the MCP surface's every message, runs its route at once rather than after the

@@ -16,11 +16,22 @@ export interface Change {
 /** `all`: a reconnect may have missed notifications; drop everything. */
 export type ChangeListener = (change: Change | 'all') => void;
 
+/**
+ * A message for the other nodes about something in flight rather than stored (an MCP client's
+ * cancel that landed on a node not running the request): heard by the other nodes only, and only
+ * those listening at that moment. Nothing is kept; a node that was not listening never hears it.
+ */
+export interface Signals {
+  send(topic: string, data: unknown): void;
+  on(topic: string, listener: (data: unknown) => void): () => void;
+}
+
 const CHANNEL = 'folio_changes';
 
-export class ChangeFeed {
+export class ChangeFeed implements Signals {
   readonly #node = randomUUID();
   readonly #listeners = new Set<ChangeListener>();
+  readonly #signals = new Map<string, Set<(data: unknown) => void>>();
   readonly #db: Database | undefined;
   readonly #databaseUrl: string | undefined;
   readonly #log: Logger | undefined;
@@ -41,8 +52,10 @@ export class ChangeFeed {
     const client = new pg.Client({ connectionString: this.#databaseUrl });
     client.on('notification', (msg) => {
       try {
-        const { node, kind, userId } = JSON.parse(msg.payload ?? '') as { node: string } & Change;
-        if (node !== this.#node) this.#emit({ kind, userId });
+        const parsed = JSON.parse(msg.payload ?? '') as { node: string; signal?: string; data?: unknown } & Change;
+        if (parsed.node === this.#node) return;
+        if (typeof parsed.signal === 'string') this.#signal(parsed.signal, parsed.data);
+        else this.#emit({ kind: parsed.kind, userId: parsed.userId });
       } catch (err) {
         this.#log?.warn({ err }, 'ignoring a malformed change notification');
       }
@@ -90,6 +103,38 @@ export class ChangeFeed {
       .fork()
       .execute('select pg_notify(?, ?)', [CHANNEL, payload])
       .catch((err: unknown) => this.#log?.warn({ err }, 'could not notify other nodes of a change'));
+  }
+
+  /** Tells the other nodes (PostgreSQL server only: the embedded engine has no other node). */
+  send(topic: string, data: unknown): void {
+    if (!this.#databaseUrl || !this.#db) return;
+    const payload = JSON.stringify({ node: this.#node, signal: topic, data });
+    // NOTIFY's payload is at most 8000 bytes: a signal is a few ids, never a document.
+    if (Buffer.byteLength(payload) > 7900) {
+      this.#log?.warn({ topic, bytes: Buffer.byteLength(payload) }, 'signal too large for NOTIFY: not sent');
+      return;
+    }
+    this.#db.orm.em
+      .fork()
+      .execute('select pg_notify(?, ?)', [CHANNEL, payload])
+      .catch((err: unknown) => this.#log?.warn({ err }, 'could not signal other nodes'));
+  }
+
+  on(topic: string, listener: (data: unknown) => void): () => void {
+    let set = this.#signals.get(topic);
+    if (!set) this.#signals.set(topic, (set = new Set()));
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  #signal(topic: string, data: unknown): void {
+    for (const l of this.#signals.get(topic) ?? []) {
+      try {
+        l(data);
+      } catch (err) {
+        this.#log?.error({ err, topic }, 'signal listener failed');
+      }
+    }
   }
 
   #emit(change: Change | 'all'): void {

@@ -3,10 +3,12 @@
 // notifications/cancelled on its own POST stops the handler of the request it names.
 import t from 'tap';
 import path from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startTestServer, createUser, FIXTURES } from '../helpers/server.ts';
+import { StreamLog } from '../../core/db/stream-log.ts';
 
 const plugins = [path.join(FIXTURES, 'basic'), path.join(FIXTURES, 'mcp/extra')];
 const stateful = await startTestServer({ plugins });
@@ -145,4 +147,163 @@ t.test('stateless: notifications/cancelled on its own POST stops the handler it 
   }
   t.equal(after, before + 1, "the handler's signal fired");
   t.ok(Date.now() - started < 5000, 'long before the handler timeout');
+});
+
+/** A stateless POST of one request, on protocol 2025-11-25 (its stream opens with an id to resume from). */
+const statelessPost = (base: string, token: string, message: object, signal?: AbortSignal) =>
+  fetch(`${base}/mcp`, {
+    method: 'POST',
+    ...(signal ? { signal } : {}),
+    headers: { ...HEADERS, authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-11-25' },
+    body: JSON.stringify(message),
+  });
+const resumeGet = (base: string, token: string, lastEventId: string, accept = 'text/event-stream') =>
+  fetch(`${base}/mcp`, { method: 'GET', headers: { accept, authorization: `Bearer ${token}`, 'last-event-id': lastEventId } });
+const countCall = (id: number, steps: number, ms: number) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name: 'mcpx__count', arguments: { steps, ms }, _meta: { progressToken: 'p' } },
+});
+
+t.test('stateless: a client that leaves mid-call resumes with Last-Event-ID; the call went on meanwhile', async (t) => {
+  const user = await createUser(stateless, 'sl-resume@example.com');
+  const before = await readEvents(await statelessPost(stateless.url, user.token, countCall(5, 6, 60)), (e) =>
+    e.data.includes('notifications/progress'),
+  );
+  t.match(before[0], { id: /^[0-9a-f-]{36}:1$/, data: '' }, 'the stream opens with an event id and no data');
+  t.ok(
+    before.every((e) => e.id),
+    'every event carries an id',
+  );
+  const last = before.at(-1)!.id!;
+  const firstSeen = JSON.parse(before.at(-1)!.data).params.progress as number;
+
+  const resumed = await resumeGet(stateless.url, user.token, last);
+  t.equal(resumed.status, 200);
+  t.match(resumed.headers.get('content-type'), /^text\/event-stream/);
+  const after = await readEvents(resumed, () => false);
+  const messages = after.map((e) => JSON.parse(e.data) as Record<string, any>);
+  t.same(messages.at(-1), { jsonrpc: '2.0', id: 5, result: messages.at(-1)?.result }, 'the stream ends with the answer');
+  t.same(messages.at(-1)?.result?.structuredContent, { counted: 6 }, 'the call ran to its end while no one listened');
+  const progress = messages.filter((m) => m.method === 'notifications/progress').map((m) => m.params.progress as number);
+  t.ok(
+    progress.length > 0 && progress.every((p, i) => p > firstSeen && (i === 0 || p > progress[i - 1]!)),
+    `the progress after the cut, none twice (${firstSeen} | ${progress.join(', ')})`,
+  );
+  const seqs = [...before, ...after].map((e) => Number(e.id!.split(':')[1]));
+  t.ok(
+    seqs.every((n, i) => i === 0 || n > seqs[i - 1]!),
+    `event ids increase (${seqs.join(', ')})`,
+  );
+  t.ok(
+    after.every((e) => e.id!.startsWith(last.split(':')[0]!)),
+    'the same stream',
+  );
+
+  // Again from the same point: the events are kept for the resumption window, not consumed.
+  const again = await readEvents(await resumeGet(stateless.url, user.token, last), () => false);
+  t.same(
+    again.map((e) => e.id),
+    after.map((e) => e.id),
+    'a second reconnect from the same id gets the same events',
+  );
+  const fromEnd = await readEvents(await resumeGet(stateless.url, user.token, after.at(-1)!.id!), () => false);
+  t.same(fromEnd, [], 'from the answer on, nothing is left: the stream ends at once');
+
+  const other = await createUser(stateless, 'sl-other@example.com');
+  const stolen = await resumeGet(stateless.url, other.token, last);
+  const unknownId = `${last.split(':')[0]!.replace(/^./, (c) => (c === '0' ? '1' : '0'))}:1`;
+  const unknown = await resumeGet(stateless.url, user.token, unknownId);
+  t.equal(stolen.status, 400, "another user's event id is refused");
+  t.equal(unknown.status, 400);
+  const message = async (r: Response) => ((await r.json()) as { error: { message: string } }).error.message;
+  t.equal((await message(stolen)).replace(last, unknownId), await message(unknown), 'exactly as an unknown one');
+  const garbled = await resumeGet(stateless.url, user.token, 'no-such-event');
+  t.equal(garbled.status, 400, 'an id this server could not have given');
+  t.match(await message(garbled), /no stream of yours holds event 'no-such-event'/);
+  t.equal(
+    (await resumeGet(stateless.url, user.token, last, 'application/json')).status,
+    406,
+    'a resumption is a stream: Accept must allow it',
+  );
+  const plainGet = await fetch(`${stateless.url}/mcp`, { headers: { accept: 'text/event-stream', authorization: `Bearer ${user.token}` } });
+  t.equal(plainGet.status, 405, 'a GET without Last-Event-ID is still no stream in stateless mode');
+  await plainGet.text();
+});
+
+t.test('stateless: resuming before the call has ended waits for the rest', async (t) => {
+  const user = await createUser(stateless, 'sl-wait@example.com');
+  const before = await readEvents(await statelessPost(stateless.url, user.token, countCall(6, 8, 150)), (e) => e.id !== undefined);
+  t.equal(before.length, 1, 'left right after the first event');
+  const started = Date.now();
+  const after = await readEvents(await resumeGet(stateless.url, user.token, before[0]!.id!), () => false);
+  const answer = JSON.parse(after.at(-1)!.data) as { id: number; result: { structuredContent: unknown } };
+  t.same([answer.id, answer.result.structuredContent], [6, { counted: 8 }], 'the answer came on the resumed stream');
+  t.ok(Date.now() - started >= 500, 'the resumed stream stayed open while the call ran');
+  t.ok(after.filter((e) => e.data.includes('notifications/progress')).length >= 8, 'with every progress event after the first');
+});
+
+t.test('stateless: the official SDK client resumes a cut stream by itself', async (t) => {
+  const user = await createUser(stateless, 'sl-sdk@example.com');
+  let cut = 0;
+  // The first tools/call response is cut after its first progress event, as a network would.
+  const cutting: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init);
+    const sent = typeof init?.body === 'string' ? init.body : '';
+    if (cut > 0 || !sent.includes('"tools/call"') || !res.body) return res;
+    cut++;
+    const reader = res.body.getReader();
+    let seen = '';
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        controller.enqueue(value);
+        seen += new TextDecoder().decode(value);
+        if (seen.includes('notifications/progress')) {
+          await reader.cancel();
+          controller.error(new TypeError('terminated'));
+        }
+      },
+    });
+    return new Response(body, { status: res.status, headers: res.headers });
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(`${stateless.url}/mcp`), {
+    fetch: cutting,
+    requestInit: { headers: { Authorization: `Bearer ${user.token}` } },
+    reconnectionOptions: { initialReconnectionDelay: 100, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1.5, maxRetries: 5 },
+  });
+  const client = new Client({ name: 'resume-test', version: '1' });
+  await client.connect(transport);
+  t.teardown(() => client.close());
+  const progress: number[] = [];
+  const result = (await client.callTool({ name: 'mcpx__count', arguments: { steps: 5, ms: 80 } }, undefined, {
+    onprogress: (p) => progress.push(p.progress),
+  })) as CallToolResult;
+  t.equal(cut, 1, 'the stream was cut once');
+  t.same(result.structuredContent, { counted: 5 }, 'the call completes');
+  t.ok(
+    progress.at(-1) === 5 && progress.every((p, i) => i === 0 || p > progress[i - 1]!),
+    `progress arrives, in order (${progress.join(', ')})`,
+  );
+});
+
+t.test('the stream log keeps a stream for its window, then sweeps it', async (t) => {
+  const log = new StreamLog(stateless.folio.db);
+  const user = await createUser(stateless, 'sl-sweep@example.com');
+  const stream = '4a0b7c1e-0000-4000-8000-000000000001';
+  await log.append(user.id, stream, [
+    { seq: 1, json: null, end: false },
+    { seq: 2, json: '{"jsonrpc":"2.0","id":1,"result":{}}', end: false },
+    { seq: 3, json: null, end: true },
+  ]);
+  t.same(
+    (await log.read(user.id, stream, 2)).map((e) => e.seq),
+    [2, 3],
+  );
+  t.same(await log.read(randomUUID(), stream, 1), [], "another user's read finds nothing");
+  t.equal(await log.sweep(60_000), 0, 'nothing is older than a minute');
+  t.ok((await log.sweep(0)) >= 3, 'past the window it is removed');
+  t.same(await log.read(user.id, stream, 1), []);
 });

@@ -51,3 +51,73 @@ t.test(
     t.equal(await eventually(usersOnB, (s) => s === 403, 2000), 403, 'admin role taken on A: the users scope stops on B');
   },
 );
+
+t.test(
+  'stateless MCP: a stream left on one node is resumed on another, and a cancel sent to another node stops the call',
+  { skip: serverUrl ? false : 'needs DATABASE_URL (a PostgreSQL server)' },
+  async (t) => {
+    const db = await fresh(serverUrl!);
+    const plugins = [path.join(FIXTURES, 'basic'), path.join(FIXTURES, 'mcp/extra')];
+    const overrides = { mcp: { mode: 'stateless' as const } };
+    const a = await startTestServer({ sharedDatabaseUrl: db.url, plugins, overrides });
+    const b = await startTestServer({ sharedDatabaseUrl: db.url, plugins, overrides });
+    t.teardown(async () => {
+      await a.close();
+      await b.close();
+      await db.drop();
+    });
+    const user = await createUser(a, 'roam@example.com');
+    const headers = {
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      authorization: `Bearer ${user.token}`,
+      'mcp-protocol-version': '2025-11-25',
+    };
+    const post = (node: { url: string }, message: object) =>
+      fetch(`${node.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(message) });
+
+    // On A: a call that reports progress; the client leaves after the first progress event.
+    const onA = await post(a, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'mcpx__count', arguments: { steps: 5, ms: 100 }, _meta: { progressToken: 'p' } },
+    });
+    const reader = onA.body!.getReader();
+    let seen = '';
+    while (!seen.includes('notifications/progress')) seen += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    const lastId = [...seen.matchAll(/^id: (.+)$/gm)].at(-1)![1]!;
+
+    // On B, which never ran it: the rest of the stream, answer included.
+    const onB = await fetch(`${b.url}/mcp`, {
+      headers: { accept: 'text/event-stream', authorization: `Bearer ${user.token}`, 'last-event-id': lastId },
+    });
+    t.equal(onB.status, 200, 'B serves the resumption');
+    const rest = await onB.text();
+    const answer = [...rest.matchAll(/^data: (.+)$/gm)]
+      .map((m) => JSON.parse(m[1]!) as { id?: number; result?: any })
+      .find((m) => m.id === 1);
+    t.same(answer?.result?.structuredContent, { counted: 5 }, "A's answer arrives through B");
+
+    // A slow call on A, its cancel sent to B.
+    const aborted = async () => JSON.parse((await call(a, user.token, 'acme', 'aborted_count')).text).aborted as number;
+    const start = await aborted();
+    const slow = post(a, {
+      jsonrpc: '2.0',
+      id: 'long',
+      method: 'tools/call',
+      params: { name: 'acme__slow', arguments: { ms: 20000 } },
+    }).then((r) => r.text());
+    await new Promise((r) => setTimeout(r, 300));
+    const cancel = await post(b, {
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 'long', reason: 'no longer needed' },
+    });
+    t.equal(cancel.status, 202, 'B takes the notification');
+    t.equal(await eventually(aborted, (n) => n === start + 1, 3000), start + 1, 'the handler on A saw its signal fire');
+    const body = await slow;
+    t.notMatch(body, /"id":"long"/, 'and the cancelled call is not answered');
+  },
+);

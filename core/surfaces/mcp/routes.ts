@@ -17,6 +17,9 @@ import { authInfoFor, buildServer, type RequestCaller, type ServerDeps } from '.
 import { SessionStore, type Session } from './sessions.ts';
 import { cancelledId, FolioTransport, isRequest } from './transport.ts';
 import { SessionEventStore } from './event-store.ts';
+import { DetachableStream, parseEventId, resumeStream } from './stream-resume.ts';
+import type { StreamLog } from '../../db/stream-log.ts';
+import type { Signals } from '../../db/change-feed.ts';
 import {
   corsHeaders,
   hostAllowed,
@@ -55,6 +58,13 @@ export interface McpDeps {
   streamDeadlineMs?: number | null;
   /** How long a POST's answer may be held back to go out whole; default HOLD_MS (20), 0: stream at once. */
   holdMs?: number;
+  /**
+   * Stateless mode: where the events of a response stream whose client went away are kept, so the
+   * client resumes it on any node (without it, a client going away cancels its calls).
+   */
+  streams?: StreamLog;
+  /** Stateless mode: how a cancel reaches a request running on another node. */
+  signals?: Signals;
 }
 
 export interface McpSurface {
@@ -72,6 +82,9 @@ export interface McpSurface {
 
 // The JSON-RPC envelope ({ params: { arguments: ... } }) sits on top of the arguments.
 const ENVELOPE_DEPTH = 3;
+
+/** The signal that carries a stateless cancel to the other nodes. */
+const CANCEL_SIGNAL = 'mcp-cancel';
 
 // A call's handler is stopped at the handler timeout; this covers what comes before and after it
 // (visibility rules, encoding). A request still unanswered after both is abandoned.
@@ -172,10 +185,15 @@ export function mcpSurface(deps: McpDeps): McpSurface {
       return jsonRpcError(ctx, 401, -32001, `401 Unauthorized: ${err.message}`);
     }
 
+    const lastEventId = ctx.get('last-event-id');
+    if (!stateful && ctx.method === 'GET' && lastEventId && deps.streams) return resumeStateless(ctx, lastEventId, principal.user.id);
+
     const allowed = stateful ? ['GET', 'POST', 'DELETE'] : ['POST'];
     if (!allowed.includes(ctx.method)) {
       ctx.set('Allow', allowed.join(', '));
-      const why = stateful ? '' : ' (stateless mode: no sessions, no server-sent stream)';
+      const why = stateful
+        ? ''
+        : ' (stateless mode: no sessions, no server-sent stream; GET only resumes a response stream, with Last-Event-ID)';
       return jsonRpcError(ctx, 405, -32000, `Method not allowed: ${ctx.method} /mcp${why}`);
     }
 
@@ -269,51 +287,110 @@ export function mcpSurface(deps: McpDeps): McpSurface {
 
   // Stateless mode: each POST has its own transport, so a notifications/cancelled (which a client
   // sends on a POST of its own) would reach nothing. The requests in flight on this node, by user
-  // and id, let it reach the one it names. Node-local: a cancel that lands on another node does
-  // nothing (closing the request's HTTP response cancels it on any node).
+  // and id, let it reach the one it names; one this node does not run is signalled to the other
+  // nodes (PostgreSQL's NOTIFY), which look among theirs the same way.
   const inFlight = new Map<string, Set<FolioTransport>>();
   const flightKey = (userId: string, id: string | number) => `${userId}\u0000${typeof id}:${id}`;
+
+  /** Cancels the request this user has in flight on this node with that id; false if there is none. */
+  function cancelHere(userId: string, id: string | number, reason: string | undefined, reqLog: () => Logger): boolean {
+    const holders = [...(inFlight.get(flightKey(userId, id)) ?? [])].filter((tr) => tr.has(id));
+    // Two of this user's clients with the same id in flight: which one is meant is unknowable.
+    if (holders.length > 1) reqLog().info({ id }, 'mcp cancel ambiguous (same id in flight twice for this user): ignored');
+    if (holders.length !== 1) return holders.length > 1;
+    holders[0]!.cancel(id, reason);
+    return true;
+  }
 
   function forwardCancels(messages: unknown[], userId: string, reqLog: () => Logger): void {
     for (const m of messages) {
       const id = cancelledId(m);
       if (id === undefined) continue;
-      const holders = [...(inFlight.get(flightKey(userId, id)) ?? [])].filter((tr) => tr.has(id));
-      // Two of this user's clients with the same id in flight: which one is meant is unknowable.
-      if (holders.length !== 1) {
-        if (holders.length > 1) reqLog().info({ id }, 'mcp cancel ambiguous (same id in flight twice for this user): ignored');
-        continue;
-      }
-      const reason = (m as { params?: { reason?: unknown } }).params?.reason;
-      holders[0]!.cancel(id, typeof reason === 'string' ? reason : undefined);
+      const given = (m as { params?: { reason?: unknown } }).params?.reason;
+      const reason = typeof given === 'string' ? given.slice(0, 200) : undefined;
+      if (!cancelHere(userId, id, reason, reqLog)) deps.signals?.send(CANCEL_SIGNAL, { userId, id, reason });
     }
   }
 
+  const unlisten = stateful
+    ? () => {}
+    : (deps.signals?.on(CANCEL_SIGNAL, (data) => {
+        const { userId, id, reason } = (data ?? {}) as { userId?: unknown; id?: unknown; reason?: unknown };
+        if (typeof userId !== 'string' || (typeof id !== 'string' && typeof id !== 'number')) return;
+        cancelHere(userId, id, typeof reason === 'string' ? reason : undefined, () => log);
+      }) ?? (() => {}));
+
+  // Streams whose client went away, still running: a clean shutdown lets their writes finish.
+  const detached = new Set<DetachableStream>();
+
   async function serveStateless(ctx: Context, body: unknown, authInfo: AuthInfo, reqLog: () => Logger, userId: string) {
     const server = buildServer(serverDeps);
-    const transport = new FolioTransport({ deadlineMs, log }); // no sessionIdGenerator: stateless
     const messages: unknown[] = Array.isArray(body) ? body : [body];
     forwardCancels(messages, userId, reqLog);
     const keys = messages.filter(isRequest).map((m) => flightKey(userId, m.id));
+    const stream = deps.streams && keys.length > 0 ? new DetachableStream(deps.streams, userId, log) : undefined;
+    let settled = false;
+    let released = false;
+    // The exchange is over: the handlers' signals fire (if still running) and everything is dropped.
+    const release = () => {
+      if (released) return;
+      released = true;
+      for (const key of keys) {
+        const set = inFlight.get(key);
+        set?.delete(transport);
+        if (set?.size === 0) inFlight.delete(key);
+      }
+      void server.close().catch(() => {});
+      if (stream) void stream.settled().then(() => detached.delete(stream));
+    };
+    // No sessionIdGenerator: stateless. With a stream log, every event gets an id to resume from.
+    const transport = new FolioTransport({
+      deadlineMs,
+      log,
+      ...(stream ? { eventStore: stream } : {}),
+      onsettled: () => {
+        settled = true;
+        stream?.end();
+        if (stream?.detached) release();
+      },
+    });
     for (const key of keys) {
       let set = inFlight.get(key);
       if (!set) inFlight.set(key, (set = new Set()));
       set.add(transport);
     }
     ctx.res.once('close', () => {
-      for (const key of keys) {
-        const set = inFlight.get(key);
-        set?.delete(transport);
-        if (set?.size === 0) inFlight.delete(key);
+      // Gone after it was given an event id, before the answer: the call goes on and its events
+      // are kept for the client's GET with Last-Event-ID (the spec: a disconnect is not a cancel).
+      // Gone before that (nothing to resume from), it was the client's way to cancel.
+      if (!settled && stream?.resumable && ctx.res.headersSent) {
+        stream.detach();
+        detached.add(stream);
+        reqLog().info({ stream: stream.id.slice(0, 8) }, 'mcp client left mid-stream: the call goes on, resumable with Last-Event-ID');
+        return;
       }
-    });
-    // The response is the whole exchange: when it ends (or the client hangs up, which is how a
-    // stateless client cancels) the handlers' signals fire and everything is dropped.
-    ctx.res.once('close', () => {
-      void server.close().catch(() => {});
+      release();
     });
     await server.connect(transport);
     await handOver(ctx, transport, body, authInfo, reqLog);
+  }
+
+  /** GET /mcp with Last-Event-ID in stateless mode: the rest of a response stream, from the stream log. */
+  async function resumeStateless(ctx: Context, lastEventId: string, userId: string) {
+    if (!ctx.get('accept').includes('text/event-stream'))
+      return jsonRpcError(ctx, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
+    const at = parseEventId(lastEventId);
+    const unknown = `Bad Request: no stream of yours holds event '${lastEventId.slice(0, 80)}' (unknown, or older than the resumption window)`;
+    if (!at) return jsonRpcError(ctx, 400, -32000, unknown);
+    ctx.respond = false;
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(ctx.response.headers)) if (v !== undefined) headers[k] = String(v);
+    const found = await resumeStream(ctx.res, { log: deps.streams!, userId, stream: at.stream, seq: at.seq, deadlineMs, headers });
+    if (!found && !ctx.res.headersSent && !ctx.res.destroyed) {
+      const body = JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: unknown }, id: null });
+      ctx.res.writeHead(400, { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
+      ctx.res.end(body);
+    }
   }
 
   return {
@@ -331,7 +408,9 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     },
     async close() {
       unsubscribe();
+      unlisten();
       await store.close();
+      await Promise.race([Promise.all([...detached].map((d) => d.settled())), new Promise((r) => setTimeout(r, 2000).unref())]);
     },
   };
 }

@@ -33,6 +33,11 @@ export interface FolioTransportOptions extends WebStandardStreamableHTTPServerTr
   /** How long the requests of one POST may go unanswered before they are abandoned. */
   deadlineMs: number;
   log: Logger;
+  /**
+   * A POST's requests are all settled (answered, cancelled or abandoned at the deadline): its
+   * response stream has nothing more to carry.
+   */
+  onsettled?: () => void;
 }
 
 /** A JSON-RPC request as it came in: enough to know it by. */
@@ -83,12 +88,14 @@ export class FolioTransport extends WebStandardStreamableHTTPServerTransport {
   readonly #inFlight = new Map<RequestId, InFlight>();
   readonly #deadlineMs: number;
   readonly #log: Logger;
+  readonly #onsettled: (() => void) | undefined;
 
   constructor(options: FolioTransportOptions) {
-    const { deadlineMs, log, ...sdk } = options;
+    const { deadlineMs, log, onsettled, ...sdk } = options;
     super(sdk);
     this.#deadlineMs = deadlineMs;
     this.#log = log;
+    this.#onsettled = onsettled;
   }
 
   override async handleRequest(req: Request, options?: HandleRequestOptions): Promise<Response> {
@@ -141,6 +148,7 @@ export class FolioTransport extends WebStandardStreamableHTTPServerTransport {
         clearTimeout(post.timer);
         // A cancelled request on this stream is never answered: the SDK waits for it still.
         if (post.cancelled) this.closeSSEStream(id);
+        this.#onsettled?.();
       }
     }
   }
@@ -215,6 +223,7 @@ export class FolioTransport extends WebStandardStreamableHTTPServerTransport {
     if (post.pending.size === 0) {
       clearTimeout(post.timer);
       this.closeSSEStream(id);
+      this.#onsettled?.();
     }
   }
 

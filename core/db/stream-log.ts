@@ -1,0 +1,90 @@
+// The events of MCP response streams whose client went away mid-call, kept in the database so the
+// client can pick the stream up again with Last-Event-ID on any node (stateless mode, where any
+// node answers any request). A stream is written here only once its client is gone: a call whose
+// answer reaches its client costs no write at all. Rows are scoped by user: another user's stream
+// reads as no stream. Kept RETENTION_MS, then swept.
+import { Migration } from '@mikro-orm/migrations';
+import type { Database } from './database.ts';
+
+/** One event of a stream: `json` is the JSON-RPC message, null for an event that carries none (the priming event, the end). */
+export interface StreamEvent {
+  seq: number;
+  json: string | null;
+  /** The stream's last row: every answer it was to carry has been written (or the stream was abandoned). */
+  end: boolean;
+}
+
+/** How long a stream's events are kept after they are written. */
+export const RETENTION_MS = 10 * 60_000;
+
+/** How often, at most, a node sweeps expired events (when it writes some). */
+const SWEEP_EVERY_MS = 60_000;
+
+export class StreamLog {
+  readonly #db: Database;
+  #lastSweep = 0;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  /** Appends events to a stream, in one statement (in seq order; a seq already there is left as it is). */
+  async append(userId: string, streamId: string, events: readonly StreamEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.#db.orm.em.fork().execute(
+      `insert into mcp_stream_events (stream_id, seq, user_id, message, is_end)
+       select ?::uuid, e.seq, ?::uuid, e.json, e.is_end
+         from jsonb_to_recordset(?::jsonb) as e(seq int, json text, is_end boolean)
+       on conflict (stream_id, seq) do nothing`,
+      [streamId, userId, JSON.stringify(events.map((e) => ({ seq: e.seq, json: e.json, is_end: e.end })))],
+    );
+    if (Date.now() - this.#lastSweep > SWEEP_EVERY_MS) {
+      this.#lastSweep = Date.now();
+      void this.sweep().catch(() => {});
+    }
+  }
+
+  /** The user's events of a stream from `fromSeq` on (inclusive), in order; [] for a stream that is not theirs or not (yet) here. */
+  async read(userId: string, streamId: string, fromSeq: number, limit = 500): Promise<StreamEvent[]> {
+    const rows = await this.#db.orm.em.fork().execute<Array<{ seq: number; message: string | null; is_end: boolean }>>(
+      `select seq, message, is_end from mcp_stream_events
+        where stream_id = ?::uuid and user_id = ?::uuid and seq >= ? order by seq limit ?`,
+      [streamId, userId, fromSeq, limit],
+    );
+    return rows.map((r) => ({ seq: Number(r.seq), json: r.message, end: r.is_end }));
+  }
+
+  /** Removes events older than the retention; the number removed. */
+  async sweep(olderThanMs = RETENTION_MS): Promise<number> {
+    const rows = await this.#db.orm.em
+      .fork()
+      .execute<Array<{ n: string }>>(
+        `with gone as (delete from mcp_stream_events where created_at < now() - make_interval(secs => ?) returning 1) select count(*)::text as n from gone`,
+        [olderThanMs / 1000],
+      );
+    return Number(rows[0]?.n ?? 0);
+  }
+}
+
+export class Migration20261202000000_mcp_stream_events extends Migration {
+  override up(): void {
+    this.addSql(`
+      create table mcp_stream_events (
+        stream_id uuid not null,
+        seq integer not null,
+        user_id uuid not null,
+        message text,
+        is_end boolean not null default false,
+        created_at timestamptz not null default now(),
+        constraint mcp_stream_events_pkey primary key (stream_id, seq),
+        constraint mcp_stream_events_user_id_foreign foreign key (user_id) references users (id) on delete cascade
+      );`);
+    this.addSql(`create index mcp_stream_events_created_at_index on mcp_stream_events (created_at);`);
+  }
+
+  override down(): void {
+    this.addSql(`drop table if exists mcp_stream_events;`);
+  }
+}
+
+export const STREAM_LOG_MIGRATION = { name: 'Migration20261202000000_mcp_stream_events', class: Migration20261202000000_mcp_stream_events };
