@@ -454,6 +454,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
           server.closeIdleConnections();
           setTimeout(() => server.closeAllConnections(), 2000).unref();
         });
+        await mcp.drained();
         // Running jobs get a few seconds to finish; the rest are retried by the next worker.
         await jobs.stop();
         await feed.close();

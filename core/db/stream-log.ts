@@ -2,7 +2,7 @@
 // client can pick the stream up again with Last-Event-ID on any node (stateless mode, where any
 // node answers any request). A stream is written here only once its client is gone: a call whose
 // answer reaches its client costs no write at all. Rows are scoped by user: another user's stream
-// reads as no stream. Kept RETENTION_MS, then swept.
+// reads as no stream. Readable for RETENTION_MS; each node sweeps what is older (core/surfaces/mcp/routes.ts).
 import { Migration } from '@mikro-orm/migrations';
 import type { Database } from './database.ts';
 
@@ -17,12 +17,8 @@ export interface StreamEvent {
 /** How long a stream's events are kept after they are written. */
 export const RETENTION_MS = 10 * 60_000;
 
-/** How often, at most, a node sweeps expired events (when it writes some). */
-const SWEEP_EVERY_MS = 60_000;
-
 export class StreamLog {
   readonly #db: Database;
-  #lastSweep = 0;
 
   constructor(db: Database) {
     this.#db = db;
@@ -38,18 +34,18 @@ export class StreamLog {
        on conflict (stream_id, seq) do nothing`,
       [streamId, userId, JSON.stringify(events.map((e) => ({ seq: e.seq, json: e.json, is_end: e.end })))],
     );
-    if (Date.now() - this.#lastSweep > SWEEP_EVERY_MS) {
-      this.#lastSweep = Date.now();
-      void this.sweep().catch(() => {});
-    }
   }
 
-  /** The user's events of a stream from `fromSeq` on (inclusive), in order; [] for a stream that is not theirs or not (yet) here. */
+  /**
+   * The user's events of a stream from `fromSeq` on (inclusive), in order; [] for a stream that is
+   * not theirs, not (yet) here, or older than the retention (whether swept yet or not).
+   */
   async read(userId: string, streamId: string, fromSeq: number, limit = 500): Promise<StreamEvent[]> {
     const rows = await this.#db.orm.em.fork().execute<Array<{ seq: number; message: string | null; is_end: boolean }>>(
       `select seq, message, is_end from mcp_stream_events
-        where stream_id = ?::uuid and user_id = ?::uuid and seq >= ? order by seq limit ?`,
-      [streamId, userId, fromSeq, limit],
+        where stream_id = ?::uuid and user_id = ?::uuid and seq >= ? and created_at > now() - make_interval(secs => ?)
+        order by seq limit ?`,
+      [streamId, userId, fromSeq, RETENTION_MS / 1000, limit],
     );
     return rows.map((r) => ({ seq: Number(r.seq), json: r.message, end: r.is_end }));
   }

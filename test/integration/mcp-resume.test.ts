@@ -307,3 +307,116 @@ t.test('the stream log keeps a stream for its window, then sweeps it', async (t)
   t.ok((await log.sweep(0)) >= 3, 'past the window it is removed');
   t.same(await log.read(user.id, stream, 1), []);
 });
+
+t.test('stateless: a client back before its node saw it leave (a half-open connection) still gets everything', async (t) => {
+  const user = await createUser(stateless, 'sl-halfopen@example.com');
+  // The first connection is never closed: to the server, its client is still there.
+  const first = await statelessPost(stateless.url, user.token, countCall(8, 5, 150));
+  const reader = first.body!.getReader();
+  let seen = '';
+  while (!seen.includes('notifications/progress')) seen += new TextDecoder().decode((await reader.read()).value);
+  const last = [...seen.matchAll(/^id: (.+)$/gm)].at(-1)![1]!;
+  const after = await readEvents(await resumeGet(stateless.url, user.token, last, 'text/event-stream'), () => false);
+  const answer = after.map((e) => JSON.parse(e.data || 'null') as { id?: number; result?: any } | null).find((m) => m?.id === 8);
+  t.same(answer?.result?.structuredContent, { counted: 5 }, 'the answer arrives on the new connection');
+  const old = await reader.read().then(
+    (r) => (r.done ? 'ended' : 'more'),
+    () => 'cut',
+  );
+  t.not(old, 'more', 'the stale connection is let go rather than fed twice');
+});
+
+t.test('stateless: the SDK client keeps its place even when a resumed stream is cut before anything new', async (t) => {
+  const user = await createUser(stateless, 'sl-sdk2@example.com');
+  const seen: string[] = [];
+  let cutPost = false;
+  let cutGet = false;
+  const cutAfterFirstChunk = async (res: Response): Promise<Response> => {
+    const reader = res.body!.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        controller.enqueue(value);
+        await reader.cancel();
+        controller.error(new TypeError('terminated'));
+      },
+    });
+    return new Response(body, { status: res.status, headers: res.headers });
+  };
+  const cutting: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init);
+    const sent = typeof init?.body === 'string' ? init.body : '';
+    seen.push(`${init?.method ?? 'GET'} ${new Headers(init?.headers).get('last-event-id') ?? '-'} ${res.status}`);
+    if (!cutPost && sent.includes('"tools/call"')) {
+      cutPost = true;
+      return cutAfterFirstChunk(res);
+    }
+    if (!cutGet && init?.method === 'GET' && res.ok) {
+      cutGet = true;
+      return cutAfterFirstChunk(res);
+    }
+    return res;
+  };
+  const client = new Client({ name: 'resume-test-2', version: '1' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${stateless.url}/mcp`), {
+      fetch: cutting,
+      requestInit: { headers: { Authorization: `Bearer ${user.token}` } },
+      reconnectionOptions: { initialReconnectionDelay: 100, maxReconnectionDelay: 500, reconnectionDelayGrowFactor: 1.5, maxRetries: 5 },
+    }),
+  );
+  t.teardown(() => client.close());
+  const result = (await client.callTool({ name: 'acme__slow', arguments: { ms: 800 } })) as CallToolResult;
+  t.equal((result.content[0] as { text: string }).text, 'done', 'the call completes');
+  // The client's first GET, right after initialize, is its notification stream: 405 in stateless mode.
+  const resumptions = seen.filter((l) => l.startsWith('GET') && !l.endsWith(' 405'));
+  t.ok(cutGet && resumptions.length >= 2, `the first resumption was cut, and the client came back (${seen.join('; ')})`);
+  t.ok(
+    resumptions.every((l) => !l.includes(' - ')),
+    'every reconnect named the event it had',
+  );
+});
+
+t.test('stateless: resumptions are bounded per user, and a failing log is a 503, not a hang', async (t) => {
+  const user = await createUser(stateless, 'sl-bounds@example.com');
+  // 17 calls left running by a client that went away, each with an id to resume from.
+  const firsts = await Promise.all(
+    Array.from({ length: 17 }, async (_, i) => {
+      const post = await statelessPost(stateless.url, user.token, {
+        jsonrpc: '2.0',
+        id: i,
+        method: 'tools/call',
+        params: { name: 'acme__slow', arguments: { ms: 3000 } },
+      });
+      return (await readEvents(post, (e) => e.id !== undefined))[0]!.id!;
+    }),
+  );
+  const opened: AbortController[] = [];
+  t.teardown(() => opened.forEach((ac) => ac.abort()));
+  const resume = async (id: string) => {
+    const ac = new AbortController();
+    opened.push(ac);
+    const r = await fetch(`${stateless.url}/mcp`, {
+      signal: ac.signal,
+      headers: { accept: 'text/event-stream', authorization: `Bearer ${user.token}`, 'last-event-id': id },
+    });
+    return r.status;
+  };
+  const statuses: number[] = [];
+  for (const id of firsts.slice(0, 16)) statuses.push(await resume(id));
+  t.same(statuses, Array(16).fill(200), '16 resumptions open at once');
+  t.equal(await resume(firsts[16]!), 429, 'a 17th is refused');
+  t.equal(await resume(firsts[0]!), 200, 'resuming one of them again replaces it rather than counting twice');
+  const first = { id: firsts[0] };
+
+  const original = StreamLog.prototype.read;
+  StreamLog.prototype.read = () => Promise.reject(new Error('the database went away'));
+  t.teardown(() => {
+    StreamLog.prototype.read = original;
+  });
+  const broken = await resumeGet(stateless.url, user.token, first!.id!);
+  StreamLog.prototype.read = original;
+  t.equal(broken.status, 503, 'answered at once');
+  t.match(await broken.text(), /could not be read; try again/);
+});

@@ -3,6 +3,7 @@
 // curl surface's Authenticator), protocol version, sessions bound to their user, stateless mode.
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
+import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
@@ -78,13 +79,26 @@ export interface McpSurface {
   /** Open sessions, for tests and metrics. */
   readonly sessionCount: number;
   close(): Promise<void>;
+  /**
+   * Resolves once the events of streams whose client went away are written (bounded wait): call
+   * after the HTTP server has let its connections go (which may detach more) and before the
+   * database closes.
+   */
+  drained(): Promise<void>;
 }
 
 // The JSON-RPC envelope ({ params: { arguments: ... } }) sits on top of the arguments.
 const ENVELOPE_DEPTH = 3;
 
-/** The signal that carries a stateless cancel to the other nodes. */
+/** The signals that carry a stateless cancel, and a request to write a stream to the log, to the other nodes. */
 const CANCEL_SIGNAL = 'mcp-cancel';
+const FLUSH_SIGNAL = 'mcp-flush';
+/** Cancels of one POST carried to the other nodes. */
+const MAX_CANCELS_SIGNALLED = 50;
+/** Resumed streams one user may have open on one node. */
+const MAX_RESUMING_PER_USER = 16;
+/** How often each node sweeps expired stream events (stateless mode). */
+const SWEEP_EVERY_MS = 60_000;
 
 // A call's handler is stopped at the handler timeout; this covers what comes before and after it
 // (visibility rules, encoding). A request still unanswered after both is abandoned.
@@ -214,7 +228,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
 
     const authInfo = authInfoFor(new ContextCaller(principal, reqLog));
 
-    if (!stateful) return serveStateless(ctx, body, authInfo, reqLog, principal.user.id);
+    if (!stateful) return serveStateless(ctx, body, authInfo, reqLog, principal);
 
     const sessionId = ctx.get('mcp-session-id') || undefined;
     if (sessionId) {
@@ -286,48 +300,91 @@ export function mcpSurface(deps: McpDeps): McpSurface {
   }
 
   // Stateless mode: each POST has its own transport, so a notifications/cancelled (which a client
-  // sends on a POST of its own) would reach nothing. The requests in flight on this node, by user
-  // and id, let it reach the one it names; one this node does not run is signalled to the other
-  // nodes (PostgreSQL's NOTIFY), which look among theirs the same way.
+  // sends on a POST of its own) would reach nothing. The requests in flight on this node, by the
+  // token that sent them and their id, let it reach the one it names; ids this node does not run
+  // are signalled to the other nodes (PostgreSQL's NOTIFY), which look among theirs the same way.
+  // By token, not by user: one user's two clients (a desktop app and an editor) number their
+  // requests alike, and a cancel from one must not reach the other's call on another node.
   const inFlight = new Map<string, Set<FolioTransport>>();
-  const flightKey = (userId: string, id: string | number) => `${userId}\u0000${typeof id}:${id}`;
+  const flightKey = (tokenId: string, id: string | number) => `${tokenId}\u0000${typeof id}:${id}`;
 
-  /** Cancels the request this user has in flight on this node with that id; false if there is none. */
-  function cancelHere(userId: string, id: string | number, reason: string | undefined, reqLog: () => Logger): boolean {
-    const holders = [...(inFlight.get(flightKey(userId, id)) ?? [])].filter((tr) => tr.has(id));
-    // Two of this user's clients with the same id in flight: which one is meant is unknowable.
-    if (holders.length > 1) reqLog().info({ id }, 'mcp cancel ambiguous (same id in flight twice for this user): ignored');
+  /** Cancels the request this token has in flight on this node with that id; false if there is none. */
+  function cancelHere(tokenId: string, id: string | number, reason: string | undefined, reqLog: () => Logger): boolean {
+    const holders = [...(inFlight.get(flightKey(tokenId, id)) ?? [])].filter((tr) => tr.has(id));
+    // Two requests of one token with the same id in flight: which one is meant is unknowable.
+    if (holders.length > 1) reqLog().info({ id }, 'mcp cancel ambiguous (same id in flight twice for this token): ignored');
     if (holders.length !== 1) return holders.length > 1;
     holders[0]!.cancel(id, reason);
     return true;
   }
 
-  function forwardCancels(messages: unknown[], userId: string, reqLog: () => Logger): void {
+  function forwardCancels(messages: unknown[], tokenId: string, reqLog: () => Logger): void {
+    const elsewhere: Array<{ id: string | number }> = [];
     for (const m of messages) {
       const id = cancelledId(m);
       if (id === undefined) continue;
       const given = (m as { params?: { reason?: unknown } }).params?.reason;
       const reason = typeof given === 'string' ? given.slice(0, 200) : undefined;
-      if (!cancelHere(userId, id, reason, reqLog)) deps.signals?.send(CANCEL_SIGNAL, { userId, id, reason });
+      if (!cancelHere(tokenId, id, reason, reqLog) && String(id).length <= 64) elsewhere.push({ id });
     }
+    // One NOTIFY per POST (its payload is at most 8000 bytes: ids only, up to 50 of them).
+    if (elsewhere.length > 0 && elsewhere.length <= MAX_CANCELS_SIGNALLED)
+      deps.signals?.send(CANCEL_SIGNAL, { tokenId, cancels: elsewhere });
+  }
+
+  // A stream whose client went away, still running: a clean shutdown lets their writes finish.
+  const detached = new Set<DetachableStream>();
+  // This node's stateless streams whose response is not out yet, by stream id: a resumption that
+  // finds one of them missing from the log (its client reconnected before this node saw it leave,
+  // or its connection hangs half-open) has it written there.
+  const live = new Map<string, { stream: DetachableStream; userId: string; res: ServerResponse }>();
+
+  function flushHere(userId: string, streamId: string): boolean {
+    const entry = live.get(streamId);
+    if (!entry || entry.userId !== userId) return false;
+    entry.stream.detach();
+    detached.add(entry.stream);
+    // The client is back on another request: this one's connection is stale.
+    entry.res.destroy();
+    return true;
   }
 
   const unlisten = stateful
     ? () => {}
-    : (deps.signals?.on(CANCEL_SIGNAL, (data) => {
-        const { userId, id, reason } = (data ?? {}) as { userId?: unknown; id?: unknown; reason?: unknown };
-        if (typeof userId !== 'string' || (typeof id !== 'string' && typeof id !== 'number')) return;
-        cancelHere(userId, id, typeof reason === 'string' ? reason : undefined, () => log);
-      }) ?? (() => {}));
+    : (() => {
+        const offCancel =
+          deps.signals?.on(CANCEL_SIGNAL, (data) => {
+            const { tokenId, cancels } = (data ?? {}) as { tokenId?: unknown; cancels?: unknown };
+            if (typeof tokenId !== 'string' || !Array.isArray(cancels)) return;
+            for (const c of cancels.slice(0, MAX_CANCELS_SIGNALLED) as Array<{ id?: unknown }>)
+              if (typeof c?.id === 'string' || typeof c?.id === 'number')
+                cancelHere(tokenId, c.id, 'cancelled by the client (through another node)', () => log);
+          }) ?? (() => {});
+        const offFlush =
+          deps.signals?.on(FLUSH_SIGNAL, (data) => {
+            const { userId, stream } = (data ?? {}) as { userId?: unknown; stream?: unknown };
+            if (typeof userId === 'string' && typeof stream === 'string') flushHere(userId, stream);
+          }) ?? (() => {});
+        return () => {
+          offCancel();
+          offFlush();
+        };
+      })();
+  // Expired stream events go, on every node's own schedule (any node may do it; doing it twice is harmless).
+  const sweeper =
+    !stateful && deps.streams
+      ? setInterval(() => {
+          void deps.streams!.sweep().catch((err: unknown) => log.warn({ err }, 'mcp stream log sweep failed'));
+        }, SWEEP_EVERY_MS)
+      : undefined;
+  sweeper?.unref();
 
-  // Streams whose client went away, still running: a clean shutdown lets their writes finish.
-  const detached = new Set<DetachableStream>();
-
-  async function serveStateless(ctx: Context, body: unknown, authInfo: AuthInfo, reqLog: () => Logger, userId: string) {
+  async function serveStateless(ctx: Context, body: unknown, authInfo: AuthInfo, reqLog: () => Logger, principal: Principal) {
+    const userId = principal.user.id;
     const server = buildServer(serverDeps);
     const messages: unknown[] = Array.isArray(body) ? body : [body];
-    forwardCancels(messages, userId, reqLog);
-    const keys = messages.filter(isRequest).map((m) => flightKey(userId, m.id));
+    forwardCancels(messages, principal.tokenId, reqLog);
+    const keys = messages.filter(isRequest).map((m) => flightKey(principal.tokenId, m.id));
     const stream = deps.streams && keys.length > 0 ? new DetachableStream(deps.streams, userId, log) : undefined;
     let settled = false;
     let released = false;
@@ -359,14 +416,22 @@ export function mcpSurface(deps: McpDeps): McpSurface {
       if (!set) inFlight.set(key, (set = new Set()));
       set.add(transport);
     }
+    // Until the response has closed (not merely been handed to the system: a half-open connection
+    // takes it all the same), the stream's events are held for a resumption that asks for them.
+    if (stream) live.set(stream.id, { stream, userId, res: ctx.res });
     ctx.res.once('close', () => {
-      // Gone after it was given an event id, before the answer: the call goes on and its events
-      // are kept for the client's GET with Last-Event-ID (the spec: a disconnect is not a cancel).
-      // Gone before that (nothing to resume from), it was the client's way to cancel.
-      if (!settled && stream?.resumable && ctx.res.headersSent) {
-        stream.detach();
-        detached.add(stream);
-        reqLog().info({ stream: stream.id.slice(0, 8) }, 'mcp client left mid-stream: the call goes on, resumable with Last-Event-ID');
+      if (stream) live.delete(stream.id);
+      // Gone after it was given an event id, before its answer was out: the call goes on (or is
+      // over) and its events are kept for the client's GET with Last-Event-ID (the spec: a
+      // disconnect is not a cancel). Gone before that (nothing to resume from), it was the
+      // client's way to cancel.
+      if (stream && (stream.detached || (stream.resumable && ctx.res.headersSent && !ctx.res.writableFinished))) {
+        if (!stream.detached) {
+          stream.detach();
+          detached.add(stream);
+          reqLog().info({ stream: stream.id.slice(0, 8) }, 'mcp client left mid-stream: the call goes on, resumable with Last-Event-ID');
+        }
+        if (settled) release();
         return;
       }
       release();
@@ -375,6 +440,10 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     await handOver(ctx, transport, body, authInfo, reqLog);
   }
 
+  // Resumptions open on this node: per user (bounded), and per stream (a newer one replaces an older).
+  const resumingByUser = new Map<string, number>();
+  const resumingStream = new Map<string, ServerResponse>();
+
   /** GET /mcp with Last-Event-ID in stateless mode: the rest of a response stream, from the stream log. */
   async function resumeStateless(ctx: Context, lastEventId: string, userId: string) {
     if (!ctx.get('accept').includes('text/event-stream'))
@@ -382,13 +451,40 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     const at = parseEventId(lastEventId);
     const unknown = `Bad Request: no stream of yours holds event '${lastEventId.slice(0, 80)}' (unknown, or older than the resumption window)`;
     if (!at) return jsonRpcError(ctx, 400, -32000, unknown);
+    const open = resumingByUser.get(userId) ?? 0;
+    if (open >= MAX_RESUMING_PER_USER && !resumingStream.has(at.stream))
+      return jsonRpcError(ctx, 429, -32000, `Too Many Requests: ${open} resumed streams open for you on this node; close one first`);
+    resumingStream.get(at.stream)?.destroy();
+    resumingStream.set(at.stream, ctx.res);
+    resumingByUser.set(userId, (resumingByUser.get(userId) ?? 0) + 1);
+    ctx.res.once('close', () => {
+      if (resumingStream.get(at.stream) === ctx.res) resumingStream.delete(at.stream);
+      const n = (resumingByUser.get(userId) ?? 1) - 1;
+      if (n > 0) resumingByUser.set(userId, n);
+      else resumingByUser.delete(userId);
+    });
     ctx.respond = false;
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(ctx.response.headers)) if (v !== undefined) headers[k] = String(v);
-    const found = await resumeStream(ctx.res, { log: deps.streams!, userId, stream: at.stream, seq: at.seq, deadlineMs, headers });
-    if (!found && !ctx.res.headersSent && !ctx.res.destroyed) {
-      const body = JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: unknown }, id: null });
-      ctx.res.writeHead(400, { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
+    const version = ctx.get('mcp-protocol-version');
+    const outcome = await resumeStream(ctx.res, {
+      log: deps.streams!,
+      userId,
+      stream: at.stream,
+      seq: at.seq,
+      echo: version >= '2025-11-25',
+      deadlineMs,
+      headers,
+      logger: log,
+      missing: () => {
+        if (!flushHere(userId, at.stream)) deps.signals?.send(FLUSH_SIGNAL, { userId, stream: at.stream });
+      },
+    });
+    if (outcome !== 'served' && !ctx.res.headersSent && !ctx.res.destroyed) {
+      const [status, message] =
+        outcome === 'unknown' ? [400, unknown] : [503, 'Service Unavailable: the stream could not be read; try again'];
+      const body = JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+      ctx.res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
       ctx.res.end(body);
     }
   }
@@ -409,7 +505,10 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     async close() {
       unsubscribe();
       unlisten();
+      clearInterval(sweeper);
       await store.close();
+    },
+    async drained() {
       await Promise.race([Promise.all([...detached].map((d) => d.settled())), new Promise((r) => setTimeout(r, 2000).unref())]);
     },
   };

@@ -40,6 +40,7 @@ export class DetachableStream implements EventStore {
   #held: Held[] = [];
   #detached = false;
   #ended = false;
+  #broken = false;
   #writes: Promise<void> = Promise.resolve();
 
   constructor(log: StreamLog, userId: string, logger: Logger) {
@@ -74,19 +75,26 @@ export class DetachableStream implements EventStore {
     return Promise.reject(new Error('stateless streams are resumed from the stream log'));
   }
 
-  /** The client went away mid-stream: what it may have missed, and all that follows, goes to the log. */
+  /**
+   * The client went away, or reconnected elsewhere, before its answer reached it: what it may have
+   * missed, and all that follows, goes to the log (with the end row, if the stream is over already).
+   */
   detach(): void {
-    if (this.#detached || this.#ended) return;
+    if (this.#detached) return;
     this.#detached = true;
-    this.#write(this.#held);
+    const rows = this.#held;
     this.#held = [];
+    if (this.#ended) rows.push({ seq: ++this.#seq, message: null });
+    this.#write(rows, this.#ended);
   }
 
-  /** The stream is over (answered, cancelled or abandoned): a detached one gets its end row. */
+  /**
+   * The stream is over (answered, cancelled or abandoned): a detached one gets its end row. The
+   * events stay held while the response is not known to be out, in case it never gets out.
+   */
   end(): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.#held = [];
     if (this.#detached) this.#write([{ seq: ++this.#seq, message: null }], true);
   }
 
@@ -95,14 +103,27 @@ export class DetachableStream implements EventStore {
     return this.#writes;
   }
 
-  #write(events: Held[], end = false): void {
-    const rows: StreamEvent[] = events.map((e) => ({ seq: e.seq, json: e.message ? JSON.stringify(e.message) : null, end }));
-    // In order: one statement at a time per stream.
-    this.#writes = this.#writes
-      .then(() => this.#log.append(this.#userId, this.id, rows))
-      .catch((err: unknown) =>
-        this.#logger.warn({ err, stream: this.id.slice(0, 8) }, 'mcp stream events could not be kept for resumption'),
-      );
+  /** `endLast`: the last of these rows is the stream's end. */
+  #write(events: Held[], endLast = false): void {
+    if (events.length === 0) return;
+    const rows: StreamEvent[] = events.map((e, i) => ({
+      seq: e.seq,
+      json: e.message ? JSON.stringify(e.message) : null,
+      end: endLast && i === events.length - 1,
+    }));
+    // In order: one statement at a time per stream. After a failed write the stream has a gap: it
+    // is ended there (if that can still be written), so a resumer gets what is there and stops
+    // rather than wait for what will never come.
+    this.#writes = this.#writes.then(async () => {
+      if (this.#broken) return;
+      try {
+        await this.#log.append(this.#userId, this.id, rows);
+      } catch (err) {
+        this.#broken = true;
+        this.#logger.warn({ err, stream: this.id.slice(0, 8) }, 'mcp stream events could not be kept for resumption');
+        await this.#log.append(this.#userId, this.id, [{ seq: ++this.#seq, json: null, end: true }]).catch(() => {});
+      }
+    });
   }
 }
 
@@ -111,60 +132,86 @@ export interface ResumeOptions {
   userId: string;
   stream: string;
   seq: number;
+  /** The client's own id, sent back first (protocol 2025-11-25 on), so it always has one to resume from. */
+  echo: boolean;
   /** How long the resumed stream may wait for the call's remaining events. */
   deadlineMs: number;
   /** How long to wait for a stream that is not in the log yet (its node may still be writing it). */
   graceMs?: number;
-  pollMs?: number;
+  /** Called once if the stream is not in the log at first: its node may still hold it (and not know the client left). */
+  missing?: () => void;
   headers: Record<string, string>;
+  logger: Logger;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
+/** Polling the log: often at first (a call's answer is usually near), then less. */
+const pollAfter = (waitedMs: number) => (waitedMs < 1000 ? 100 : waitedMs < 5000 ? 250 : 500);
+const KEEPALIVE_MS = 15_000;
+
 /**
  * Serves `GET /mcp` with `Last-Event-ID` from the stream log: the events after that id, then
- * those still to come, until the stream's end (or the deadline; the client may reconnect again).
- * Resolves false, having written nothing, when the user has no such event (unknown, expired,
- * another user's): the caller answers 400.
+ * those still to come, until the stream's end (or the deadline, or the client leaving).
+ * Resolves 'unknown', having written nothing, when the user has no such event (unknown, expired,
+ * another user's): the caller answers 400; 'failed' when the log could not be read before anything
+ * was written: the caller answers 503.
  */
-export async function resumeStream(res: ServerResponse, o: ResumeOptions): Promise<boolean> {
+export async function resumeStream(res: ServerResponse, o: ResumeOptions): Promise<'served' | 'unknown' | 'failed'> {
   const graceMs = o.graceMs ?? 1000;
-  const pollMs = o.pollMs ?? 100;
   const started = Date.now();
-  let gone = false;
-  res.once('close', () => {
-    gone = true;
-  });
-  // The event the client saw must be there: proof the stream is theirs and still kept.
-  let rows = await o.log.read(o.userId, o.stream, o.seq);
-  while (rows[0]?.seq !== o.seq) {
-    if (gone || Date.now() - started >= graceMs) return false;
-    await sleep(pollMs);
-    rows = await o.log.read(o.userId, o.stream, o.seq);
-  }
-  res.writeHead(200, {
-    ...o.headers,
-    'content-type': 'text/event-stream',
-    'cache-control': 'no-cache, no-transform',
-    'x-accel-buffering': 'no',
-  });
-  res.flushHeaders();
-  let last = o.seq;
-  for (;;) {
-    let text = '';
-    let ended = false;
-    for (const e of rows) {
-      if (e.seq <= last) continue;
-      last = e.seq;
-      if (e.end) ended = true;
-      else if (e.json !== null) text += `event: message\nid: ${o.stream}:${e.seq}\ndata: ${e.json}\n\n`;
+  const gone = () => res.destroyed || res.writableEnded;
+  try {
+    // The event the client saw must be there: proof the stream is theirs and still kept.
+    let rows = await o.log.read(o.userId, o.stream, o.seq);
+    if (rows[0]?.seq !== o.seq) o.missing?.();
+    while (rows[0]?.seq !== o.seq) {
+      if (gone() || Date.now() - started >= graceMs) return 'unknown';
+      await sleep(100);
+      rows = await o.log.read(o.userId, o.stream, o.seq);
     }
-    if (text && !gone) res.write(text);
-    if (ended || gone || Date.now() - started >= o.deadlineMs) break;
-    await sleep(pollMs);
-    if (gone) break;
-    rows = await o.log.read(o.userId, o.stream, last + 1);
+    res.writeHead(200, {
+      ...o.headers,
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+    });
+    // The client's own id first: a client that loses this stream before anything new arrives
+    // still has it to come back with (the official client forgets it otherwise).
+    if (o.echo) res.write(`id: ${o.stream}:${o.seq}\ndata: \n\n`);
+    else res.flushHeaders();
+    let last = o.seq;
+    let waitedSince = Date.now();
+    let spoke = Date.now();
+    for (;;) {
+      let text = '';
+      let ended = false;
+      for (const e of rows) {
+        if (e.seq <= last) continue;
+        last = e.seq;
+        if (e.end) ended = true;
+        else if (e.json !== null) text += `event: message\nid: ${o.stream}:${e.seq}\ndata: ${e.json}\n\n`;
+      }
+      if (gone()) break;
+      if (text) {
+        res.write(text);
+        waitedSince = spoke = Date.now();
+      } else if (Date.now() - spoke >= KEEPALIVE_MS) {
+        res.write(': keep-alive\n\n');
+        spoke = Date.now();
+      }
+      if (ended || Date.now() - started >= o.deadlineMs) break;
+      await sleep(pollAfter(Date.now() - waitedSince));
+      if (gone()) break;
+      rows = await o.log.read(o.userId, o.stream, last + 1);
+    }
+    if (!gone()) res.end();
+    return 'served';
+  } catch (err) {
+    o.logger.warn({ err, stream: o.stream.slice(0, 8) }, 'mcp stream could not be resumed from the log');
+    if (!res.headersSent) return 'failed';
+    // The client reconnects with the last id it got.
+    res.destroy();
+    return 'served';
   }
-  if (!gone) res.end();
-  return true;
 }
