@@ -4,7 +4,7 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import type { Domain } from './contract/domain.ts';
 import { JOB_QUEUE_MIGRATION } from './db/job-queue-migration.ts';
-import { STREAM_LOG_MIGRATION } from './db/stream-log.ts';
+import { McpStreamEvent, STREAM_LOG_MIGRATION } from './db/stream-log.ts';
 import { identityDomain } from './domain/identity/index.ts';
 import { notesDomain } from './domain/notes/index.ts';
 import { storageDomain } from './domain/storage/index.ts';
@@ -23,7 +23,7 @@ export const DOMAINS = [
 
 /** Every entity and every migration (in name order; with the job queue's and the MCP stream log's tables), for the database layer. */
 export const DATABASE_SCHEMA: { entities: readonly unknown[]; migrations: MigrationObject[] } = {
-  entities: DOMAINS.flatMap((d) => d.entities),
+  entities: [...DOMAINS.flatMap((d) => d.entities), McpStreamEvent],
   migrations: [...DOMAINS.flatMap((d) => d.migrations), JOB_QUEUE_MIGRATION, STREAM_LOG_MIGRATION].sort((a, b) =>
     a.name.localeCompare(b.name),
   ),

@@ -3,6 +3,7 @@
 // node answers any request). A stream is written here only once its client is gone: a call whose
 // answer reaches its client costs no write at all. Rows are scoped by user: another user's stream
 // reads as no stream. Readable for RETENTION_MS; each node sweeps what is older (core/surfaces/mcp/routes.ts).
+import { defineEntity, p } from '@mikro-orm/core';
 import { Migration } from '@mikro-orm/migrations';
 import type { Database } from './database.ts';
 
@@ -62,6 +63,24 @@ export class StreamLog {
   }
 }
 
+/**
+ * The table as the ORM knows it (the migration below owns it; the two must agree). No foreign key
+ * to users: this layer knows no domain, and a deleted user's rows go with the retention.
+ */
+export const McpStreamEvent = defineEntity({
+  name: 'McpStreamEvent',
+  tableName: 'mcp_stream_events',
+  properties: {
+    streamId: p.uuid().primary(),
+    seq: p.integer().primary(),
+    userId: p.uuid(),
+    message: p.text().nullable(),
+    isEnd: p.boolean().default(false),
+    createdAt: p.datetime().columnType('timestamptz').defaultRaw('now()').index('mcp_stream_events_created_at_index'),
+  },
+  primaryKeys: ['streamId', 'seq'],
+});
+
 export class Migration20261202000000_mcp_stream_events extends Migration {
   override up(): void {
     this.addSql(`
@@ -72,8 +91,7 @@ export class Migration20261202000000_mcp_stream_events extends Migration {
         message text,
         is_end boolean not null default false,
         created_at timestamptz not null default now(),
-        constraint mcp_stream_events_pkey primary key (stream_id, seq),
-        constraint mcp_stream_events_user_id_foreign foreign key (user_id) references users (id) on delete cascade
+        constraint mcp_stream_events_pkey primary key (stream_id, seq)
       );`);
     this.addSql(`create index mcp_stream_events_created_at_index on mcp_stream_events (created_at);`);
   }
