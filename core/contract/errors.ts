@@ -157,7 +157,12 @@ export const REASON: Readonly<Record<number, string>> = {
 export abstract class FolioError extends Error {
   abstract readonly code: ErrorCode;
   constructor(message: string, options?: ErrorOptions) {
+    // An outcome, not a fault: where it was thrown tells no one anything (a failure it wraps keeps
+    // its own stack, as `cause`). Capturing a stack trace was a fifth of the CPU of a 401 answer.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message, options);
+    Error.stackTraceLimit = limit;
     this.name = new.target.name;
   }
   get status(): number {
