@@ -132,6 +132,18 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/**
+ * Outcomes with a 5xx status that are the caller's own limit, not a server fault: logged as
+ * ordinary answers, not as failures (an operator alerting on failures is not paged because a user
+ * filled their quota or asked a search too broad to rank in time).
+ */
+const CALLERS_OWN: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['quota_exceeded', 'search_timeout']);
+
+/** Is this error an outcome the caller brought about (CALLERS_OWN), whatever its status? */
+export function callersOwn(err: unknown): boolean {
+  return err instanceof FolioError && CALLERS_OWN.has(err.code);
+}
+
 /** The reason phrase of each status Folio answers with, for the plain-text surfaces. */
 export const REASON: Readonly<Record<number, string>> = {
   400: 'Bad Request',

@@ -2,7 +2,7 @@
 import t from 'tap';
 import net from 'node:net';
 import { pino } from 'pino';
-import { startTestServer, req } from '../helpers/server.ts';
+import { startTestServer, req, createUser } from '../helpers/server.ts';
 
 const lines: Array<Record<string, any>> = [];
 const log = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s)) });
@@ -58,4 +58,24 @@ t.test('an upload the client breaks off is logged as its doing (info, 499), not 
   }
   t.equal(mine.length, 1);
   t.match(mine[0], { level: 30, res: { statusCode: 499 }, clientError: { code: 'HPE_INVALID_EOF_STATE' } });
+});
+
+t.test("a 507 for the caller's own quota is an answer (info), not a failure (error)", async (t) => {
+  const q = await startTestServer({ log, overrides: { storage: { quotaBytesPerUser: 1000 } } });
+  t.teardown(() => q.close());
+  const user = await createUser(q, 'full@example.com');
+  const body = { title: 'Big', body: 'x'.repeat(2000) };
+  const rest = await req(q, 'POST', '/api/v1/notetaker/notes', { token: user.token, body, headers: { 'x-request-id': 'quota-rest' } });
+  const curl = await req(q, 'POST', '/curl/call/notetaker/create', { token: user.token, body, headers: { 'x-request-id': 'quota-curl' } });
+  const koa = await req(q, 'POST', '/curl/call/notetaker/create?x=1', {
+    token: user.token,
+    body,
+    headers: { 'x-request-id': 'quota-koa' },
+  });
+  t.same([rest.status, curl.status, koa.status], [507, 507, 507]);
+  await new Promise((r) => setTimeout(r, 20));
+  for (const id of ['quota-rest', 'quota-curl', 'quota-koa']) {
+    const line = lines.find((l) => l.reqId === id);
+    t.match(line, { level: 30, msg: 'request completed', res: { statusCode: 507 } }, id);
+  }
 });

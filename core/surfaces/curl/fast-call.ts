@@ -13,7 +13,8 @@ import { NO_QUERY, type Authenticator } from '../../kernel/auth.ts';
 import type { Dispatcher } from '../../kernel/dispatch.ts';
 import { readJsonRequest, type BodyLimits } from '../http/body.ts';
 import { errorAnswer } from '../http/error-text.ts';
-import { beginRequest, responseError } from '../http/request-log.ts';
+import { beginRequest, markCallersOutcome, responseError } from '../http/request-log.ts';
+import { callersOwn } from '../../contract/errors.ts';
 
 export interface FastCallDeps {
   dispatcher: Dispatcher;
@@ -48,6 +49,7 @@ function send(
 /** The curl surface's error answer (respond.ts sendError), on the bare response. */
 function sendError(res: ServerResponse, err: unknown, log: Logger): void {
   const answer = errorAnswer(err, log);
+  if (callersOwn(err)) markCallersOutcome(res);
   if (answer.aborted) return send(res, answer.status, answer.headers, TEXT, '');
   send(res, answer.status, answer.headers, TEXT, answer.text.endsWith('\n') ? answer.text : `${answer.text}\n`);
 }

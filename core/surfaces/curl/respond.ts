@@ -2,7 +2,9 @@
 // core/surfaces/http/error-text.ts (the MCP surface words its isError results the same way).
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
+import { callersOwn } from '../../contract/errors.ts';
 import { errorAnswer } from '../http/error-text.ts';
+import { markCallersOutcome } from '../http/request-log.ts';
 
 export function sendText(ctx: Context, status: number, text: string): void {
   ctx.status = status;
@@ -13,6 +15,7 @@ export function sendText(ctx: Context, status: number, text: string): void {
 /** Maps any error to the curl surface's status and text. Unknown errors become 500 + error id. */
 export function sendError(ctx: Context, err: unknown, log: Logger): void {
   const answer = errorAnswer(err, log);
+  if (callersOwn(err)) markCallersOutcome(ctx.res);
   for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
   if (answer.aborted) {
     ctx.status = answer.status;

@@ -102,6 +102,14 @@ export function attachLog(ctx: Context, record: RequestRecord): void {
   Object.defineProperty(state, 'log', { get: stateLog, configurable: true, enumerable: true });
 }
 
+/** Responses whose 5xx answer is the caller's own limit (callersOwn): logged at info. */
+const callersOutcome = new WeakSet<ServerResponse>();
+
+/** The answer on this response is an outcome the caller brought about (see callersOwn in core/contract/errors.ts). */
+export function markCallersOutcome(res: ServerResponse): void {
+  callersOutcome.add(res);
+}
+
 /**
  * Starts the log of one request on a bare Node request/response (the Koa middleware below, and the
  * routes served before Koa: core/surfaces/http/fast-routes.ts). `what` is read when the line is
@@ -130,7 +138,7 @@ export function beginRequest(
     const gone = errors.length === 0 ? undefined : errors.find((e) => isClientGone(e));
     const clientError = malformation(req);
     // A request the client broke off or malformed (the parser says so) failed by the client's doing.
-    const level = status >= 500 || (failure !== undefined && !clientError) ? 'error' : 'info';
+    const level = (status >= 500 && !callersOutcome.has(res)) || (failure !== undefined && !clientError) ? 'error' : 'info';
     if (!log.isLevelEnabled(level)) return; // nothing would be written: no line to make
     const { method, path, querystring } = what();
     const line = {

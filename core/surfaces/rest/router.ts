@@ -10,10 +10,18 @@ import type { Logger } from 'pino';
 import type { TSchema } from 'typebox';
 import type { Authenticator } from '../../kernel/auth.ts';
 import type { Policy } from '../../kernel/policy.ts';
-import { BadArguments, MethodNotAllowed, NotFound, UnknownName, UnsupportedMediaType, type ArgProblem } from '../../contract/errors.ts';
+import {
+  BadArguments,
+  callersOwn,
+  MethodNotAllowed,
+  NotFound,
+  UnknownName,
+  UnsupportedMediaType,
+  type ArgProblem,
+} from '../../contract/errors.ts';
 import { koaPath, type PublicRoute, type Route } from '../../contract/rest.ts';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
-import type { RequestLogState } from '../http/request-log.ts';
+import { markCallersOutcome, type RequestLogState } from '../http/request-log.ts';
 import { restOpenApi } from './openapi.ts';
 import { mountRestPages } from './pages.ts';
 import { toProblem, type FieldProblem, type ProblemAnswer } from './problems.ts';
@@ -173,6 +181,7 @@ export function restFramework(opts: RestFrameworkOptions): RestSurface {
         if ((c.route.upload || c.route.raw) && !ctx.req.complete) ctx.set('Connection', 'close');
         // The route's own 404 text is for its resources; an unknown name (a hidden group) reads as an unknown route.
         const notFound = err instanceof UnknownName ? undefined : c.route.notFound;
+        if (callersOwn(err)) markCallersOutcome(ctx.res);
         sendProblem(ctx, toProblem(err, { base: baseOf(opts.publicUrl, ctx), log, notFound, locate: c.locate }));
       }
     });
