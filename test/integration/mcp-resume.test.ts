@@ -408,15 +408,14 @@ t.test('stateless: resumptions are bounded per user, and a failing log is a 503,
   t.same(statuses, Array(16).fill(200), '16 resumptions open at once');
   t.equal(await resume(firsts[16]!), 429, 'a 17th is refused');
   t.equal(await resume(firsts[0]!), 200, 'resuming one of them again replaces it rather than counting twice');
-  const first = { id: firsts[0] };
 
-  const original = StreamLog.prototype.read;
-  StreamLog.prototype.read = () => Promise.reject(new Error('the database went away'));
-  t.teardown(() => {
-    StreamLog.prototype.read = original;
-  });
-  const broken = await resumeGet(stateless.url, user.token, first!.id!);
-  StreamLog.prototype.read = original;
+  // The database failing under a resumption (the log's reads fail, as they would with it gone).
+  const read = Object.getOwnPropertyDescriptor(StreamLog.prototype, 'read')!;
+  const restore = () => Object.defineProperty(StreamLog.prototype, 'read', read);
+  t.teardown(restore);
+  Object.defineProperty(StreamLog.prototype, 'read', { ...read, value: () => Promise.reject(new Error('the database went away')) });
+  const broken = await resumeGet(stateless.url, user.token, firsts[0]!);
+  restore();
   t.equal(broken.status, 503, 'answered at once');
   t.match(await broken.text(), /could not be read; try again/);
 });
