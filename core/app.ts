@@ -447,8 +447,9 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
         for (const timer of timers) clearInterval(timer);
         // A run stuck on a hung database must not hold the close up: wait a little, then go on.
         await Promise.race([Promise.all(running), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
-        await registry.close();
+        // MCP first: the calls it still runs are answered (with an error) while their plugins are there.
         await mcp.close();
+        await registry.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();

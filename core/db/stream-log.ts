@@ -13,6 +13,8 @@ export interface StreamEvent {
   json: string | null;
   /** The stream's last row: every answer it was to carry has been written (or the stream was abandoned). */
   end: boolean;
+  /** How long ago the row was written (as read; unused when writing). */
+  ageMs?: number;
 }
 
 /** How long a stream's events are kept after they are written. */
@@ -42,13 +44,13 @@ export class StreamLog {
    * not theirs, not (yet) here, or older than the retention (whether swept yet or not).
    */
   async read(userId: string, streamId: string, fromSeq: number, limit = 500): Promise<StreamEvent[]> {
-    const rows = await this.#db.orm.em.fork().execute<Array<{ seq: number; message: string | null; is_end: boolean }>>(
-      `select seq, message, is_end from mcp_stream_events
+    const rows = await this.#db.orm.em.fork().execute<Array<{ seq: number; message: string | null; is_end: boolean; age_ms: number }>>(
+      `select seq, message, is_end, (extract(epoch from now() - created_at) * 1000)::float8 as age_ms from mcp_stream_events
         where stream_id = ?::uuid and user_id = ?::uuid and seq >= ? and created_at > now() - make_interval(secs => ?)
         order by seq limit ?`,
       [streamId, userId, fromSeq, RETENTION_MS / 1000, limit],
     );
-    return rows.map((r) => ({ seq: Number(r.seq), json: r.message, end: r.is_end }));
+    return rows.map((r) => ({ seq: Number(r.seq), json: r.message, end: r.is_end, ageMs: Number(r.age_ms) }));
   }
 
   /** Removes events older than the retention; the number removed. */

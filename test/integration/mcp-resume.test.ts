@@ -208,8 +208,8 @@ t.test('stateless: a client that leaves mid-call resumes with Last-Event-ID; the
     after.map((e) => e.id),
     'a second reconnect from the same id gets the same events',
   );
-  const fromEnd = await readEvents(await resumeGet(stateless.url, user.token, after.at(-1)!.id!), () => false);
-  t.same(fromEnd, [], 'from the answer on, nothing is left: the stream ends at once');
+  const fromEnd = await resumeGet(stateless.url, user.token, after.at(-1)!.id!);
+  t.equal(fromEnd.status, 204, 'from the answer on, nothing is left: no stream at all');
 
   const other = await createUser(stateless, 'sl-other@example.com');
   const stolen = await resumeGet(stateless.url, other.token, last);
@@ -418,4 +418,99 @@ t.test('stateless: resumptions are bounded per user, and a failing log is a 503,
   restore();
   t.equal(broken.status, 503, 'answered at once');
   t.match(await broken.text(), /could not be read; try again/);
+});
+
+t.test('stateless: a stream with nothing left to send is a 204, so the SDK client stops asking', async (t) => {
+  const short = await startTestServer({ plugins, overrides: { mcp: { mode: 'stateless', streamDeadlineMs: 1200 } } });
+  t.teardown(() => short.close());
+  const user = await createUser(short, 'sl-nothing@example.com');
+
+  // Read whole: resuming it is answered at once, with nothing.
+  const whole = await readEvents(await statelessPost(short.url, user.token, countCall(1, 2, 10)), () => false);
+  const started = Date.now();
+  const again = await resumeGet(short.url, user.token, whole[0]!.id!);
+  t.equal(again.status, 204, 'a stream its client read to the end');
+  t.ok(Date.now() - started < 500, 'without waiting for a log it was never written to');
+
+  // Ended with an error while no one listened: the error is resumed, and after it there is nothing.
+  const [first] = await readEvents(
+    await statelessPost(short.url, user.token, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'acme__slow', arguments: { ms: 5000 } },
+    }),
+    (e) => e.id !== undefined,
+  );
+  const rest = await readEvents(await resumeGet(short.url, user.token, first!.id!), () => false);
+  const error = rest.map((e) => JSON.parse(e.data) as { id: number; error?: { message: string } }).find((m) => m.id === 2);
+  t.match(error?.error?.message, /no answer within 1200 ms/, 'the abandoned call answers its error');
+  t.equal((await resumeGet(short.url, user.token, rest.at(-1)!.id!)).status, 204, 'and after the error, nothing');
+
+  // A stream whose node stopped without ending it: once no call can be behind it, what is there is all.
+  const stream = randomUUID();
+  await short.folio.db.orm.em
+    .fork()
+    .execute(
+      `insert into mcp_stream_events (stream_id, seq, user_id, message, created_at) values (?::uuid, 1, ?::uuid, null, now() - interval '5 minutes')`,
+      [stream, user.id],
+    );
+  const t0 = Date.now();
+  t.equal((await resumeGet(short.url, user.token, `${stream}:1`)).status, 204, 'an orphaned stream ends at once');
+  t.ok(Date.now() - t0 < 1000);
+
+  // The official client on a stream that ends in an error: it does not come back again and again.
+  let gets = 0;
+  let cut = false;
+  const cutting: typeof fetch = async (input, init) => {
+    if ((init?.method ?? 'GET') === 'GET') gets++;
+    const res = await fetch(input, init);
+    if (cut || typeof init?.body !== 'string' || !init.body.includes('"tools/call"') || !res.body) return res;
+    cut = true;
+    const reader = res.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        controller.enqueue(value);
+        await reader.cancel();
+        controller.error(new TypeError('terminated'));
+      },
+    });
+    return new Response(body, { status: res.status, headers: res.headers });
+  };
+  const client = new Client({ name: 'resume-error', version: '1' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${short.url}/mcp`), {
+      fetch: cutting,
+      requestInit: { headers: { Authorization: `Bearer ${user.token}` } },
+      reconnectionOptions: { initialReconnectionDelay: 100, maxReconnectionDelay: 300, reconnectionDelayGrowFactor: 1.5, maxRetries: 5 },
+    }),
+  );
+  t.teardown(() => client.close());
+  const before = gets;
+  const outcome = await client.callTool({ name: 'acme__slow', arguments: { ms: 5000 } }).then(
+    () => 'answered',
+    (err: Error) => err.message,
+  );
+  t.match(outcome, /no answer within 1200 ms/, 'the client gets the error');
+  await sleep(1500);
+  t.ok(gets - before <= 3, `and reconnects no more than it needs (${gets - before} GETs)`);
+});
+
+t.test('stateless: a server shutting down answers the calls it still runs', async (t) => {
+  const node = await startTestServer({ plugins, overrides: { mcp: { mode: 'stateless' } } });
+  const user = await createUser(node, 'sl-shutdown@example.com');
+  const post = await statelessPost(node.url, user.token, {
+    jsonrpc: '2.0',
+    id: 3,
+    method: 'tools/call',
+    params: { name: 'acme__slow', arguments: { ms: 20000 } },
+  });
+  const events = readEvents(post, () => false);
+  await sleep(200);
+  const closing = node.close();
+  const got = (await events).filter((e) => e.data !== '').map((e) => JSON.parse(e.data) as { id: number; error?: { message: string } });
+  await closing;
+  t.match(got.at(-1), { id: 3, error: { message: /the server is shutting down/ } }, 'an error answer, not a cut');
 });

@@ -201,7 +201,7 @@ export class FilesServiceImpl implements FilesService {
       upload.source.resume();
       if (err instanceof BlobLimitExceeded) throw tooLarge();
       if ((err as NodeJS.ErrnoException).code === 'ENOSPC')
-        throw new StorageFull("the server's storage is full; nothing was stored. Try again later, or tell the operator.");
+        throw new StorageFull("the server's storage is full; nothing was stored. Try again later, or tell the operator.", { cause: err });
       if (senderGone(err)) throw new Aborted('the upload ended before all its bytes arrived; nothing was stored.');
       throw err;
     }
@@ -218,7 +218,7 @@ export class FilesServiceImpl implements FilesService {
       });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOSPC')
-        throw new StorageFull("the server's storage is full; nothing was stored. Try again later, or tell the operator.");
+        throw new StorageFull("the server's storage is full; nothing was stored. Try again later, or tell the operator.", { cause: err });
       throw err;
     } finally {
       await staged.discard();

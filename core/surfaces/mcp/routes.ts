@@ -95,6 +95,8 @@ const CANCEL_SIGNAL = 'mcp-cancel';
 const FLUSH_SIGNAL = 'mcp-flush';
 /** Cancels of one POST carried to the other nodes. */
 const MAX_CANCELS_SIGNALLED = 50;
+/** Finished streams a node remembers, so that resuming one is answered at once (about 100 bytes each). */
+const MAX_FINISHED_REMEMBERED = 4096;
 /** Resumed streams one user may have open on one node. */
 const MAX_RESUMING_PER_USER = 16;
 /** How often each node sweeps expired stream events (stateless mode). */
@@ -328,12 +330,20 @@ export function mcpSurface(deps: McpDeps): McpSurface {
       if (!cancelHere(tokenId, id, reason, reqLog) && String(id).length <= 64) elsewhere.push({ id });
     }
     // One NOTIFY per POST (its payload is at most 8000 bytes: ids only, up to 50 of them).
-    if (elsewhere.length > 0 && elsewhere.length <= MAX_CANCELS_SIGNALLED)
-      deps.signals?.send(CANCEL_SIGNAL, { tokenId, cancels: elsewhere });
+    if (elsewhere.length > 0) deps.signals?.send(CANCEL_SIGNAL, { tokenId, cancels: elsewhere.slice(0, MAX_CANCELS_SIGNALLED) });
   }
 
   // A stream whose client went away, still running: a clean shutdown lets their writes finish.
   const detached = new Set<DetachableStream>();
+  // Every stateless exchange not yet over: a shutdown answers what they still owe.
+  const running = new Set<FolioTransport>();
+  // Streams of this node read whole by their client, lately (by id, the user's): a resumption of one
+  // is told at once that nothing is left, not made to wait for a log it was never written to.
+  const finished = new Map<string, string>();
+  const noteFinished = (streamId: string, userId: string) => {
+    finished.set(streamId, userId);
+    if (finished.size > MAX_FINISHED_REMEMBERED) finished.delete(finished.keys().next().value!);
+  };
   // This node's stateless streams whose response is not out yet, by stream id: a resumption that
   // finds one of them missing from the log (its client reconnected before this node saw it leave,
   // or its connection hangs half-open) has it written there.
@@ -397,6 +407,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
         set?.delete(transport);
         if (set?.size === 0) inFlight.delete(key);
       }
+      running.delete(transport);
       void server.close().catch(() => {});
       if (stream) void stream.settled().then(() => detached.delete(stream));
     };
@@ -416,8 +427,9 @@ export function mcpSurface(deps: McpDeps): McpSurface {
       if (!set) inFlight.set(key, (set = new Set()));
       set.add(transport);
     }
-    // Until the response has closed (not merely been handed to the system: a half-open connection
-    // takes it all the same), the stream's events are held for a resumption that asks for them.
+    running.add(transport);
+    // Until the response has closed (for a complete answer, right after it was handed to the
+    // connection), the stream's events are held for a resumption that asks for them.
     if (stream) live.set(stream.id, { stream, userId, res: ctx.res });
     ctx.res.once('close', () => {
       if (stream) live.delete(stream.id);
@@ -434,6 +446,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
         if (settled) release();
         return;
       }
+      if (stream?.resumable && settled) noteFinished(stream.id, userId);
       release();
     });
     await server.connect(transport);
@@ -452,13 +465,14 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     const unknown = `Bad Request: no stream of yours holds event '${lastEventId.slice(0, 80)}' (unknown, or older than the resumption window)`;
     if (!at) return jsonRpcError(ctx, 400, -32000, unknown);
     const open = resumingByUser.get(userId) ?? 0;
-    if (open >= MAX_RESUMING_PER_USER && !resumingStream.has(at.stream))
+    const mine = `${userId}:${at.stream}`;
+    if (open >= MAX_RESUMING_PER_USER && !resumingStream.has(mine))
       return jsonRpcError(ctx, 429, -32000, `Too Many Requests: ${open} resumed streams open for you on this node; close one first`);
-    resumingStream.get(at.stream)?.destroy();
-    resumingStream.set(at.stream, ctx.res);
+    resumingStream.get(mine)?.destroy();
+    resumingStream.set(mine, ctx.res);
     resumingByUser.set(userId, (resumingByUser.get(userId) ?? 0) + 1);
     ctx.res.once('close', () => {
-      if (resumingStream.get(at.stream) === ctx.res) resumingStream.delete(at.stream);
+      if (resumingStream.get(mine) === ctx.res) resumingStream.delete(mine);
       const n = (resumingByUser.get(userId) ?? 1) - 1;
       if (n > 0) resumingByUser.set(userId, n);
       else resumingByUser.delete(userId);
@@ -476,6 +490,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
       deadlineMs,
       headers,
       logger: log,
+      finished: () => finished.get(at.stream) === userId,
       missing: () => {
         if (!flushHere(userId, at.stream)) deps.signals?.send(FLUSH_SIGNAL, { userId, stream: at.stream });
       },
@@ -506,6 +521,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
       unsubscribe();
       unlisten();
       clearInterval(sweeper);
+      for (const transport of running) transport.abandonAll('the server is shutting down');
       await store.close();
     },
     async drained() {

@@ -140,11 +140,19 @@ export interface ResumeOptions {
   graceMs?: number;
   /** Called once if the stream is not in the log at first: its node may still hold it (and not know the client left). */
   missing?: () => void;
+  /** Is the stream known here to have been answered whole (its client read to its end)? Then there is nothing to resume. */
+  finished?: () => boolean;
   headers: Record<string, string>;
   logger: Logger;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+/**
+ * A stream whose first row is older than the call deadline and this margin has no call behind it
+ * any more, end row or not (its node stopped without writing one): what is there is all there is.
+ */
+const STALE_MARGIN_MS = 10_000;
 
 /** Polling the log: often at first (a call's answer is usually near), then less. */
 const pollAfter = (waitedMs: number) => (waitedMs < 1000 ? 100 : waitedMs < 5000 ? 250 : 500);
@@ -153,9 +161,11 @@ const KEEPALIVE_MS = 15_000;
 /**
  * Serves `GET /mcp` with `Last-Event-ID` from the stream log: the events after that id, then
  * those still to come, until the stream's end (or the deadline, or the client leaving).
- * Resolves 'unknown', having written nothing, when the user has no such event (unknown, expired,
- * another user's): the caller answers 400; 'failed' when the log could not be read before anything
- * was written: the caller answers 503.
+ * A stream with nothing left to send after the client's id (it ended with an error or a cancel,
+ * which the official client does not count as its answer, or it was read whole) is a 204: no
+ * stream, and the client stops asking. Resolves 'unknown', having written nothing, when the user
+ * has no such event (unknown, expired, another user's): the caller answers 400; 'failed' when the
+ * log could not be read before anything was written: the caller answers 503.
  */
 export async function resumeStream(res: ServerResponse, o: ResumeOptions): Promise<'served' | 'unknown' | 'failed'> {
   const graceMs = o.graceMs ?? 1000;
@@ -164,12 +174,20 @@ export async function resumeStream(res: ServerResponse, o: ResumeOptions): Promi
   try {
     // The event the client saw must be there: proof the stream is theirs and still kept.
     let rows = await o.log.read(o.userId, o.stream, o.seq);
-    if (rows[0]?.seq !== o.seq) o.missing?.();
+    if (rows[0]?.seq !== o.seq) {
+      if (o.finished?.()) return nothingLeft(res, o.headers);
+      o.missing?.();
+    }
     while (rows[0]?.seq !== o.seq) {
       if (gone() || Date.now() - started >= graceMs) return 'unknown';
       await sleep(100);
       rows = await o.log.read(o.userId, o.stream, o.seq);
     }
+    // Waiting ends with the resumption's own deadline, or when no call can be behind the stream any more.
+    const staleAt = Date.now() + o.deadlineMs + STALE_MARGIN_MS - (rows[0].ageMs ?? 0);
+    const until = Math.min(started + o.deadlineMs, staleAt);
+    const after = rows.filter((e) => e.seq > o.seq);
+    if (!after.some((e) => e.json !== null) && (after.some((e) => e.end) || Date.now() >= staleAt)) return nothingLeft(res, o.headers);
     res.writeHead(200, {
       ...o.headers,
       'content-type': 'text/event-stream',
@@ -200,7 +218,7 @@ export async function resumeStream(res: ServerResponse, o: ResumeOptions): Promi
         res.write(': keep-alive\n\n');
         spoke = Date.now();
       }
-      if (ended || Date.now() - started >= o.deadlineMs) break;
+      if (ended || Date.now() >= until) break;
       await sleep(pollAfter(Date.now() - waitedSince));
       if (gone()) break;
       rows = await o.log.read(o.userId, o.stream, last + 1);
@@ -214,4 +232,10 @@ export async function resumeStream(res: ServerResponse, o: ResumeOptions): Promi
     res.destroy();
     return 'served';
   }
+}
+
+function nothingLeft(res: ServerResponse, headers: Record<string, string>): 'served' {
+  res.writeHead(204, headers);
+  res.end();
+  return 'served';
 }

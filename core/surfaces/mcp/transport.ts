@@ -230,20 +230,32 @@ export class FolioTransport extends WebStandardStreamableHTTPServerTransport {
   /** The deadline passed: cancel what is unanswered (so a late answer is dropped) and answer it. */
   #expire(post: Post): void {
     const ms = this.#deadlineMs;
+    this.#abandon(post, `no answer within ${ms} ms`, (id, method) =>
+      this.#log.warn({ id, method, ms }, 'mcp request unanswered at its deadline: abandoned'),
+    );
+  }
+
+  /**
+   * The server is shutting down: every request still unanswered here is cancelled and answered
+   * with an error now, while its answer can still be written (and a stream whose client left gets
+   * its end in the stream log rather than none).
+   */
+  abandonAll(why: string): void {
+    const posts = new Set([...this.#inFlight.values()].map((e) => e.post));
+    for (const post of posts) this.#abandon(post, why);
+  }
+
+  #abandon(post: Post, why: string, note?: (id: RequestId, method: string) => void): void {
     for (const id of [...post.pending]) {
       const entry = this.#inFlight.get(id);
       if (entry?.post !== post) continue;
-      this.#log.warn({ id, method: entry.request.method, ms }, 'mcp request unanswered at its deadline: abandoned');
+      note?.(id, entry.request.method);
       // Through the server's own cancellation: the handler's signal fires, its answer is never sent.
-      this.onmessage?.({
-        jsonrpc: '2.0',
-        method: 'notifications/cancelled',
-        params: { requestId: id, reason: `no answer within ${ms} ms` },
-      });
+      this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: why } });
       this.send({
         jsonrpc: '2.0',
         id,
-        error: { code: ErrorCode.InternalError, message: `Internal error: no answer within ${ms} ms; the request was abandoned` },
+        error: { code: ErrorCode.InternalError, message: `Internal error: ${why}; the request was abandoned` },
       }).catch(() => {
         // The client hung up already: nothing to end.
       });
