@@ -172,6 +172,11 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   raw?: { description: string; media?: string[] };
   /** Request headers the operation reads (documented as parameters). */
   headers?: HeaderDoc[];
+  /**
+   * Headers an OPTIONS request on this path answers with, besides Allow: a protocol's discovery
+   * (tus: Tus-Version, Tus-Extension, Tus-Max-Size). OPTIONS needs no token.
+   */
+  options?: () => Record<string, string>;
   responses: Record<number, ResponseDoc>;
   /** Problem codes beyond the ones the framework infers from the shape of the route. */
   problems?: ProblemCode[];

@@ -273,3 +273,17 @@ t.test('malformed tus requests get a clear 4xx problem, never a 5xx', async (t) 
   }
   t.equal((await offsetOf(alice.token, url)).headers.get('upload-offset'), '0', 'the upload took none of it');
 });
+
+t.test('OPTIONS on the upload URLs tells a tus client what this server speaks, without a token', async (t) => {
+  for (const url of [`${s.url}/api/v1/filedb/uploads`, `${s.url}/api/v1/filedb/uploads/00000000-0000-4000-8000-000000000000`]) {
+    const r = await fetch(url, { method: 'OPTIONS' });
+    t.equal(r.status, 204, url);
+    t.equal(r.headers.get('tus-version'), '1.0.0');
+    t.equal(r.headers.get('tus-resumable'), '1.0.0');
+    t.same(r.headers.get('tus-extension')?.split(','), ['creation', 'creation-with-upload', 'termination', 'expiration']);
+    t.equal(r.headers.get('tus-max-size'), String(MAX), 'the per-file limit');
+    t.match(r.headers.get('allow'), /OPTIONS/);
+  }
+  const other = await fetch(`${s.url}/api/v1/filedb/files`, { method: 'OPTIONS' });
+  t.equal(other.headers.get('tus-version'), null, 'other paths are not tus');
+});

@@ -146,6 +146,11 @@ export class FilesServiceImpl implements FilesService {
     return this.#shares;
   }
 
+  /** The most bytes one file may have on this server. */
+  get maxFileBytes(): number {
+    return this.#settings.maxFileBytes;
+  }
+
   #em(): EntityManager {
     return this.#orm.em.fork();
   }

@@ -188,16 +188,22 @@ export function restFramework(opts: RestFrameworkOptions): RestSurface {
   }
 
   // Whatever no operation took: 405 when the path exists with other methods, else 404.
-  const patterns = routes.map((r) => ({ re: new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}/?$`), method: r.method }));
+  const patterns = routes.map((r) => ({
+    re: new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}/?$`),
+    method: r.method,
+    options: r.options,
+  }));
   router.all('{/*rest}', (ctx) => {
     const sub = ctx.path.slice(REST_PREFIX.length) || '/';
-    const allowed = [...new Set(patterns.filter((p) => p.re.test(sub)).map((p) => p.method))];
+    const matching = patterns.filter((p) => p.re.test(sub));
+    const allowed = [...new Set(matching.map((p) => p.method))];
     const base = baseOf(opts.publicUrl, ctx);
     const log = ctx.state.log;
     if (allowed.length === 0) return sendProblem(ctx, toProblem(unknownRoute(ctx.path), { base, log }));
     const allow = [...allowed, ...(allowed.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
     if (ctx.method === 'OPTIONS') {
       ctx.set('Allow', allow);
+      for (const p of matching) if (p.options) ctx.set(p.options());
       ctx.status = 204;
       return;
     }

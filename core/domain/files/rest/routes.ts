@@ -83,6 +83,14 @@ const TUS_HEADERS: HeaderDoc[] = [
 const TUS_DOC =
   'The tus resumable-upload protocol 1.0.0 (https://tus.io/protocols/resumable-upload): any tus client works (tus-js-client, Uppy, tusd-client, `folio files upload`).';
 
+/** What OPTIONS on the upload URLs says of this server's tus (the protocol's discovery). */
+const tusOptions = (files: FilesServiceImpl) => () => ({
+  'Tus-Resumable': '1.0.0',
+  'Tus-Version': '1.0.0',
+  'Tus-Extension': 'creation,creation-with-upload,termination,expiration',
+  'Tus-Max-Size': String(files.maxFileBytes),
+});
+
 function tus(files: FilesServiceImpl) {
   return (call: Parameters<Route['handler']>[0]) => {
     if (!files.uploads) throw new BadArguments('resumable uploads are not available on this server');
@@ -128,6 +136,7 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
         200: { description: 'Created and finished in one request (every byte in the body): the file.', schema: S.File },
       },
       problems: ['file_too_large', 'quota_exceeded', 'storage_full'],
+      options: tusOptions(files),
       handler: tus(files),
     }),
     route({
@@ -153,6 +162,7 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
       },
       problems: ['storage_full'],
       notFound: UPLOAD_404,
+      options: tusOptions(files),
       handler: tus(files),
     }),
     route({
@@ -178,6 +188,7 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
       },
       problems: ['conflict', 'file_too_large', 'quota_exceeded', 'storage_full'],
       notFound: UPLOAD_404,
+      options: tusOptions(files),
       handler: tus(files),
     }),
     route({
@@ -193,6 +204,7 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
       raw: { description: 'No body.' },
       responses: { 204: { description: 'Cancelled.' } },
       notFound: UPLOAD_404,
+      options: tusOptions(files),
       handler: tus(files),
     }),
     route({
