@@ -51,6 +51,29 @@ async function readEvents(res: Response, stop: (e: Event, all: Event[]) => boole
   return events;
 }
 
+/**
+ * The response as a network that drops it would hand it on: its body passes until `until` says so
+ * of what arrived so far (by default after the first chunk), then the real connection is let go
+ * and the body fails as a cut connection does.
+ */
+function cutOff(res: Response, until: (seen: string) => boolean = () => true): Response {
+  const reader = res.body!.getReader();
+  let seen = '';
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) return controller.close();
+      controller.enqueue(value);
+      seen += new TextDecoder().decode(value);
+      if (until(seen)) {
+        await reader.cancel();
+        controller.error(new TypeError('terminated'));
+      }
+    },
+  });
+  return new Response(body, { status: res.status, headers: res.headers });
+}
+
 t.test('stateful: a response stream cut mid-call is resumed with Last-Event-ID, nothing lost', async (t) => {
   const user = await createUser(stateful, 'resume@example.com');
   const auth = { ...HEADERS, authorization: `Bearer ${user.token}` };
@@ -253,21 +276,7 @@ t.test('stateless: the official SDK client resumes a cut stream by itself', asyn
     const sent = typeof init?.body === 'string' ? init.body : '';
     if (cut > 0 || !sent.includes('"tools/call"') || !res.body) return res;
     cut++;
-    const reader = res.body.getReader();
-    let seen = '';
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const { done, value } = await reader.read();
-        if (done) return controller.close();
-        controller.enqueue(value);
-        seen += new TextDecoder().decode(value);
-        if (seen.includes('notifications/progress')) {
-          await reader.cancel();
-          controller.error(new TypeError('terminated'));
-        }
-      },
-    });
-    return new Response(body, { status: res.status, headers: res.headers });
+    return cutOff(res, (seen) => seen.includes('notifications/progress'));
   };
   const transport = new StreamableHTTPClientTransport(new URL(`${stateless.url}/mcp`), {
     fetch: cutting,
@@ -331,30 +340,17 @@ t.test('stateless: the SDK client keeps its place even when a resumed stream is 
   const seen: string[] = [];
   let cutPost = false;
   let cutGet = false;
-  const cutAfterFirstChunk = async (res: Response): Promise<Response> => {
-    const reader = res.body!.getReader();
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const { done, value } = await reader.read();
-        if (done) return controller.close();
-        controller.enqueue(value);
-        await reader.cancel();
-        controller.error(new TypeError('terminated'));
-      },
-    });
-    return new Response(body, { status: res.status, headers: res.headers });
-  };
   const cutting: typeof fetch = async (input, init) => {
     const res = await fetch(input, init);
     const sent = typeof init?.body === 'string' ? init.body : '';
     seen.push(`${init?.method ?? 'GET'} ${new Headers(init?.headers).get('last-event-id') ?? '-'} ${res.status}`);
     if (!cutPost && sent.includes('"tools/call"')) {
       cutPost = true;
-      return cutAfterFirstChunk(res);
+      return cutOff(res);
     }
     if (!cutGet && init?.method === 'GET' && res.ok) {
       cutGet = true;
-      return cutAfterFirstChunk(res);
+      return cutOff(res);
     }
     return res;
   };
@@ -467,17 +463,7 @@ t.test('stateless: a stream with nothing left to send is a 204, so the SDK clien
     const res = await fetch(input, init);
     if (cut || typeof init?.body !== 'string' || !init.body.includes('"tools/call"') || !res.body) return res;
     cut = true;
-    const reader = res.body.getReader();
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const { done, value } = await reader.read();
-        if (done) return controller.close();
-        controller.enqueue(value);
-        await reader.cancel();
-        controller.error(new TypeError('terminated'));
-      },
-    });
-    return new Response(body, { status: res.status, headers: res.headers });
+    return cutOff(res);
   };
   const client = new Client({ name: 'resume-error', version: '1' });
   await client.connect(
