@@ -7,6 +7,7 @@
 // database) gets those it missed, the answer included, waiting for them if the call is still
 // running elsewhere.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as pause } from 'node:timers/promises';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { EventStore } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -146,7 +147,8 @@ export interface ResumeOptions {
   logger: Logger;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+/** A pause that keeps no process alive on its own. */
+const sleep = (ms: number) => pause(ms, undefined, { ref: false });
 
 /**
  * A stream whose first row is older than the call deadline and this margin has no call behind it
