@@ -7,17 +7,6 @@
 import type { EventStore } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
-interface Stored {
-  streamId: string;
-  /**
-   * The message as JSON (undefined for the SDK's priming event, an empty message). Kept as one
-   * string rather than the message's objects: every event outlives many young-generation
-   * collections here, and a string is copied once and never scanned, where the message's object
-   * tree would be traced in every major collection. Replays, which are rare, parse it back.
-   */
-  json: string | undefined;
-}
-
 export interface EventStoreLimits {
   maxEvents: number;
   maxBytes: number;
@@ -25,13 +14,21 @@ export interface EventStoreLimits {
 
 export const EVENT_STORE_LIMITS: EventStoreLimits = { maxEvents: 1000, maxBytes: 4 * 1024 * 1024 };
 
+/**
+ * Event ids are the decimal numbers 1, 2, 3, ... in the order events were stored; event n is kept
+ * in slot (n - 1) % maxEvents of two parallel arrays while it is among the newest (from #first to
+ * #seq). Storing one is two array writes: no map to hash into, no entry object, no index to keep
+ * in order. The message is kept as its JSON (undefined for the SDK's priming event, an empty
+ * message): every event outlives many young-generation collections here, and a string is copied
+ * once and never scanned, where the message's object tree would be traced in every major
+ * collection. Replays, which are rare, parse it back.
+ */
 export class SessionEventStore implements EventStore {
-  readonly #events = new Map<string, Stored>();
-  // The ids in the order they were given, from #head on: the oldest is evicted without walking the
-  // map (a Map iterated from its start after many deletes at its front walks their holes too).
-  #order: string[] = [];
-  #head = 0;
+  readonly #streams: string[] = [];
+  readonly #json: Array<string | undefined> = [];
   readonly #limits: EventStoreLimits;
+  /** The oldest event kept; the store is empty when #first > #seq. */
+  #first = 1;
   #seq = 0;
   #bytes = 0;
 
@@ -40,47 +37,62 @@ export class SessionEventStore implements EventStore {
   }
 
   get size(): number {
-    return this.#events.size;
+    return this.#seq - this.#first + 1;
+  }
+
+  #slot(n: number): number {
+    return (n - 1) % this.#limits.maxEvents;
+  }
+
+  /** The number of a kept event's id; undefined for an id this session never gave (or forgot). */
+  #kept(eventId: string): number | undefined {
+    const n = Number(eventId);
+    return Number.isSafeInteger(n) && n >= this.#first && n <= this.#seq && String(n) === eventId ? n : undefined;
+  }
+
+  #evictOldest(): void {
+    this.#bytes -= this.#json[this.#slot(this.#first)]?.length ?? 0;
+    this.#json[this.#slot(this.#first)] = undefined;
+    this.#first++;
   }
 
   storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
-    const id = String(++this.#seq);
+    const n = ++this.#seq;
     // The SDK's priming event is an empty message: nothing to replay, only an id to resume from.
     const json = 'jsonrpc' in message ? JSON.stringify(message) : undefined;
-    this.#events.set(id, { streamId, json });
-    this.#order.push(id);
+    // The slot's previous event (n - maxEvents) goes first: at most maxEvents are kept.
+    if (n - this.#first >= this.#limits.maxEvents) this.#evictOldest();
+    const slot = this.#slot(n);
+    this.#streams[slot] = streamId;
+    this.#json[slot] = json;
     this.#bytes += json?.length ?? 0;
-    while (this.#events.size > 1 && (this.#events.size > this.#limits.maxEvents || this.#bytes > this.#limits.maxBytes)) {
-      const old = this.#order[this.#head++]!;
-      this.#bytes -= this.#events.get(old)!.json?.length ?? 0;
-      this.#events.delete(old);
-    }
-    if (this.#head > 1024 && this.#head * 2 > this.#order.length) {
-      this.#order = this.#order.slice(this.#head);
-      this.#head = 0;
-    }
-    return Promise.resolve(id);
+    // Within maxBytes, but the newest event is always kept.
+    while (this.#bytes > this.#limits.maxBytes && this.#first < n) this.#evictOldest();
+    return Promise.resolve(String(n));
   }
 
   /** The stream an event was sent on; undefined for an id this session never gave (or forgot). */
   getStreamIdForEventId(eventId: string): Promise<string | undefined> {
-    return Promise.resolve(this.#events.get(eventId)?.streamId);
+    const n = this.#kept(eventId);
+    return Promise.resolve(n === undefined ? undefined : this.#streams[this.#slot(n)]);
   }
 
   async replayEventsAfter(
     lastEventId: string,
     { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> },
   ): Promise<string> {
-    const last = this.#events.get(lastEventId);
-    if (!last) throw new Error(`unknown event id ${lastEventId}`);
-    let after = false;
-    for (const [id, e] of [...this.#events]) {
-      if (id === lastEventId) {
-        after = true;
-        continue;
-      }
-      if (after && e.streamId === last.streamId && e.json !== undefined) await send(id, JSON.parse(e.json) as JSONRPCMessage);
+    const last = this.#kept(lastEventId);
+    if (last === undefined) throw new Error(`unknown event id ${lastEventId}`);
+    const streamId = this.#streams[this.#slot(last)]!;
+    // The events kept when the replay began (later ones go to the stream as they come); one evicted
+    // while an earlier one was being sent is gone.
+    const end = this.#seq;
+    for (let n = last + 1; n <= end; n++) {
+      if (n < this.#first) continue;
+      const slot = this.#slot(n);
+      const json = this.#json[slot];
+      if (this.#streams[slot] === streamId && json !== undefined) await send(String(n), JSON.parse(json) as JSONRPCMessage);
     }
-    return last.streamId;
+    return streamId;
   }
 }
