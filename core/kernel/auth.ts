@@ -56,9 +56,13 @@ export class Authenticator {
     const m = /^Bearer[ ]+([^\s]+)\s*$/i.exec(authorization);
     if (!m) throw new Unauthenticated('the Authorization header must be "Bearer <token>".', 'invalid_request');
     const raw = m[1]!;
-    if (!parseToken(raw) && !looksLikeOAuthToken(raw) && !this.#isBootstrap(raw))
-      throw new Unauthenticated('this is not a Folio token (wrong prefix or checksum).', 'invalid_token');
-    const principal = await this.#identity.authenticate(raw);
+    // A token authenticated lately is known without checking its format again or any I/O.
+    let principal = this.#identity.cached(raw) ?? null;
+    if (!principal) {
+      if (!parseToken(raw) && !looksLikeOAuthToken(raw) && !this.#isBootstrap(raw))
+        throw new Unauthenticated('this is not a Folio token (wrong prefix or checksum).', 'invalid_token');
+      principal = await this.#identity.authenticate(raw);
+    }
     if (!principal) throw await this.#refused(raw);
     if (principal.tokenKind === 'oauth' && this.#audiences) {
       const accepted = this.#audiences();

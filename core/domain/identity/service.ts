@@ -254,11 +254,39 @@ export class IdentityService {
   }
 
   /**
+   * The principal of a token this process authenticated lately and still holds (the common case:
+   * every request of a client carries the same token), without any I/O; undefined otherwise (then
+   * `authenticate` decides). Only tokens that passed `authenticate` are held, so nothing about the
+   * token's format needs checking again. An expired one is dropped here.
+   */
+  cached(raw: string): Principal | undefined {
+    if (typeof raw !== 'string' || raw.length < MIN_RAW_TOKEN_LENGTH || raw.length > MAX_RAW_TOKEN_LENGTH) return undefined;
+    const hash = hashToken(raw);
+    const hit = this.#principals.get(hash);
+    if (!hit) return undefined;
+    const now = Date.now();
+    if (hit.expiresMs !== null && hit.expiresMs <= now) {
+      this.#principals.delete(hash);
+      return undefined;
+    }
+    if (now - hit.lastUsedMs >= LAST_USED_GRANULARITY_MS) {
+      hit.lastUsedMs = now;
+      // Bookkeeping only, off the request's path: a failure must not turn a valid token away.
+      this.#em()
+        .execute(TOUCH_SQL, [hit.principal.tokenId])
+        .catch(() => {});
+    }
+    return hit.principal;
+  }
+
+  /**
    * The principal behind a raw token, or null: unknown, malformed, revoked, expired, user disabled,
    * or (minted) parent revoked/expired/gone. One indexed query; last_used_at is written at most
    * once a minute per token.
    */
   async authenticate(raw: string): Promise<Principal | null> {
+    const cached = this.cached(raw);
+    if (cached) return cached;
     if (typeof raw !== 'string' || raw.length < MIN_RAW_TOKEN_LENGTH || raw.length > MAX_RAW_TOKEN_LENGTH) return null;
     if (tokenPrefixKind(raw)) {
       // Our format: a typo or bad checksum is rejected without a query. OAuth tokens are not stored here.
@@ -267,18 +295,6 @@ export class IdentityService {
     }
     const hash = hashToken(raw);
     const now = Date.now();
-    const hit = this.#principals.get(hash);
-    if (hit && (hit.expiresMs === null || hit.expiresMs > now)) {
-      if (now - hit.lastUsedMs >= LAST_USED_GRANULARITY_MS) {
-        hit.lastUsedMs = now;
-        // Bookkeeping only, off the request's path: a failure must not turn a valid token away.
-        this.#em()
-          .execute(TOUCH_SQL, [hit.principal.tokenId])
-          .catch(() => {});
-      }
-      return hit.principal;
-    }
-    if (hit) this.#principals.delete(hash);
     const generation = this.#generation;
     // An OAuth access token; if not one, it may still be a configured bootstrap token of that shape.
     const oauth = looksLikeOAuthToken(raw) ? await this.#oauthPrincipal(raw) : null;
