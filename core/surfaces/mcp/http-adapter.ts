@@ -5,6 +5,7 @@
 // which on a busy server is a large share of a call's cost (see docs/mcp.md, Performance).
 // Streams that stay open (the GET notification stream, a call reporting progress) stream as ever.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Countdown, Countdowns } from './countdowns.ts';
 
 /** Node's header value as the Headers API gives it: repeated headers joined by ", ". */
 const joined = (v: string | string[] | undefined): string | null => (v === undefined ? null : Array.isArray(v) ? v.join(', ') : v);
@@ -27,17 +28,26 @@ class NodeHeaders {
   has(name: string): boolean {
     return this.#headers[name.toLowerCase()] !== undefined;
   }
-  *entries(): IterableIterator<[string, string]> {
-    for (const key of Object.keys(this.#headers)) {
-      const value = joined(this.#headers[key]);
-      if (value !== null) yield [key, value];
+  /** The pairs as an array (the transport reads them all, once per POST: a plain loop, no generator). */
+  #pairs(): Array<[string, string]> {
+    const out: Array<[string, string]> = [];
+    const headers = this.#headers;
+    for (const key in headers) {
+      const value = joined(headers[key]);
+      if (value !== null) out.push([key, value]);
     }
+    return out;
   }
-  *keys(): IterableIterator<string> {
-    for (const [key] of this.entries()) yield key;
+  entries(): IterableIterator<[string, string]> {
+    return this.#pairs()[Symbol.iterator]();
   }
-  *values(): IterableIterator<string> {
-    for (const [, value] of this.entries()) yield value;
+  keys(): IterableIterator<string> {
+    const keys = this.#pairs().map(([key]) => key);
+    return keys[Symbol.iterator]();
+  }
+  values(): IterableIterator<string> {
+    const values = this.#pairs().map(([, value]) => value);
+    return values[Symbol.iterator]();
   }
   forEach(fn: (value: string, key: string, parent: Headers) => void): void {
     for (const [key, value] of this.entries()) fn(value, key, this as unknown as Headers);
@@ -98,14 +108,15 @@ export const HOLD_MS = 20;
 const EXPIRED = Symbol('hold expired');
 
 /**
- * Writes the transport's Response to the Node response. `holdMs` > 0: collect the chunks (the SDK's
- * priming event that gives the stream an id, then the answer) and, if the stream ends within
- * `holdMs`, send them whole with a Content-Length in one write: on a busy server each write is a
- * system call that costs as much as a good share of a call. With 0 (a GET stream), or once
- * `holdMs` has passed, the headers and every chunk go out as they come. The client hanging up
- * cancels the stream, which is how the transport learns a stream is gone.
+ * Writes the transport's Response to the Node response. With `hold` (countdowns of the hold time):
+ * collect the chunks (the SDK's priming event that gives the stream an id, then the answer) and,
+ * if the stream ends before the countdown runs out, send them whole with a Content-Length in one
+ * write: on a busy server each write is a system call that costs as much as a good share of a
+ * call. Without (a GET stream), or once the hold time has passed, the headers and every chunk go
+ * out as they come. The client hanging up cancels the stream, which is how the transport learns a
+ * stream is gone.
  */
-export async function writeResponse(res: ServerResponse, response: Response, holdMs: number): Promise<void> {
+export async function writeResponse(res: ServerResponse, response: Response, hold: Countdowns | undefined): Promise<void> {
   const body = response.body;
   if (!body) {
     res.writeHead(response.status, headersOf(response));
@@ -119,20 +130,20 @@ export async function writeResponse(res: ServerResponse, response: Response, hol
   };
   res.once('close', cancel);
   const open = () => !res.destroyed && !res.writableEnded;
-  let timer: NodeJS.Timeout | undefined;
+  let countdown: Countdown | undefined;
   // Read to its end? If not (the client went away, even before this began), the stream is
   // cancelled on the way out: that is how the transport learns it is gone.
   let finished = false;
   try {
     let pending = reader.read();
-    if (holdMs > 0) {
+    if (hold) {
       const held: Uint8Array[] = [];
       let expired = false;
       const expiry = new Promise<typeof EXPIRED>((resolve) => {
-        timer = setTimeout(() => {
+        countdown = hold.start(() => {
           expired = true;
           resolve(EXPIRED);
-        }, holdMs);
+        });
       });
       while (!expired) {
         const next = await Promise.race([pending, expiry]);
@@ -181,7 +192,7 @@ export async function writeResponse(res: ServerResponse, response: Response, hol
   } catch {
     res.destroy();
   } finally {
-    clearTimeout(timer);
+    hold?.stop(countdown);
     res.off('close', cancel);
     if (!finished) cancel();
   }

@@ -18,6 +18,7 @@ import { authInfoFor, buildServer, type RequestCaller, type ServerDeps } from '.
 import { SessionStore, type Session } from './sessions.ts';
 import { cancelledId, FolioTransport, isRequest } from './transport.ts';
 import { SessionEventStore } from './event-store.ts';
+import { Countdowns } from './countdowns.ts';
 import { DetachableStream, parseEventId, resumeStream } from './stream-resume.ts';
 import type { StreamLog } from '../../db/stream-log.ts';
 import type { Signals } from '../../db/change-feed.ts';
@@ -87,6 +88,10 @@ export interface McpSurface {
   drained(): Promise<void>;
 }
 
+/** The methods /mcp answers in each mode. */
+const STATEFUL_METHODS: readonly string[] = ['GET', 'POST', 'DELETE'];
+const STATELESS_METHODS: readonly string[] = ['POST'];
+
 // The JSON-RPC envelope ({ params: { arguments: ... } }) sits on top of the arguments.
 const ENVELOPE_DEPTH = 3;
 
@@ -141,6 +146,10 @@ export function mcpSurface(deps: McpDeps): McpSurface {
   const bodyLimits: BodyLimits = { requestBytes: deps.limits.requestBytes, jsonDepth: deps.limits.jsonDepth + ENVELOPE_DEPTH };
   const deadlineMs = deps.streamDeadlineMs ?? deps.dispatcher.policy.handlerTimeoutMs + DEADLINE_MARGIN_MS;
   const holdMs = deps.holdMs ?? HOLD_MS;
+  const onTimerError = (err: unknown) => log.error({ err }, 'mcp timer callback failed');
+  // A POST's answer held back to go out whole; the deadline of a POST's requests (transport.ts).
+  const holds = holdMs > 0 ? new Countdowns(holdMs, onTimerError) : undefined;
+  const deadlines = new Countdowns(deadlineMs, onTimerError);
   const store = new SessionStore({
     dispatcher: deps.dispatcher,
     log,
@@ -204,7 +213,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     const lastEventId = ctx.get('last-event-id');
     if (!stateful && ctx.method === 'GET' && lastEventId && deps.streams) return resumeStateless(ctx, lastEventId, principal.user.id);
 
-    const allowed = stateful ? ['GET', 'POST', 'DELETE'] : ['POST'];
+    const allowed = stateful ? STATEFUL_METHODS : STATELESS_METHODS;
     if (!allowed.includes(ctx.method)) {
       ctx.set('Allow', allowed.join(', '));
       const why = stateful
@@ -264,7 +273,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
         parsedBody: body,
         authInfo,
       });
-      await writeResponse(ctx.res, response, ctx.method === 'POST' ? holdMs : 0);
+      await writeResponse(ctx.res, response, ctx.method === 'POST' ? holds : undefined);
     } catch (err) {
       reqLog().error({ err }, 'mcp transport failed');
       if (!ctx.res.headersSent) {
@@ -281,7 +290,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     session.missedTools = false;
     session.missedResources = false;
     session.transport = new FolioTransport({
-      deadlineMs,
+      deadlines,
       log,
       sessionIdGenerator: () => randomUUID(),
       // Event ids on every SSE event; a client reconnecting with Last-Event-ID gets what it missed.
@@ -413,7 +422,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     };
     // No sessionIdGenerator: stateless. With a stream log, every event gets an id to resume from.
     const transport = new FolioTransport({
-      deadlineMs,
+      deadlines,
       log,
       ...(stream ? { eventStore: stream } : {}),
       onsettled: () => {

@@ -38,7 +38,8 @@ export interface RequestCaller {
 
 export function authInfoFor(caller: RequestCaller): AuthInfo {
   // The token itself stays out: nothing below the transport needs it.
-  return { token: '', clientId: caller.principal.user.id, scopes: [...caller.principal.scopes], extra: { folio: caller } };
+  // The principal's scopes are frozen (core/domain/identity/service.ts): shared, not copied per request.
+  return { token: '', clientId: caller.principal.user.id, scopes: caller.principal.scopes, extra: { folio: caller } };
 }
 
 function callerOf(extra: { authInfo?: AuthInfo | undefined }): RequestCaller {

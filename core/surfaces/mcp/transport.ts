@@ -28,10 +28,11 @@ import {
 import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { invalidParams } from './invalid-params.ts';
+import type { Countdown, Countdowns } from './countdowns.ts';
 
 export interface FolioTransportOptions extends WebStandardStreamableHTTPServerTransportOptions {
-  /** How long the requests of one POST may go unanswered before they are abandoned. */
-  deadlineMs: number;
+  /** How long the requests of one POST may go unanswered before they are abandoned (shared by the transports of a surface). */
+  deadlines: Countdowns;
   log: Logger;
   /**
    * A POST's requests are all settled (answered, cancelled or abandoned at the deadline): its
@@ -52,7 +53,7 @@ interface Post {
   pending: Set<RequestId>;
   /** One of them was cancelled: it will never be answered, so the stream is ended by hand. */
   cancelled: boolean;
-  timer: NodeJS.Timeout | undefined;
+  deadline: Countdown | undefined;
 }
 
 interface InFlight {
@@ -86,14 +87,14 @@ function isInternalError(m: JSONRPCMessage): boolean {
 
 export class FolioTransport extends WebStandardStreamableHTTPServerTransport {
   readonly #inFlight = new Map<RequestId, InFlight>();
-  readonly #deadlineMs: number;
+  readonly #deadlines: Countdowns;
   readonly #log: Logger;
   readonly #onsettled: (() => void) | undefined;
 
   constructor(options: FolioTransportOptions) {
-    const { deadlineMs, log, onsettled, ...sdk } = options;
+    const { deadlines, log, onsettled, ...sdk } = options;
     super(sdk);
-    this.#deadlineMs = deadlineMs;
+    this.#deadlines = deadlines;
     this.#log = log;
     this.#onsettled = onsettled;
   }
@@ -145,7 +146,7 @@ export class FolioTransport extends WebStandardStreamableHTTPServerTransport {
       await super.send(answer, options);
     } finally {
       if (post.pending.size === 0) {
-        clearTimeout(post.timer);
+        this.#deadlines.stop(post.deadline);
         // A cancelled request on this stream is never answered: the SDK waits for it still.
         if (post.cancelled) this.closeSSEStream(id);
         this.#onsettled?.();
@@ -169,12 +170,14 @@ export class FolioTransport extends WebStandardStreamableHTTPServerTransport {
   }
 
   override async close(): Promise<void> {
-    for (const { post } of this.#inFlight.values()) clearTimeout(post.timer);
+    for (const { post } of this.#inFlight.values()) this.#deadlines.stop(post.deadline);
     this.#inFlight.clear();
     await super.close();
   }
 
   #refusal(requests: IncomingRequest[], batch: boolean): JSONRPCMessage | JSONRPCMessage[] | undefined {
+    // The common POST: one request, its id not in flight.
+    if (requests.length === 0 || (requests.length === 1 && !this.#inFlight.has(requests[0]!.id))) return undefined;
     const why = new Map<RequestId, string>();
     const seen = new Set<RequestId>();
     for (const { id } of requests) {
@@ -195,20 +198,19 @@ export class FolioTransport extends WebStandardStreamableHTTPServerTransport {
   }
 
   #admit(requests: IncomingRequest[]): Post {
-    const post: Post = { pending: new Set(), cancelled: false, timer: undefined };
+    const post: Post = { pending: new Set(), cancelled: false, deadline: undefined };
     if (requests.length === 0) return post;
     for (const request of requests) {
       post.pending.add(request.id);
       this.#inFlight.set(request.id, { request, post });
     }
-    post.timer = setTimeout(() => this.#expire(post), this.#deadlineMs);
-    post.timer.unref();
+    post.deadline = this.#deadlines.start(() => this.#expire(post));
     return post;
   }
 
   /** The SDK did not take these requests: they were never in flight. */
   #forget(post: Post): void {
-    clearTimeout(post.timer);
+    this.#deadlines.stop(post.deadline);
     for (const id of post.pending) if (this.#inFlight.get(id)?.post === post) this.#inFlight.delete(id);
     post.pending.clear();
   }
@@ -221,7 +223,7 @@ export class FolioTransport extends WebStandardStreamableHTTPServerTransport {
     post.pending.delete(id);
     post.cancelled = true;
     if (post.pending.size === 0) {
-      clearTimeout(post.timer);
+      this.#deadlines.stop(post.deadline);
       this.closeSSEStream(id);
       this.#onsettled?.();
     }
@@ -229,7 +231,7 @@ export class FolioTransport extends WebStandardStreamableHTTPServerTransport {
 
   /** The deadline passed: cancel what is unanswered (so a late answer is dropped) and answer it. */
   #expire(post: Post): void {
-    const ms = this.#deadlineMs;
+    const ms = this.#deadlines.ms;
     this.#abandon(post, `no answer within ${ms} ms`, (id, method) =>
       this.#log.warn({ id, method, ms }, 'mcp request unanswered at its deadline: abandoned'),
     );
