@@ -6,14 +6,13 @@
 // anything else (a query string, escapes, a trailing slash, other methods) goes to Koa as before.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { NO_QUERY, type Authenticator } from '../../kernel/auth.ts';
 import type { Dispatcher } from '../../kernel/dispatch.ts';
 import { readJsonRequest, type BodyLimits } from '../http/body.ts';
 import { errorAnswer } from '../http/error-text.ts';
-import { beginRequest, markCallersOutcome, responseError } from '../http/request-log.ts';
+import { beginRequest, markCallersOutcome, watchSocket } from '../http/request-log.ts';
 import { callersOwn } from '../../contract/errors.ts';
 
 export interface FastCallDeps {
@@ -52,22 +51,6 @@ function sendError(res: ServerResponse, err: unknown, log: Logger): void {
   if (callersOwn(err)) markCallersOutcome(res);
   if (answer.aborted) return send(res, answer.status, answer.headers, TEXT, '');
   send(res, answer.status, answer.headers, TEXT, answer.text.endsWith('\n') ? answer.text : `${answer.text}\n`);
-}
-
-/** The response each connection is answering now, for its socket's one error listener. */
-const answering = new WeakMap<Socket, ServerResponse>();
-
-/**
- * A socket error while a response is under way goes on that request's line (responseError), as
- * Koa's on-finished does; one listener per connection (set on its first request), not per request.
- */
-function watchSocket(socket: Socket, res: ServerResponse, log: Logger): void {
-  if (!answering.has(socket))
-    socket.on('error', (err: unknown) => {
-      const current = answering.get(socket);
-      if (current && !current.writableFinished) responseError(log, err, current);
-    });
-  answering.set(socket, res);
 }
 
 /** Returns the route: true when it took the request (and answers it), false to leave it to Koa. */

@@ -42,7 +42,14 @@ export interface ClientError {
 }
 
 const malformed = new WeakMap<IncomingMessage, ClientError>();
-const readers = new WeakMap<IncomingMessage, (why: string) => void>();
+
+// Set on every request whose body is read, and on every connection per request: kept as properties
+// of the request and of the connection rather than in WeakMaps keyed by them (a WeakMap entry made
+// per request is an ephemeron every young-generation collection has to trace).
+const READER = Symbol('malformed body reader');
+const ANSWERING = Symbol('request being answered');
+type Reading = IncomingMessage & { [READER]?: ((why: string) => void) | undefined };
+type Answering = Duplex & { [ANSWERING]?: { req: IncomingMessage; res: ServerResponse } | undefined };
 
 /** Why the parser refused the rest of this request's body, when it did. */
 export function malformation(req: IncomingMessage): ClientError | undefined {
@@ -55,9 +62,9 @@ export function malformation(req: IncomingMessage): ClientError | undefined {
  * Returns the unsubscribe.
  */
 export function onMalformed(req: IncomingMessage, fn: (why: string) => void): () => void {
-  readers.set(req, fn);
+  (req as Reading)[READER] = fn;
   return () => {
-    if (readers.get(req) === fn) readers.delete(req);
+    if ((req as Reading)[READER] === fn) (req as Reading)[READER] = undefined;
   };
 }
 
@@ -97,23 +104,19 @@ function rawResponse(a: RawAnswer, reqId: string): string {
 
 /** Installs the handling on `server`; call before it takes requests. */
 export function handleClientErrors(server: Server, opts: ClientErrorOptions): void {
-  // The request most recently handed to a route on each connection, until its answer is done.
-  const inFlight = new WeakMap<Duplex, { req: IncomingMessage; res: ServerResponse }>();
+  // The request most recently handed to a route on each connection (socket[ANSWERING]): the one
+  // being answered while its response is not finished.
   // llhttp repeats its error for every later chunk on the connection: the first one decides.
   const settled = new WeakSet<Duplex>();
 
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
-    const socket = req.socket;
-    inFlight.set(socket, { req, res });
-    res.once('close', () => {
-      if (inFlight.get(socket)?.res === res) inFlight.delete(socket);
-    });
+    (req.socket as Answering)[ANSWERING] = { req, res };
   });
 
   server.on('clientError', (err: ParserError, socket: Duplex) => {
     if (settled.has(socket)) return;
     settled.add(socket);
-    const current = inFlight.get(socket);
+    const current = (socket as Answering)[ANSWERING];
     const handling = current && !current.res.writableFinished ? current : undefined;
     if (isClientGone(err) || !socket.writable) {
       // The request being handled, if any, logs itself (499); an idle connection reset is routine.
@@ -127,7 +130,7 @@ export function handleClientErrors(server: Server, opts: ClientErrorOptions): vo
       // route answers in its surface's format, and the connection closes after that answer.
       malformed.set(handling.req, { code: err.code, reason });
       handling.res.shouldKeepAlive = false;
-      readers.get(handling.req)?.(reason);
+      (handling.req as Reading)[READER]?.(reason);
       return;
     }
     if (handling) {

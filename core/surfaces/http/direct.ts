@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
-import { attachLog, beginRequest, responseError } from './request-log.ts';
+import { attachLog, beginRequest, responseError, watchSocket } from './request-log.ts';
 
 export interface DirectRoute {
   /** Takes the request? Only what the route's Koa path would have answered the same. */
@@ -62,10 +62,7 @@ export function directRoutes(opts: {
     const ctx = opts.context(req, res);
     const record = beginRequest(opts.log, req, res, () => ({ method: ctx.method, path: ctx.path, querystring: ctx.querystring }));
     attachLog(ctx, record);
-    const socket = req.socket;
-    const onSocketError = (err: unknown) => responseError(opts.log, err, res);
-    socket.on('error', onSocketError);
-    res.once('close', () => socket.off('error', onSocketError));
+    watchSocket(req.socket, res, opts.log);
     try {
       try {
         await route.handle(ctx);

@@ -4,6 +4,7 @@
 // (the client reset the connection, a streamed body failed) goes on that same line.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { isClientGone, malformation } from './client-errors.ts';
@@ -53,6 +54,25 @@ export function responseError(log: Logger, err: unknown, res: ServerResponse | u
   else log.error({ reqId, err }, 'request error');
 }
 
+/** The response each connection is answering now, for its socket's one error listener (a property of the socket, set per request). */
+const WATCHED = Symbol('response watched for socket errors');
+type Watched = Socket & { [WATCHED]?: ServerResponse };
+
+/**
+ * A socket error while a response is under way goes on that request's line (responseError), as
+ * Koa's on-finished does; one listener per connection (set on its first request), not per request.
+ * For the routes served before Koa (core/surfaces/http/direct.ts, curl's fast path).
+ */
+export function watchSocket(socket: Socket, res: ServerResponse, log: Logger): void {
+  const watched = socket as Watched;
+  if (!watched[WATCHED])
+    socket.on('error', (err: unknown) => {
+      const current = watched[WATCHED];
+      if (current && !current.writableFinished) responseError(log, err, current);
+    });
+  watched[WATCHED] = res;
+}
+
 function brief(err: unknown): { code?: string; message: string } {
   const e = err as { code?: unknown; message?: unknown } | null;
   return { ...(typeof e?.code === 'string' ? { code: e.code } : {}), message: String(e?.message ?? err) };
@@ -74,19 +94,47 @@ export interface RequestRecord {
 // and keeps each getter in an accessor record outside the young generation, and that record points
 // at the request's closure until a full collection. (bench/README (a), "Per-request getters".)
 
-/** One request's record: the id, and the logger made on first use. */
+/**
+ * One request's record: the id, and its logger. The logger is handed out at once (a call passes it
+ * down to the handler) but the pino child behind it, which carries the request id, is made only
+ * when something logs or reads it: most requests never do, and making a child (its bindings
+ * serialized) was a visible share of a small call. It is a Proxy of the record whose one handler
+ * is shared (nothing is made per request but the record and the proxy); every property read is
+ * the child's (a method bound to it), every write goes to the child.
+ */
 class LazyRecord implements RequestRecord {
   readonly id: string;
   readonly #parent: Logger;
   #child: Logger | undefined;
+  #lazy: Logger | undefined;
   constructor(id: string, parent: Logger) {
     this.id = id;
     this.#parent = parent;
   }
-  get log(): Logger {
+  child(): Logger {
     return (this.#child ??= this.#parent.child({ reqId: this.id }));
   }
+  get log(): Logger {
+    return (this.#lazy ??= new Proxy(this, LAZY_LOGGER) as unknown as Logger);
+  }
 }
+
+const LAZY_LOGGER: ProxyHandler<LazyRecord> = {
+  get(record, prop) {
+    const logger = record.child();
+    const value = Reflect.get(logger, prop, logger) as unknown;
+    return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(logger) : value;
+  },
+  set(record, prop, value) {
+    return Reflect.set(record.child(), prop, value);
+  },
+  has(record, prop) {
+    return Reflect.has(record.child(), prop);
+  },
+  getPrototypeOf(record) {
+    return Reflect.getPrototypeOf(record.child());
+  },
+};
 
 const RECORD = Symbol('request record');
 
