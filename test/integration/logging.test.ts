@@ -23,6 +23,51 @@ t.test('each request is one line with its id, method, path, status and time', as
   t.match(generated.headers.get('x-request-id'), /^[0-9a-f-]{36}$/, 'an unusable id is replaced');
 });
 
+t.test('every answer of POST /mcp carries the request id of its log line', async (t) => {
+  lines.length = 0;
+  const mcp = (id: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${s.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${s.adminToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'x-request-id': id,
+        ...headers,
+      },
+      body: JSON.stringify(body),
+    });
+  const init = await mcp('mcp-init', {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'log-test', version: '1' } },
+  });
+  await init.text();
+  t.equal(init.headers.get('x-request-id'), 'mcp-init', 'the initialize answer (an SSE stream sent whole)');
+  const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
+  const call = await mcp(
+    'mcp-call',
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'admin__plugin_status', arguments: {} } },
+    session,
+  );
+  t.match(await call.text(), /event: message\n(.*\n)*data: \{"result"/);
+  t.equal(call.headers.get('x-request-id'), 'mcp-call', 'a tool call answer');
+  const refused = await mcp('mcp-refused', { jsonrpc: '2.0', id: 3, method: 'tools/list' });
+  t.equal(refused.status, 400, 'no session header');
+  await refused.text();
+  t.equal(refused.headers.get('x-request-id'), 'mcp-refused', 'a JSON-RPC error Folio answers itself');
+  const accepted = await mcp('mcp-note', { jsonrpc: '2.0', method: 'notifications/initialized' }, session);
+  t.equal(accepted.status, 202);
+  t.equal(accepted.headers.get('x-request-id'), 'mcp-note', 'a notification accepted with no body');
+  const generated = await mcp('', { jsonrpc: '2.0', id: 4, method: 'tools/list' }, session);
+  await generated.text();
+  t.match(generated.headers.get('x-request-id'), /^[0-9a-f-]{36}$/, 'one made when the client sends none');
+  await new Promise((r) => setTimeout(r, 20));
+  for (const id of ['mcp-init', 'mcp-call', 'mcp-refused', 'mcp-note'])
+    t.equal(lines.filter((l) => l.reqId === id && l.req?.path === '/mcp').length, 1, `one line for ${id}`);
+});
+
 t.test('tokens never reach the log, from the header or the URL', async (t) => {
   lines.length = 0;
   await req(s, 'GET', '/curl/help', { token: s.adminToken });

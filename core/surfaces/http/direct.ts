@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
-import { attachLog, beginRequest, responseError, watchSocket } from './request-log.ts';
+import { attachLog, beginRequest, requestIdHeader, responseError, watchSocket } from './request-log.ts';
 
 export interface DirectRoute {
   /** Takes the request? Only what the route's Koa path would have answered the same. */
@@ -60,7 +60,11 @@ export function directRoutes(opts: {
   const serve = async (route: DirectRoute, req: IncomingMessage, res: ServerResponse) => {
     res.statusCode = 404; // Koa's start: a route that sets nothing answers 404
     const ctx = opts.context(req, res);
-    const record = beginRequest(opts.log, req, res, () => ({ method: ctx.method, path: ctx.path, querystring: ctx.querystring }));
+    // X-Request-Id goes on with the answer (a route answering whole with writeHead passes it there:
+    // requestIdHeader), so that nothing is set on the response before the route answers.
+    const record = beginRequest(opts.log, req, res, () => ({ method: ctx.method, path: ctx.path, querystring: ctx.querystring }), {
+      deferIdHeader: true,
+    });
     attachLog(ctx, record);
     watchSocket(req.socket, res, opts.log);
     try {
@@ -74,10 +78,11 @@ export function directRoutes(opts: {
         ctx.type = 'text/plain; charset=utf-8';
         ctx.body = `500 Internal Server Error: error id ${errorId}\n`;
       }
+      if (!res.headersSent && !res.hasHeader('x-request-id')) res.setHeader('X-Request-Id', record.id);
       respond(ctx);
     } catch (err) {
       responseError(opts.log, err, res);
-      if (!res.headersSent) res.writeHead(500).end();
+      if (!res.headersSent) res.writeHead(500, requestIdHeader(res)).end();
       else res.destroy();
     }
   };

@@ -31,7 +31,9 @@ export interface RequestLogState {
  * a WeakMap: one entry made and deleted per request kept reallocating the map's table).
  */
 const PENDING = Symbol('errors pending');
-type Pending = ServerResponse & { [PENDING]?: unknown[] | undefined };
+/** The request's id, on its response (for a line written after the request's own). */
+const REQUEST_ID = Symbol('request id');
+type Pending = ServerResponse & { [PENDING]?: unknown[] | undefined; [REQUEST_ID]?: string };
 
 /**
  * Koa's `app.on('error')`: the error goes on the request's own line, or, when that is already
@@ -48,8 +50,7 @@ export function responseError(log: Logger, err: unknown, res: ServerResponse | u
     errors.push(err);
     return;
   }
-  const header = res?.getHeader('X-Request-Id');
-  const reqId = typeof header === 'string' && header ? header : undefined;
+  const reqId = (res as Pending | undefined)?.[REQUEST_ID];
   if (isClientGone(err)) log.debug({ reqId, err: brief(err) }, 'client gone');
   else log.error({ reqId, err }, 'request error');
 }
@@ -160,18 +161,26 @@ export function markCallersOutcome(res: ServerResponse): void {
 
 /**
  * Starts the log of one request on a bare Node request/response (the Koa middleware below, and the
- * routes served before Koa: core/surfaces/http/fast-routes.ts). `what` is read when the line is
- * written: method, path and raw query string as they are then.
+ * routes served before Koa: core/surfaces/http/direct.ts, curl's fast path). `what` is read when
+ * the line is written: method, path and raw query string as they are then.
+ *
+ * X-Request-Id is set on the response at once, unless `deferIdHeader`: then whoever answers puts it
+ * on (requestIdHeader, or `setHeader` before a Koa-style answer). A header set before
+ * `res.writeHead(status, headers)` sends every one of those headers through `setHeader` too (Node's
+ * "progressive" path, a few microseconds a response); an answer written whole in one writeHead
+ * (the MCP surface's) passes it there instead.
  */
 export function beginRequest(
   log: Logger,
   req: IncomingMessage,
   res: ServerResponse,
   what: () => { method: string; path: string; querystring: string },
+  opts: { deferIdHeader?: boolean } = {},
 ): RequestRecord {
   const given = req.headers['x-request-id'];
   const id = typeof given === 'string' && SANE_ID.test(given) ? given : randomUUID();
-  res.setHeader('X-Request-Id', id);
+  if (!opts.deferIdHeader) res.setHeader('X-Request-Id', id);
+  (res as Pending)[REQUEST_ID] = id;
   const started = performance.now();
   const errors: unknown[] = [];
   (res as Pending)[PENDING] = errors;
@@ -204,6 +213,15 @@ export function beginRequest(
   res.on('finish', done);
   res.on('close', done);
   return new LazyRecord(id, log);
+}
+
+/**
+ * The X-Request-Id header a response still lacks ({} once it has one, or when no request log began
+ * on it): what an answer written with `res.writeHead(status, headers)` adds to its headers.
+ */
+export function requestIdHeader(res: ServerResponse): Record<string, string> {
+  const id = (res as Pending)[REQUEST_ID];
+  return id === undefined || res.hasHeader('x-request-id') ? {} : { 'x-request-id': id };
 }
 
 export function requestLog(log: Logger) {

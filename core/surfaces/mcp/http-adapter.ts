@@ -116,10 +116,15 @@ const EXPIRED = Symbol('hold expired');
  * out as they come. The client hanging up cancels the stream, which is how the transport learns a
  * stream is gone.
  */
-export async function writeResponse(res: ServerResponse, response: Response, hold: Countdowns | undefined): Promise<void> {
+export async function writeResponse(
+  res: ServerResponse,
+  response: Response,
+  hold: Countdowns | undefined,
+  extraHeaders?: Record<string, string>,
+): Promise<void> {
   const body = response.body;
   if (!body) {
-    res.writeHead(response.status, headersOf(response));
+    res.writeHead(response.status, headersOf(response, extraHeaders));
     res.end();
     return;
   }
@@ -157,7 +162,9 @@ export async function writeResponse(res: ServerResponse, response: Response, hol
             text += UTF8.decode(c);
             bytes += c.byteLength;
           }
-          res.writeHead(response.status, headersOf(response, { 'content-length': String(bytes) }));
+          const headers = headersOf(response, extraHeaders);
+          headers['content-length'] = String(bytes);
+          res.writeHead(response.status, headers);
           // As a string: Node sends headers and body in one write (a Buffer body goes as a second chunk).
           res.end(text);
           return;
@@ -165,11 +172,11 @@ export async function writeResponse(res: ServerResponse, response: Response, hol
         held.push(next.value);
         pending = reader.read();
       }
-      res.writeHead(response.status, headersOf(response));
+      res.writeHead(response.status, headersOf(response, extraHeaders));
       for (const c of held) res.write(c);
       if (held.length === 0) res.flushHeaders();
     } else {
-      res.writeHead(response.status, headersOf(response));
+      res.writeHead(response.status, headersOf(response, extraHeaders));
       res.flushHeaders();
     }
     for (;;) {

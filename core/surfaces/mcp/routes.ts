@@ -34,6 +34,7 @@ import {
   type OriginPolicy,
 } from './security.ts';
 import { requestOrigin } from '../http/origin.ts';
+import { requestIdHeader } from '../http/request-log.ts';
 
 export interface McpDeps {
   dispatcher: Dispatcher;
@@ -273,11 +274,12 @@ export function mcpSurface(deps: McpDeps): McpSurface {
         parsedBody: body,
         authInfo,
       });
-      await writeResponse(ctx.res, response, ctx.method === 'POST' ? holds : undefined);
+      // Headers Koa set (CORS) went on through setHeader already; X-Request-Id comes with the answer.
+      await writeResponse(ctx.res, response, ctx.method === 'POST' ? holds : undefined, requestIdHeader(ctx.res));
     } catch (err) {
       reqLog().error({ err }, 'mcp transport failed');
       if (!ctx.res.headersSent) {
-        ctx.res.writeHead(500, { 'content-type': 'application/json' });
+        ctx.res.writeHead(500, { 'content-type': 'application/json', ...requestIdHeader(ctx.res) });
         ctx.res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
       } else ctx.res.destroy();
     }
