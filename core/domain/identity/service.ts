@@ -96,7 +96,7 @@ export class IdentityService {
   // the change feed). A write between a read's query and its caching bumps the generation, and
   // the read is then not cached.
   readonly #principals = new LruMap<string, CachedPrincipal>(CACHE_ENTRIES);
-  readonly #access = new LruMap<string, Map<string, NamespaceAccessValue>>(CACHE_ENTRIES);
+  readonly #access = new LruMap<string, ReadonlyMap<string, NamespaceAccessValue>>(CACHE_ENTRIES);
   #generation = 0;
   /** Personal API tokens: list, create, rotate, revoke (the REST group tokens). */
   readonly tokens: PersonalTokens;
@@ -402,16 +402,19 @@ export class IdentityService {
     this.#changed(userId);
   }
 
-  /** The user's overrides; namespaces not in the map are at their default. */
-  async namespaceAccess(userId: string): Promise<Map<string, NamespaceAccessValue>> {
+  /**
+   * The user's overrides; namespaces not in the map are at their default. Read-only: the map is the
+   * cached one (asked on every call), never copied.
+   */
+  async namespaceAccess(userId: string): Promise<ReadonlyMap<string, NamespaceAccessValue>> {
+    const cached = this.#access.get(userId);
+    if (cached) return cached;
     const out = new Map<string, NamespaceAccessValue>();
     if (!isUuid(userId)) return out;
-    const cached = this.#access.get(userId);
-    if (cached) return new Map(cached);
     const generation = this.#generation;
     const rows = await this.#em().find(NamespaceAccess, { user: userId }, { orderBy: { namespace: 'asc' } });
     for (const row of rows) out.set(row.namespace, row.access);
-    if (generation === this.#generation) this.#access.set(userId, new Map(out));
+    if (generation === this.#generation) this.#access.set(userId, out);
     return out;
   }
 
