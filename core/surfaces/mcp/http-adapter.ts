@@ -105,8 +105,6 @@ const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
  */
 export const HOLD_MS = 20;
 
-const EXPIRED = Symbol('hold expired');
-
 /**
  * Writes the transport's Response to the Node response. With `hold` (countdowns of the hold time):
  * collect the chunks (the SDK's priming event that gives the stream an id, then the answer) and,
@@ -140,49 +138,36 @@ export async function writeResponse(
   // cancelled on the way out: that is how the transport learns it is gone.
   let finished = false;
   try {
-    let pending = reader.read();
+    // The chunks so far while the answer may still go out whole; undefined once it streams.
+    let held: Uint8Array[] | undefined;
+    const startStreaming = () => {
+      const chunks = held ?? [];
+      held = undefined;
+      res.writeHead(response.status, headersOf(response, extraHeaders));
+      for (const c of chunks) res.write(c);
+      if (chunks.length === 0) res.flushHeaders();
+    };
     if (hold) {
-      const held: Uint8Array[] = [];
-      let expired = false;
-      const expiry = new Promise<typeof EXPIRED>((resolve) => {
-        countdown = hold.start(() => {
-          expired = true;
-          resolve(EXPIRED);
-        });
-      });
-      while (!expired) {
-        const next = await Promise.race([pending, expiry]);
-        if (!open()) return;
-        if (next === EXPIRED) break;
-        if (next.done) {
-          finished = true;
-          let text = '';
-          let bytes = 0;
-          for (const c of held) {
-            text += UTF8.decode(c);
-            bytes += c.byteLength;
-          }
-          const headers = headersOf(response, extraHeaders);
-          headers['content-length'] = String(bytes);
-          res.writeHead(response.status, headers);
-          // As a string: Node sends headers and body in one write (a Buffer body goes as a second chunk).
-          res.end(text);
-          return;
+      held = [];
+      // The hold time passed with the stream still open: what is held goes out, the rest streams.
+      countdown = hold.start(() => {
+        if (!held || !open()) return;
+        try {
+          startStreaming();
+        } catch {
+          res.destroy();
         }
-        held.push(next.value);
-        pending = reader.read();
-      }
-      res.writeHead(response.status, headersOf(response, extraHeaders));
-      for (const c of held) res.write(c);
-      if (held.length === 0) res.flushHeaders();
-    } else {
-      res.writeHead(response.status, headersOf(response, extraHeaders));
-      res.flushHeaders();
-    }
+      });
+    } else startStreaming();
     for (;;) {
-      const { done, value } = await pending;
-      finished = done;
-      if (done || !open()) break;
+      const { done, value } = await reader.read();
+      if (done) finished = true;
+      if (!open()) return;
+      if (done) break;
+      if (held) {
+        held.push(value);
+        continue;
+      }
       if (!res.write(value))
         await new Promise<void>((resolve) => {
           const go = () => {
@@ -193,7 +178,21 @@ export async function writeResponse(
           res.once('drain', go);
           res.once('close', go);
         });
-      pending = reader.read();
+    }
+    if (held) {
+      // Ended within the hold time: headers and body in one write.
+      let text = '';
+      let bytes = 0;
+      for (const c of held) {
+        text += UTF8.decode(c);
+        bytes += c.byteLength;
+      }
+      const headers = headersOf(response, extraHeaders);
+      headers['content-length'] = String(bytes);
+      res.writeHead(response.status, headers);
+      // As a string: Node sends headers and body in one write (a Buffer body goes as a second chunk).
+      res.end(text);
+      return;
     }
     if (open()) res.end();
   } catch {
