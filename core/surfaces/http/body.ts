@@ -91,9 +91,11 @@ function readBytes(req: IncomingMessage, limit: number, declared: string, refuse
     if (length !== null && length > limit)
       return reject(readError('request entity too large', { expected: length, length, limit, type: 'entity.too.large' }));
     if (!req.readable) return reject(readError('stream is not readable', { type: 'stream.not.readable' }));
-    // The whole body is in already (a small one comes with the headers; the parser has checked its
-    // length, and nothing can go wrong in it any more) and nobody reads it yet: take it as it lies.
-    if (req.complete && !req.readableFlowing && req.listenerCount('data') === 0) {
+    // The whole body is in already (a small one comes with the headers: every byte its length
+    // declares is buffered, though the parser may not have marked the message complete yet; the
+    // parser never buffers more body than that) and nobody reads it yet: take it as it lies.
+    const whole = req.complete || (length !== null && req.readableLength === length);
+    if (whole && !req.readableFlowing && req.listenerCount('data') === 0) {
       const received = req.readableLength;
       if (received > limit) return reject(readError('request entity too large', { limit, received, type: 'entity.too.large' }));
       return resolve((req.read() as Buffer | null) ?? Buffer.alloc(0));
