@@ -209,8 +209,8 @@ export function beginRequest(
     if (level === 'error') log.error(line, 'request failed');
     else log.info(line, 'request completed');
   };
-  // Plain listeners (done runs once): no once-wrappers to make per request.
-  res.on('finish', done);
+  // One plain listener: a response always closes, once finished or when its connection goes
+  // (writableFinished tells which); no once-wrapper to make per request.
   res.on('close', done);
   return new LazyRecord(id, log);
 }

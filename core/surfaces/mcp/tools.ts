@@ -23,11 +23,20 @@ export function toolName(namespace: string, fn: string): string {
  * letter (a namespace may end in one `_`: `ns_` + `__` + `fn` is `ns___fn`).
  */
 export function parseToolName(name: string): { namespace: string; fn: string } | undefined {
+  const known = parsedNames.get(name);
+  if (known) return known;
   const m = /^([a-z0-9_]+?)__(?=[a-z])(.+)$/.exec(name);
   if (!m) return undefined;
   const [, namespace, fn] = m as unknown as [string, string, string];
-  return NAMESPACE_RE.test(namespace) && FUNCTION_RE.test(fn) ? { namespace, fn } : undefined;
+  if (!NAMESPACE_RE.test(namespace) || !FUNCTION_RE.test(fn)) return undefined;
+  const parsed = Object.freeze({ namespace, fn });
+  // Names of every call: the ones seen are kept (a bounded few; beyond that, parsed each time).
+  if (parsedNames.size < MAX_PARSED_NAMES) parsedNames.set(name, parsed);
+  return parsed;
 }
+
+const MAX_PARSED_NAMES = 1024;
+const parsedNames = new Map<string, Readonly<{ namespace: string; fn: string }>>();
 
 /**
  * The tool description: purpose, when to use it, what it costs. Arguments and result are in the
