@@ -83,7 +83,15 @@ interface CachedPrincipal {
   principal: Principal;
   expiresMs: number | null;
   lastUsedMs: number;
+  /**
+   * The token has Folio's format or an OAuth access token's shape (what the Authenticator checks
+   * before it asks here). A token of neither (an old bootstrap token typed in as a password, which
+   * comes here without that check) is never handed out by `cached`.
+   */
+  wellFormed: boolean;
 }
+
+const wellFormed = (raw: string): boolean => parseToken(raw) !== null || looksLikeOAuthToken(raw);
 
 /** How many tokens and users the in-memory caches hold at most. */
 const CACHE_ENTRIES = 10_000;
@@ -254,16 +262,20 @@ export class IdentityService {
   }
 
   /**
-   * The principal of a token this process authenticated lately and still holds (the common case:
-   * every request of a client carries the same token), without any I/O; undefined otherwise (then
-   * `authenticate` decides). Only tokens that passed `authenticate` are held, so nothing about the
-   * token's format needs checking again. An expired one is dropped here.
+   * The principal of a well-formed token (Folio's format, or an OAuth access token's shape) this
+   * process authenticated lately and still holds (the common case: every request of a client
+   * carries the same token), without any I/O and without checking its format again; undefined
+   * otherwise (then `authenticate` decides). An expired one is dropped here.
    */
   cached(raw: string): Principal | undefined {
+    return this.#hit(raw, true);
+  }
+
+  #hit(raw: string, onlyWellFormed: boolean): Principal | undefined {
     if (typeof raw !== 'string' || raw.length < MIN_RAW_TOKEN_LENGTH || raw.length > MAX_RAW_TOKEN_LENGTH) return undefined;
     const hash = hashToken(raw);
     const hit = this.#principals.get(hash);
-    if (!hit) return undefined;
+    if (!hit || (onlyWellFormed && !hit.wellFormed)) return undefined;
     const now = Date.now();
     if (hit.expiresMs !== null && hit.expiresMs <= now) {
       this.#principals.delete(hash);
@@ -285,7 +297,7 @@ export class IdentityService {
    * once a minute per token.
    */
   async authenticate(raw: string): Promise<Principal | null> {
-    const cached = this.cached(raw);
+    const cached = this.#hit(raw, false);
     if (cached) return cached;
     if (typeof raw !== 'string' || raw.length < MIN_RAW_TOKEN_LENGTH || raw.length > MAX_RAW_TOKEN_LENGTH) return null;
     if (tokenPrefixKind(raw)) {
@@ -300,7 +312,7 @@ export class IdentityService {
     const oauth = looksLikeOAuthToken(raw) ? await this.#oauthPrincipal(raw) : null;
     if (oauth) {
       if (generation === this.#generation)
-        this.#principals.set(hash, { principal: oauth.principal, expiresMs: oauth.expiresMs, lastUsedMs: now });
+        this.#principals.set(hash, { principal: oauth.principal, expiresMs: oauth.expiresMs, lastUsedMs: now, wellFormed: true });
       return oauth.principal;
     }
     const em = this.#em();
@@ -319,7 +331,8 @@ export class IdentityService {
       tokenId: row.id,
       tokenExpiresAt: row.expires_ms === null ? null : new Date(row.expires_ms),
     });
-    if (generation === this.#generation) this.#principals.set(hash, { principal, expiresMs: row.expires_ms, lastUsedMs });
+    if (generation === this.#generation)
+      this.#principals.set(hash, { principal, expiresMs: row.expires_ms, lastUsedMs, wellFormed: wellFormed(raw) });
     return principal;
   }
 
