@@ -151,7 +151,9 @@ export async function writeResponse(
       held = [];
       // The hold time passed with the stream still open: what is held goes out, the rest streams.
       countdown = hold.start(() => {
-        if (!held || !open()) return;
+        if (!held) return;
+        // Gone already (even before this began): cancelling is how the transport learns it.
+        if (!open()) return cancel();
         try {
           startStreaming();
         } catch {
