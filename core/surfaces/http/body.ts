@@ -98,7 +98,11 @@ function readBytes(req: IncomingMessage, limit: number, declared: string, refuse
     if (whole && !req.readableFlowing && req.listenerCount('data') === 0) {
       const received = req.readableLength;
       if (received > limit) return reject(readError('request entity too large', { limit, received, type: 'entity.too.large' }));
-      return resolve((req.read() as Buffer | null) ?? Buffer.alloc(0));
+      const bytes = (req.read() as Buffer | null) ?? Buffer.alloc(0);
+      // Flowing from here (there is nothing left to read): the request still ends and closes when
+      // the parser is done with it, as a request read to its end does.
+      req.resume();
+      return resolve(bytes);
     }
     const chunks: Buffer[] = [];
     let received = 0;

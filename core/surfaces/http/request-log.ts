@@ -209,8 +209,9 @@ export function beginRequest(
     if (level === 'error') log.error(line, 'request failed');
     else log.info(line, 'request completed');
   };
-  // One plain listener: a response always closes, once finished or when its connection goes
-  // (writableFinished tells which); no once-wrapper to make per request.
+  // Plain listeners (done runs once): no once-wrappers to make per request. The line is written at
+  // 'finish', so an error reported about the request after its answer went out gets a line of its own.
+  res.on('finish', done);
   res.on('close', done);
   return new LazyRecord(id, log);
 }
