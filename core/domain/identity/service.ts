@@ -92,6 +92,8 @@ interface CachedPrincipal {
 }
 
 const wellFormed = (raw: string): boolean => parseToken(raw) !== null || looksLikeOAuthToken(raw);
+const saneLength = (raw: unknown): raw is string =>
+  typeof raw === 'string' && raw.length >= MIN_RAW_TOKEN_LENGTH && raw.length <= MAX_RAW_TOKEN_LENGTH;
 
 /** How many tokens and users the in-memory caches hold at most. */
 const CACHE_ENTRIES = 10_000;
@@ -268,12 +270,11 @@ export class IdentityService {
    * otherwise (then `authenticate` decides). An expired one is dropped here.
    */
   cached(raw: string): Principal | undefined {
-    return this.#hit(raw, true);
+    return saneLength(raw) ? this.#hit(hashToken(raw), true) : undefined;
   }
 
-  #hit(raw: string, onlyWellFormed: boolean): Principal | undefined {
-    if (typeof raw !== 'string' || raw.length < MIN_RAW_TOKEN_LENGTH || raw.length > MAX_RAW_TOKEN_LENGTH) return undefined;
-    const hash = hashToken(raw);
+  /** The cached principal of the token with this hash (see cached). */
+  #hit(hash: string, onlyWellFormed: boolean): Principal | undefined {
     const hit = this.#principals.get(hash);
     if (!hit || (onlyWellFormed && !hit.wellFormed)) return undefined;
     const now = Date.now();
@@ -297,15 +298,15 @@ export class IdentityService {
    * once a minute per token.
    */
   async authenticate(raw: string): Promise<Principal | null> {
-    const cached = this.#hit(raw, false);
+    if (!saneLength(raw)) return null;
+    const hash = hashToken(raw);
+    const cached = this.#hit(hash, false);
     if (cached) return cached;
-    if (typeof raw !== 'string' || raw.length < MIN_RAW_TOKEN_LENGTH || raw.length > MAX_RAW_TOKEN_LENGTH) return null;
     if (tokenPrefixKind(raw)) {
       // Our format: a typo or bad checksum is rejected without a query. OAuth tokens are not stored here.
       const parsed = parseToken(raw);
       if (!parsed || parsed.kind === 'oauth') return null;
     }
-    const hash = hashToken(raw);
     const now = Date.now();
     const generation = this.#generation;
     // An OAuth access token; if not one, it may still be a configured bootstrap token of that shape.
@@ -357,7 +358,7 @@ export class IdentityService {
    * null when it never knew it. Only on the refusal path, so a caller can say what to do.
    */
   async refusal(raw: string): Promise<'expired' | 'revoked' | 'user disabled' | null> {
-    if (typeof raw !== 'string' || raw.length < MIN_RAW_TOKEN_LENGTH || raw.length > MAX_RAW_TOKEN_LENGTH) return null;
+    if (!saneLength(raw)) return null;
     const em = this.#em();
     if (looksLikeOAuthToken(raw)) {
       const why = await this.oauth.refusal(raw);
