@@ -1,6 +1,8 @@
 // One JSON log line per request, with its request id, and never a credential.
 import t from 'tap';
 import net from 'node:net';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { pino } from 'pino';
 import { startTestServer, req, createUser } from '../helpers/server.ts';
 
@@ -66,6 +68,50 @@ t.test('every answer of POST /mcp carries the request id of its log line', async
   await new Promise((r) => setTimeout(r, 20));
   for (const id of ['mcp-init', 'mcp-call', 'mcp-refused', 'mcp-note'])
     t.equal(lines.filter((l) => l.reqId === id && l.req?.path === '/mcp').length, 1, `one line for ${id}`);
+});
+
+t.test('an idle keep-alive connection holds on to no request it carried', async (t) => {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+  const seen: Array<WeakRef<object>> = [];
+  const onRequest = (req: object, res: object) => seen.push(new WeakRef(req), new WeakRef(res));
+  s.folio.server.on('request', onRequest);
+  t.teardown(() => void s.folio.server.off('request', onRequest));
+  // One connection, kept open: a curl call (its fast path), a POST /mcp (served before Koa), a Koa route.
+  const socket = net.connect(Number(new URL(s.url).port), '127.0.0.1');
+  t.teardown(() => void socket.destroy());
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  let received = '';
+  socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+  const ask = async (method: string, path: string, body: string, extra = '') => {
+    const before = received.length;
+    socket.write(
+      `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${s.adminToken}\r\nContent-Type: application/json\r\n${extra}` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    while (!/\r\n\r\n[\s\S]*\S/.test(received.slice(before))) await new Promise((r) => setTimeout(r, 5));
+    return received.slice(before);
+  };
+  t.match(await ask('POST', '/curl/call/folio/pins', '{}'), /^HTTP\/1\.1 200/);
+  t.match(
+    await ask('POST', '/mcp', '{"jsonrpc":"2.0","id":1,"method":"tools/list"}', 'Accept: application/json, text/event-stream\r\n'),
+    /^HTTP\/1\.1 400/,
+  );
+  t.match(await ask('GET', '/curl/whoami', ''), /^HTTP\/1\.1 200/);
+  t.equal(seen.length, 6, 'three requests came on the connection');
+  // deref() keeps its target alive to the end of the job: every gc() runs in a job of its own.
+  for (let i = 0; i < 10; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    gc();
+    await new Promise((r) => setTimeout(r, 0));
+    if (!seen.some((w) => w.deref())) break;
+  }
+  t.equal(socket.destroyed, false, 'the connection is still open');
+  t.same(
+    seen.map((w) => w.deref() !== undefined),
+    [false, false, false, false, false, false],
+    'every request and response it carried is collected',
+  );
 });
 
 t.test('tokens never reach the log, from the header or the URL', async (t) => {

@@ -57,6 +57,15 @@ export function malformation(req: IncomingMessage): ClientError | undefined {
 }
 
 /**
+ * The response is over ('finish' or 'close'; the request log tells, core/surfaces/http/request-log.ts):
+ * its connection lets go of the pair, so that an idle keep-alive connection holds no request or
+ * response of the past. (An error of the parser after that is not that request's either way.)
+ */
+export function answered(socket: Answering | null, res: ServerResponse): void {
+  if (socket?.[ANSWERING]?.res === res) socket[ANSWERING] = undefined;
+}
+
+/**
  * Calls `fn` if the parser refuses the rest of the body while it is being read (the body never
  * ends then: ending or destroying the request would close the connection before the answer).
  * Returns the unsubscribe.

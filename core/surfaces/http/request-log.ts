@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
-import { isClientGone, malformation } from './client-errors.ts';
+import { answered, isClientGone, malformation } from './client-errors.ts';
 
 const SANE_ID = /^[\w.-]{1,128}$/;
 /** Query parameters whose values never reach the log (a token sent in the URL is refused, but logged it would leak). */
@@ -57,7 +57,8 @@ export function responseError(log: Logger, err: unknown, res: ServerResponse | u
 
 /** The response each connection is answering now, for its socket's one error listener (a property of the socket, set per request). */
 const WATCHED = Symbol('response watched for socket errors');
-type Watched = Socket & { [WATCHED]?: ServerResponse };
+const LISTENING = Symbol('socket error listener set');
+type Watched = Socket & { [WATCHED]?: ServerResponse | undefined; [LISTENING]?: true };
 
 /**
  * A socket error while a response is under way goes on that request's line (responseError), as
@@ -66,12 +67,23 @@ type Watched = Socket & { [WATCHED]?: ServerResponse };
  */
 export function watchSocket(socket: Socket, res: ServerResponse, log: Logger): void {
   const watched = socket as Watched;
-  if (!watched[WATCHED])
+  if (!watched[LISTENING]) {
+    watched[LISTENING] = true;
     socket.on('error', (err: unknown) => {
       const current = watched[WATCHED];
       if (current && !current.writableFinished) responseError(log, err, current);
     });
+  }
   watched[WATCHED] = res;
+}
+
+/**
+ * The response is over ('finish' or 'close'): the socket lets go of it, so that an idle keep-alive
+ * connection holds no request or response of the past (a socket error after the answer is no
+ * longer that request's: watchSocket ignores it either way).
+ */
+function unwatch(socket: Watched | null, res: ServerResponse): void {
+  if (socket?.[WATCHED] === res) socket[WATCHED] = undefined;
 }
 
 function brief(err: unknown): { code?: string; message: string } {
@@ -189,6 +201,9 @@ export function beginRequest(
     if (logged) return;
     logged = true;
     (res as Pending)[PENDING] = undefined;
+    // Over: the connection lets go of this request and response (it may idle, kept alive, for long).
+    unwatch(req.socket, res);
+    answered(req.socket, res);
     const status = res.writableFinished ? res.statusCode : 499;
     // A client that went away is the 499; anything else Koa reported is the server's failure.
     const failure = errors.length === 0 ? undefined : errors.find((e) => !isClientGone(e));
