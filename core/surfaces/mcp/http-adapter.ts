@@ -95,6 +95,19 @@ function headersOf(response: Response, extra?: Record<string, string>): Record<s
   return extra ? Object.assign(out, extra) : out;
 }
 
+/** Resolves when the response takes writes again ('drain') or is gone ('close'). */
+export function drained(res: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const go = () => {
+      res.off('drain', go);
+      res.off('close', go);
+      resolve();
+    };
+    res.once('drain', go);
+    res.once('close', go);
+  });
+}
+
 /** The transport's chunks are encoded text (TextEncoder): decoding them back loses nothing (a BOM included). */
 const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
@@ -170,16 +183,7 @@ export async function writeResponse(
         held.push(value);
         continue;
       }
-      if (!res.write(value))
-        await new Promise<void>((resolve) => {
-          const go = () => {
-            res.off('drain', go);
-            res.off('close', go);
-            resolve();
-          };
-          res.once('drain', go);
-          res.once('close', go);
-        });
+      if (!res.write(value)) await drained(res);
     }
     if (held) {
       // Ended within the hold time: headers and body in one write.

@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import type { EventStore } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { StreamEvent, StreamLog } from '../../db/stream-log.ts';
+import { drained } from './http-adapter.ts';
 
 /** At most this many events are held in memory for a stream whose client listens; the oldest go first. */
 const MAX_HELD = 1000;
@@ -214,7 +215,8 @@ export async function resumeStream(res: ServerResponse, o: ResumeOptions): Promi
       }
       if (gone()) break;
       if (text) {
-        res.write(text);
+        // A slow reader: nothing more is read from the log until it has taken what was written.
+        if (!res.write(text)) await drained(res);
         waitedSince = spoke = Date.now();
       } else if (Date.now() - spoke >= KEEPALIVE_MS) {
         res.write(': keep-alive\n\n');
