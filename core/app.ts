@@ -40,7 +40,7 @@ import { beginRequest, requestError, requestLog, type RequestLogState } from './
 import { handleClientErrors, type RawAnswer } from './surfaces/http/client-errors.ts';
 import { errorAnswer } from './surfaces/http/error-text.ts';
 import { BadArguments } from './contract/errors.ts';
-import { bootstrapAdmin } from './domain/identity/bootstrap.ts';
+import { bootstrapAdmin, bootstrapDigest } from './domain/identity/bootstrap.ts';
 import type Provider from 'oidc-provider';
 import { mountProvider, OAUTH_PREFIX, passTo } from './surfaces/oauth/mount.ts';
 import { loadOnce } from './domain/load-once.ts';
@@ -194,7 +194,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     limits: config.limits,
     services: (principal, l) => servicesFor({ identity, domains, registry, policy, jobs, tokens: config.tokens }, principal, l),
   });
-  const auth = new Authenticator(identity, config.bootstrapAdminToken);
+  const auth = new Authenticator(identity, { digest: await bootstrapDigest(identity, config.bootstrapAdminToken) });
   // An OAuth access token works on the surface it was issued for (RFC 8707), or on all of them
   // when issued for Folio as a whole (no resource named).
   const audiences = (path: string) => () => [`${publicBase}${path}`, publicBase];

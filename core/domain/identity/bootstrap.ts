@@ -1,5 +1,6 @@
 // First start with no users: create the admin. Its API token is BOOTSTRAP_ADMIN_TOKEN when set,
 // otherwise a new one that is returned (and printed by the caller) exactly once.
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { givenToken, type IdentityService } from './service.ts';
 
@@ -27,4 +28,15 @@ export async function bootstrapAdmin(identity: IdentityService, configured: stri
   });
   log.info({ userId: admin.id, email: admin.email, from: configured ? 'BOOTSTRAP_ADMIN_TOKEN' : 'generated' }, 'created the first admin');
   return configured ? undefined : token;
+}
+
+/**
+ * The digest the Authenticator lets through its format check besides Folio's own token formats:
+ * BOOTSTRAP_ADMIN_TOKEN's while it is set, else that of the bootstrap token it chose at first
+ * start (still active), so unsetting the variable locks no one out.
+ */
+export async function bootstrapDigest(identity: IdentityService, configured: string | null): Promise<Buffer | undefined> {
+  if (configured !== null) return createHash('sha256').update(configured, 'utf8').digest();
+  const stored = await identity.bootstrapTokenHash(BOOTSTRAP_ADMIN_EMAIL);
+  return stored === null ? undefined : Buffer.from(stored, 'hex');
 }

@@ -169,6 +169,22 @@ export class IdentityService {
   }
 
   /** How many API tokens (live or not) a user has ever been given. */
+  /**
+   * The stored hash of the first admin's `bootstrap` API token while it is active: the one
+   * BOOTSTRAP_ADMIN_TOKEN chose at first start (or the generated one, which has Folio's format
+   * anyway). The Authenticator takes a token of this hash though it has no Folio prefix, so a chosen
+   * token keeps working once the variable is unset, until it is rotated or revoked.
+   */
+  async bootstrapTokenHash(email: string): Promise<string | null> {
+    const rows = await this.#em().execute<Array<{ token_hash: string }>>(
+      `select t.token_hash from api_tokens t join users u on u.id = t.user_id
+        where u.email = ? and t.kind = 'api' and t.name = 'bootstrap' and t.revoked_at is null
+        order by t.created_at limit 1`,
+      [email],
+    );
+    return rows[0]?.token_hash ?? null;
+  }
+
   async countApiTokens(userId: string): Promise<number> {
     return this.#em().count(ApiToken, { user: userId, kind: 'api' });
   }
