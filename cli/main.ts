@@ -20,7 +20,9 @@ Environment:
 export function buildProgram(): Command {
   const program = new Command('folio')
     .description('Folio from the terminal: notes and everything else over the REST API')
-    .version(pkg.version, '-V, --version')
+    // -V only: commander takes a program option wherever it appears, and `--version <n>` belongs to
+    // commands (notes get, files download...). `folio --version` alone is answered by run().
+    .version(pkg.version, '-V', 'output the version number (also: folio --version)')
     .option('-p, --profile <name>', 'the logged-in server to use (see folio auth status)')
     .exitOverride()
     .showSuggestionAfterError()
@@ -44,6 +46,10 @@ export function buildProgram(): Command {
 
 /** Runs the CLI on `argv` (as process.argv) and returns the exit code. */
 export async function run(argv: string[]): Promise<number> {
+  if (argv.length === 3 && argv[2] === '--version') {
+    process.stdout.write(`${pkg.version}\n`);
+    return EXIT.ok;
+  }
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

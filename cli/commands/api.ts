@@ -90,7 +90,7 @@ export const apiCommand: CommandGroup = {
       cmd,
       'folio api GET /notetaker/tags',
       'folio api GET /notetaker/search -f q=budget -F limit=5 --json items',
-      'folio api PATCH /notetaker/notes/01J... -H \'If-Match: "3"\' -f title="New title"',
+      'folio api PATCH /notetaker/notes/$ID -H \'If-Match: "3"\' -f title="New title"',
       'echo \'{"title": "From JSON", "tags": ["x"]}\' | folio api POST /notetaker/notes --input -',
       'folio api GET /openapi.json --template "{info.title} {info.version}"',
     );

@@ -234,7 +234,7 @@ const fileColumns = [
 export const files: CommandGroup = {
   register(program: Command, cli: Cli) {
     const group = program.command('files').description('files: upload, download, versions, trash, share links');
-    examples(group, 'folio files upload report.pdf', 'folio files list', 'folio files download 01J... -o report.pdf');
+    examples(group, 'folio files upload report.pdf', 'folio files list', 'folio files download $ID -o report.pdf');
 
     const list = withOutput(group.command('list').alias('ls').description('list your files, most recently updated first'))
       .option('--folder <folder>', 'only the files in this folder')
@@ -280,7 +280,7 @@ export const files: CommandGroup = {
           for (const [k, v] of rows) process.stdout.write(`${k.padEnd(8)} ${v}\n`);
         });
       });
-    examples(infoCmd, 'folio files info 01J...', 'folio files info 01J... --json sha256');
+    examples(infoCmd, 'folio files info $ID', 'folio files info $ID --json sha256');
 
     const upload = withOutput(
       group
@@ -312,7 +312,7 @@ export const files: CommandGroup = {
     examples(
       upload,
       'folio files upload report.pdf',
-      'folio files upload scan.png --name receipt.png --note 01J...',
+      'folio files upload scan.png --name receipt.png --note $ID',
       'ID=$(folio files upload backup.tar.gz)',
       'folio files upload big.iso   # interrupted? the same command again resumes where it stopped',
     );
@@ -355,7 +355,7 @@ export const files: CommandGroup = {
         }
         info(`wrote ${out}`);
       });
-    examples(download, 'folio files download 01J... -o report.pdf', 'folio files download 01J... --version 1 > v1.pdf');
+    examples(download, 'folio files download $ID -o report.pdf', 'folio files download $ID --version 1 > v1.pdf');
 
     const versions = withOutput(group.command('versions').description("a file's versions, newest first"))
       .argument('<id>', 'the file id')
@@ -372,7 +372,7 @@ export const files: CommandGroup = {
           ]),
         );
       });
-    examples(versions, 'folio files versions 01J...', 'folio files download 01J... --version 1 -o old.pdf');
+    examples(versions, 'folio files versions $ID', 'folio files download $ID --version 1 -o old.pdf');
 
     const rmCmd = group
       .command('rm')
@@ -390,7 +390,7 @@ export const files: CommandGroup = {
           info(`moved ${id} to the trash (undo: folio files restore ${id})`);
         }
       });
-    examples(rmCmd, 'folio files rm 01J...', 'folio files rm 01J... --purge');
+    examples(rmCmd, 'folio files rm $ID', 'folio files rm $ID --purge');
 
     const restore = group
       .command('restore')
@@ -407,7 +407,7 @@ export const files: CommandGroup = {
           : await ok(target, await api.POST('/filedb/files/{id}/restore', { params: { path: { id } } }));
         info(`restored ${id}: now version ${f.version}`);
       });
-    examples(restore, 'folio files restore 01J...', 'folio files restore 01J... --version 1');
+    examples(restore, 'folio files restore $ID', 'folio files restore $ID --version 1');
 
     const share = withOutput(group.command('share').description('make a share link (anyone with it can download) and print its URL'))
       .argument('<id>', 'the file id')
@@ -443,11 +443,7 @@ export const files: CommandGroup = {
           emit(link, o, () => process.stdout.write(`${link.url ?? ''}\n`));
         },
       );
-    examples(
-      share,
-      'folio files share 01J... --expires-in 86400',
-      'echo s3cret | folio files share 01J... --password-stdin --max-downloads 5',
-    );
+    examples(share, 'folio files share $ID --expires-in 86400', 'echo s3cret | folio files share $ID --password-stdin --max-downloads 5');
 
     const shares = withOutput(group.command('shares').description('your share links: downloads, last access, state')).action(
       async (o: OutputOptions) => {
@@ -480,6 +476,6 @@ export const files: CommandGroup = {
         await ok(target, await api.DELETE('/filedb/shares/{id}', { params: { path: { id } } }));
         info(`revoked share ${id}`);
       });
-    examples(unshare, 'folio files unshare 01J...');
+    examples(unshare, 'folio files unshare $ID');
   },
 };

@@ -80,7 +80,7 @@ function conflictLine(id: string, from: number, problem: Problem | undefined, ke
 export const notes: CommandGroup = {
   register(program: Command, cli: Cli) {
     const group = program.command('notes').description('Markdown notes: list, read, write, search, trash, history, reports');
-    examples(group, 'folio notes list', 'folio notes create --title "Standup" < standup.md', 'folio notes get 01J...');
+    examples(group, 'folio notes list', 'folio notes create --title "Standup" < standup.md', 'folio notes get $ID');
 
     const list = withOutput(group.command('list').alias('ls').description('list notes, most recently updated first'))
       .option('--tag <tag>', 'only notes with this tag (repeat for several: all must match)', collect, [])
@@ -125,12 +125,7 @@ export const notes: CommandGroup = {
           : await ok(target, await api.GET('/notetaker/notes/{id}', { params: { path: { id } } }));
         emit(note, o, () => process.stdout.write(note.body.endsWith('\n') || note.body === '' ? note.body : note.body + '\n'));
       });
-    examples(
-      get,
-      'folio notes get 01J... > standup.md',
-      'folio notes get 01J... --json title,version,tags',
-      'folio notes get 01J... --version 2',
-    );
+    examples(get, 'folio notes get $ID > standup.md', 'folio notes get $ID --json title,version,tags', 'folio notes get $ID --version 2');
 
     const create = withOutput(group.command('create').alias('new').description('create a note and print its id'))
       .requiredOption('-t, --title <title>', 'the title (one line)')
@@ -185,7 +180,7 @@ export const notes: CommandGroup = {
         done();
         info(`saved ${id} as version ${saved.version}`);
       });
-    examples(edit, 'folio notes edit 01J...', 'EDITOR="code --wait" folio notes edit 01J... --title "New title"');
+    examples(edit, 'folio notes edit $ID', 'EDITOR="code --wait" folio notes edit $ID --title "New title"');
 
     const append = withOutput(
       group.command('append').description("add text at the end of a note (or of one heading's section); never overwrites"),
@@ -205,7 +200,7 @@ export const notes: CommandGroup = {
         );
         emit(note, o, () => info(`${o.prepend ? 'prepended to' : 'appended to'} ${id}: now version ${note.version}`));
       });
-    examples(append, 'folio notes append 01J... "- ship on Friday" --heading Decisions', 'date | folio notes append 01J...');
+    examples(append, 'folio notes append $ID --heading Decisions -- "- ship on Friday"', 'date | folio notes append $ID');
 
     const search = withOutput(group.command('search').description('full-text search: "phrases", -exclusions, OR; best first'))
       .argument('<query...>', 'what to look for')
@@ -267,7 +262,7 @@ export const notes: CommandGroup = {
           info(`moved ${id} to the trash (undo: folio notes restore ${id})`);
         }
       });
-    examples(rm, 'folio notes rm 01J...', 'folio notes rm 01J... --purge');
+    examples(rm, 'folio notes rm $ID', 'folio notes rm $ID --purge');
 
     const restore = group
       .command('restore')
@@ -284,7 +279,7 @@ export const notes: CommandGroup = {
           : await ok(target, await api.POST('/notetaker/notes/{id}/restore', { params: { path: { id } } }));
         info(`restored ${id}: now version ${note.version}`);
       });
-    examples(restore, 'folio notes restore 01J...', 'folio notes restore 01J... --version 3');
+    examples(restore, 'folio notes restore $ID', 'folio notes restore $ID --version 3');
 
     const history = withOutput(group.command('history').description("a note's versions, newest first"))
       .argument('<id>', 'the note id')
@@ -315,7 +310,7 @@ export const notes: CommandGroup = {
           ]),
         );
       });
-    examples(history, 'folio notes history 01J...', 'folio notes history 01J... --diff 2', 'folio notes get 01J... --version 2');
+    examples(history, 'folio notes history $ID', 'folio notes history $ID --diff 2', 'folio notes get $ID --version 2');
 
     const tags = withOutput(group.command('tags').description('your tags, with how many notes carry each')).action(
       async (o: OutputOptions) => {

@@ -105,7 +105,7 @@ export const tokens: CommandGroup = {
         const tk = await ok(target, await api.GET('/tokens/{id}', { params: { path: { id } } }));
         emit(tk, o, () => describe(tk));
       });
-    examples(get, 'folio tokens get 01J...');
+    examples(get, 'folio tokens get $ID');
 
     const self = withOutput(group.command('self').description('the token this command runs with')).action(async (o: OutputOptions) => {
       const { api, target } = cli.client();
@@ -126,7 +126,7 @@ export const tokens: CommandGroup = {
           info(`rotated token ${tk.id}; the old secret no longer works`);
         });
       });
-    examples(rotate, 'folio tokens rotate 01J...');
+    examples(rotate, 'folio tokens rotate $ID');
 
     const revoke = group
       .command('revoke')
@@ -137,7 +137,7 @@ export const tokens: CommandGroup = {
         await ok(target, await api.DELETE('/tokens/{id}', { params: { path: { id } } }));
         info(`revoked token ${id}`);
       });
-    examples(revoke, 'folio tokens revoke 01J...');
+    examples(revoke, 'folio tokens revoke $ID');
 
     const scopes = withOutput(group.command('scopes').description('every scope a token can have, what it implies and needs')).action(
       async (o: OutputOptions) => {

@@ -70,8 +70,19 @@ export const transcribe: CommandGroup = {
           const { api, target } = cli.client();
           let fileId = source;
           const st = await stat(source).catch(() => null);
-          if (st?.isFile()) fileId = (await resumableUpload(target, source, st.size, { name: path.basename(source) })).id;
-          else if (!UUID.test(source)) throw new CliError(`${source} is neither a file here nor a file id`, EXIT.usage);
+          if (st?.isFile()) {
+            // The engine first: a server that cannot transcribe is told before the upload, not after it.
+            // (Not told, e.g. a token without the scope to ask: the server's own answer to the job says it.)
+            const { data: engines } = await api.GET('/transcribe/engines');
+            const engine = o.engine ?? engines?.default ?? '';
+            const state = engines?.engines[engine];
+            if (state && !state.ok)
+              throw new CliError(
+                `the ${engine} transcription engine cannot run on this server${state.reason ? `: ${state.reason}` : ''}; nothing was uploaded (code engine_unavailable)`,
+                EXIT.server,
+              );
+            fileId = (await resumableUpload(target, source, st.size, { name: path.basename(source) })).id;
+          } else if (!UUID.test(source)) throw new CliError(`${source} is neither a file here nor a file id`, EXIT.usage);
           let job = await ok(
             target,
             await api.POST('/transcribe/jobs', {
@@ -110,7 +121,7 @@ export const transcribe: CommandGroup = {
     examples(
       start,
       'folio transcribe start standup.m4a --tag meeting',
-      'folio transcribe start 01J... --format srt -o standup.srt',
+      'folio transcribe start $ID --format srt -o standup.srt',
       'JOB=$(folio transcribe start call.wav --no-wait)',
     );
 
@@ -135,7 +146,7 @@ export const transcribe: CommandGroup = {
         const job = await ok(target, await api.GET('/transcribe/jobs/{id}', { params: { path: { id } } }));
         emit(job, o, () => table([job], jobColumns));
       });
-    examples(status, 'folio transcribe status 01J...');
+    examples(status, 'folio transcribe status $ID');
 
     const resultCmd = group
       .command('result')
@@ -147,7 +158,7 @@ export const transcribe: CommandGroup = {
         const { api, target } = cli.client();
         await save(await result(target, api, id, o.format), o.output);
       });
-    examples(resultCmd, 'folio transcribe result 01J... -f vtt -o talk.vtt');
+    examples(resultCmd, 'folio transcribe result $ID -f vtt -o talk.vtt');
 
     const cancelCmd = group
       .command('cancel')
@@ -158,6 +169,6 @@ export const transcribe: CommandGroup = {
         const job = await ok(target, await api.POST('/transcribe/jobs/{id}/cancel', { params: { path: { id } } }));
         info(`job ${job.id} ${job.status}`);
       });
-    examples(cancelCmd, 'folio transcribe cancel 01J...');
+    examples(cancelCmd, 'folio transcribe cancel $ID');
   },
 };

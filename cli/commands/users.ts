@@ -94,7 +94,7 @@ export const users: CommandGroup = {
         const u = await ok(target, await api.GET('/users/{id}', { params: { path: { id } } }));
         emit(u, o, () => describe(u));
       });
-    examples(get, 'folio users get 01J...');
+    examples(get, 'folio users get $ID');
 
     const create = withOutput(group.command('create').description('create a user and print its id (admins)'))
       .requiredOption('--email <email>', 'their email')
@@ -130,7 +130,7 @@ export const users: CommandGroup = {
         const u = await ok(target, await api.PATCH('/users/{id}', { params: { path: { id } }, body }));
         emit(u, o, () => describe(u));
       });
-    examples(update, 'folio users update 01J... --role staff --role admin', 'folio users update 01J... --name "Ada L."');
+    examples(update, 'folio users update $ID --role staff --role admin', 'folio users update $ID --name "Ada L."');
 
     const deactivate = group
       .command('deactivate')
@@ -141,6 +141,6 @@ export const users: CommandGroup = {
         await ok(target, await api.PATCH('/users/{id}', { params: { path: { id } }, body: { active: false } }));
         info(`deactivated ${id} (undo: folio users update ${id} --activate)`);
       });
-    examples(deactivate, 'folio users deactivate 01J...');
+    examples(deactivate, 'folio users deactivate $ID');
   },
 };

@@ -16,6 +16,8 @@ export interface Target {
   /** The profile the token came from, or undefined when FOLIO_TOKEN gave it. */
   profile: string | undefined;
   tokenFrom: 'FOLIO_TOKEN' | 'profile' | 'none';
+  /** The profile asked for (--profile, FOLIO_PROFILE, else the server's or the default one). */
+  named?: string;
 }
 
 export interface GlobalOptions {
@@ -46,7 +48,7 @@ export function resolveTarget(opts: GlobalOptions): Target {
   const url = envUrl ?? profile?.url ?? DEFAULT_URL;
   if (envToken) return { url, token: envToken, profile: undefined, tokenFrom: 'FOLIO_TOKEN' };
   const stored = profile && (!envUrl || profile.url === envUrl) ? credentials().get(name) : undefined;
-  return { url, token: stored, profile: stored ? name : undefined, tokenFrom: stored ? 'profile' : 'none' };
+  return { url, token: stored, profile: stored ? name : undefined, tokenFrom: stored ? 'profile' : 'none', named: name };
 }
 
 /**
@@ -72,7 +74,11 @@ export function loginHint(t: Target): string {
 
 function requireToken(t: Target): string {
   if (t.token) return t.token;
-  throw new CliError(`not logged in to ${t.url}: run folio auth login --url ${t.url}, or set FOLIO_TOKEN`, EXIT.auth);
+  const profile = t.named && t.named !== 'default' ? ` --profile ${t.named}` : '';
+  throw new CliError(
+    `not logged in to ${t.url}${profile ? ` (profile ${t.named})` : ''}: run folio auth login --url ${t.url}${profile}, or set FOLIO_TOKEN`,
+    EXIT.auth,
+  );
 }
 
 /** fetch, with a failure to connect turned into one line and its own exit code. */

@@ -8,9 +8,11 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
+import pkg from '../../package.json' with { type: 'json' };
 import { createUser, startTestServer } from '../helpers/server.ts';
 
 const BIN = path.join(PACKAGE_ROOT, 'cli/folio.ts');
+const PACKAGE_VERSION = pkg.version;
 const s = await startTestServer();
 const home = await mkdtemp(path.join(tmpdir(), 'folio-cli-groups-'));
 t.teardown(async () => {
@@ -67,6 +69,16 @@ t.test('files: upload a few MB, download it back identical, versions, share link
   const down = await folio(['files', 'download', id, '-o', dest]);
   t.equal(down.code, 0, down.stderr);
   t.equal(sha256(await readFile(dest)), sha256(data), 'byte-identical after the round trip');
+
+  // --version <n> is the command's (an earlier version), not the program's --version.
+  const v1 = path.join(home, 'v1.bin');
+  const down1 = await folio(['files', 'download', id, '--version', '1', '-o', v1]);
+  t.equal(down1.code, 0, down1.stderr);
+  t.equal(down1.stdout, '', 'not the program version');
+  t.equal(sha256(await readFile(v1)), sha256(data), 'version 1, written to the file');
+  const [program, short] = await Promise.all([folio(['--version']), folio(['-V'])]);
+  t.equal(program.stdout.trim(), PACKAGE_VERSION, 'folio --version alone is the program version');
+  t.equal(short.stdout.trim(), PACKAGE_VERSION, 'and folio -V');
 
   const versions = await folio(['files', 'versions', id, '--json', 'version,size']);
   t.equal(versions.code, 0, versions.stderr);

@@ -58,6 +58,15 @@ t.test('scripts: create reads stdin and prints the id, list --json is an array, 
   t.equal(templated.stdout, 'From a script v1 ["cli"]\n');
   const piped = await folio(['notes', 'list', '--tag', 'cli'], { env: asAlice });
   t.match(piped.stdout, new RegExp(`^${id}\tFrom a script\tcli\t`), 'through a pipe: tab-separated, no header');
+
+  // As the README and --help write it: options first, then -- before text that starts with a dash.
+  const appended = await folio(['notes', 'append', id, '--heading', 'Plan', '--', '- and the docs'], { env: asAlice });
+  t.equal(appended.code, 0, appended.stderr);
+  t.equal((await rest('GET', `/notetaker/notes/${id}`)).json().body, '# Plan\n\n- ship the CLI\n- and the docs\n', 'under its heading');
+  // An earlier version is --version <n> of the command, not the program's version.
+  const first = await folio(['notes', 'get', id, '--version', '1'], { env: asAlice });
+  t.equal(first.code, 0, first.stderr);
+  t.equal(first.stdout, body, 'version 1, as it was');
 });
 
 t.test('piping JSON: api POST --input - creates from a JSON document, and its answer pipes on', async (t) => {
@@ -191,6 +200,11 @@ t.test('auth: login stores the token in a 0600 file; an expired token says how t
   const after = await folio(['notes', 'list']);
   t.equal(after.code, 4);
   t.match(after.stderr, /^folio: not logged in to \S+: run folio auth login/);
+  // A profile asked for by name, wherever the option stands, is named in the answer (npx may take
+  // options put before the command: they also work after it).
+  const work = await folio(['notes', 'list', '--profile', 'work']);
+  t.equal(work.code, 4);
+  t.match(work.stderr, /^folio: not logged in to \S+ \(profile work\): run folio auth login --url \S+ --profile work/);
 });
 
 t.test('completion: the bash script completes commands and flags', async (t) => {

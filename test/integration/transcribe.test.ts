@@ -377,6 +377,17 @@ t.test('an engine that cannot run is a 503 engine_unavailable at creation, never
   t.equal(r.json().code, 'engine_unavailable');
   t.match(r.json().detail, /pocketsphinx/, 'names what to install');
   t.same((await req(s3, 'GET', '/api/v1/transcribe/jobs', { token: dee.token })).json().items, [], 'nothing was queued');
+  // The CLI asks first: a local file is not uploaded to a server that cannot transcribe it.
+  const home = await mkdtemp(path.join(tmpdir(), 'folio-cli-'));
+  t.teardown(() => rm(home, { recursive: true, force: true }));
+  const filesBefore = (await req(s3, 'GET', '/api/v1/filedb/files', { token: dee.token })).json().items.length;
+  const cli = await runFolio(home, ['transcribe', 'start', speech], { env: { FOLIO_URL: s3.url, FOLIO_TOKEN: dee.token } });
+  t.equal(cli.code, 6, 'a server error exit code');
+  t.match(
+    cli.stderr,
+    /the local transcription engine cannot run on this server: .*pocketsphinx.*; nothing was uploaded \(code engine_unavailable\)/,
+  );
+  t.equal((await req(s3, 'GET', '/api/v1/filedb/files', { token: dee.token })).json().items.length, filesBefore, 'nothing was uploaded');
   // Like every list: a limit over the most is lowered and the page says so.
   const clamped = await req(s3, 'GET', '/api/v1/transcribe/jobs?limit=500', { token: dee.token });
   t.equal(clamped.status, 200);
