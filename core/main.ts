@@ -1,6 +1,7 @@
 // `npm start`: load the configuration, start Folio, stop cleanly on SIGINT/SIGTERM.
 import { ConfigError, loadConfig } from './kernel/config.ts';
 import { createLogger, startFolio } from './app.ts';
+import { startFailureHint } from './start-failure.ts';
 
 let config;
 try {
@@ -23,6 +24,9 @@ process.on('uncaughtException', (err) => {
 });
 const folio = await startFolio(config, log).catch((err: unknown) => {
   log.fatal({ err }, 'folio failed to start');
+  // The log line has the whole error; a cause an operator meets first also gets a line to act on.
+  const hint = startFailureHint(err, config);
+  if (hint) process.stderr.write(`folio: cannot start: ${hint}\n`);
   process.exit(1);
 });
 if (folio.generatedAdminToken) {
