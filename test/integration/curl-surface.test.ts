@@ -321,7 +321,10 @@ t.test('unknown routes get a plain 404', async (t) => {
   t.equal(r.status, 404);
   t.match(r.headers.get('content-type'), /text\/plain/);
   const get = await req(s, 'GET', '/curl/call/acme/echo', { token: alice.token });
-  t.not(get.status, 200, 'calling is POST only');
+  t.equal(get.status, 405, 'calling is POST only, and the route says so');
+  t.equal(get.headers.get('allow'), 'POST');
+  t.match(get.text, /a call is a POST, with its arguments as a JSON object: curl -X POST .*\/curl\/call\/acme\/echo/);
+  t.match(get.text, /GET \/curl\/help\/acme\/echo/);
 });
 
 t.test('a plugin answers 4xx through the SDK error classes; dynamic import works in handlers', async (t) => {

@@ -52,6 +52,7 @@ t.test('a user sets their own password with an API token; changing it needs the 
     body: { password: 'another long password', current_password: 'guess guess guess' },
   });
   t.equal(wrongCurrent.status, 403, 'or with a wrong one');
+  t.match(wrongCurrent.json().detail, /send your current one as current_password/, 'and is told what to send');
   const changed = await req(s, 'PUT', '/api/v1/users/me/password', {
     token: u.token,
     body: { password: 'another long password', current_password: PASSWORD },

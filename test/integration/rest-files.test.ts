@@ -406,6 +406,9 @@ t.test('attachments: a note lists its files, a file knows its note', async (t) =
   const f = await upload('ticket.txt', 'seat 12A');
   const attached = await api(s, 'PATCH', `/filedb/files/${f.id}`, { token: alice.token, body: { note_id: note.id } });
   t.equal(attached.json().note_id, note.id);
+  const notUuid = await api(s, 'PATCH', `/filedb/files/${f.id}`, { token: alice.token, body: { note_id: 'abc' } });
+  t.equal(notUuid.status, 400);
+  t.match(notUuid.json().errors, [{ path: '/note_id', message: 'must be one of string (uuid), null' }], 'the format is named');
   const direct = await raw('POST', `/filedb/files?name=map.txt&note_id=${note.id}`, { token: alice.token, body: 'map' });
   t.equal(direct.json().note_id, note.id);
   const list = await api(s, 'GET', `/filedb/notes/${note.id}/files`, { token: alice.token });

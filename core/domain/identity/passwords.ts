@@ -96,7 +96,8 @@ export class Passwords {
       const current = input.current_password;
       const ok =
         typeof current === 'string' && current.length <= PASSWORD_MAX && (await argonVerify(user.passwordHash, current).catch(() => false));
-      if (!ok) throw new Forbidden('your current password is needed to change it: send it, right, as current_password.');
+      if (!ok)
+        throw new Forbidden('current_password is missing or wrong: to change your password, send your current one as current_password.');
     }
     await this.#store(user.id, password);
   }

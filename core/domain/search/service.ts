@@ -411,7 +411,7 @@ export class SearchService {
     const known = this.#sources().map((s) => s.kind);
     for (const k of opts.kinds ?? [])
       if (!known.includes(k))
-        throw v.bad('kinds', `'${String(k).slice(0, 40)}' is not a kind of result; the kinds are ${known.join(', ')}`);
+        throw v.bad('kinds', `has '${String(k).slice(0, 40)}', which is not a kind of result; the kinds are ${known.join(', ')}`);
     const kinds = (opts.kinds?.length ? known.filter((k) => opts.kinds!.includes(k)) : known).filter((k) => readable.includes(k));
     const tags = v.optionalTags(opts.tags, 'tags');
     const range = dateRange(opts.from, opts.to);

@@ -165,5 +165,17 @@ export function curlRouter(deps: CurlDeps): Router {
     }
   });
 
+  // A call is a POST (with its arguments as a JSON body): any other method names the route rightly
+  // and is told so, rather than "no route".
+  router.all('/call/:namespace/:function', (ctx) => {
+    ctx.set('Allow', 'POST');
+    const { namespace, function: fn } = (ctx as unknown as Ctx).params;
+    sendText(
+      ctx,
+      405,
+      `405 Method Not Allowed: a call is a POST, with its arguments as a JSON object: curl -X POST -H "Authorization: Bearer $TOKEN" -d '{}' ${base(ctx)}/curl/call/${namespace}/${fn}. GET /curl/help/${namespace}/${fn} says what it takes.`,
+    );
+  });
+
   return router;
 }

@@ -69,8 +69,9 @@ function problemOf(e: ErrorObject, where: FieldProblem['in']): FieldProblem {
       };
     }
     case 'anyOf': {
+      // A format goes with its type ("string (uuid)"): "must be one of string, null" for "abc" would not say what is wrong.
       const alts = ((e.schema as Array<{ const?: unknown; type?: string | string[]; format?: string }> | undefined) ?? []).map((s) =>
-        'const' in s ? JSON.stringify(s.const) : String(s.type ?? s.format ?? 'value'),
+        'const' in s ? JSON.stringify(s.const) : s.format ? `${String(s.type ?? 'string')} (${s.format})` : String(s.type ?? 'value'),
       );
       return { in: where, path: e.instancePath, message: `must be one of ${alts.join(', ')}` };
     }
