@@ -168,7 +168,6 @@ export class IdentityService {
     return this.#em().findOne(User, { email: normalizeEmail(email) });
   }
 
-  /** How many API tokens (live or not) a user has ever been given. */
   /**
    * The stored hash of the first admin's `bootstrap` API token while it is active: the one
    * BOOTSTRAP_ADMIN_TOKEN chose at first start (or the generated one, which has Folio's format
@@ -185,6 +184,7 @@ export class IdentityService {
     return rows[0]?.token_hash ?? null;
   }
 
+  /** How many API tokens (live or not) a user has ever been given. */
   async countApiTokens(userId: string): Promise<number> {
     return this.#em().count(ApiToken, { user: userId, kind: 'api' });
   }
