@@ -37,9 +37,13 @@ export interface VersionSource {
 
 /**
  * The one expected version of a request, from If-Match and/or expected_version. They must agree.
- * `required`: without either -> 428. Returns 'mismatch' when If-Match can never match.
+ * `required`: without either -> 428, saying `missing`. Returns 'mismatch' when If-Match can never match.
  */
-export function expectedVersion(src: VersionSource, required: boolean): number | 'mismatch' | undefined {
+export function expectedVersion(
+  src: VersionSource,
+  required: boolean,
+  missing = 'this edit replaces content, so it must say which version it is based on: send If-Match: "<version>" (the ETag of your GET) or expected_version in the body. Appends need neither.',
+): number | 'mismatch' | undefined {
   const fromHeader = ifMatchVersion(src.header);
   if (fromHeader && 'mismatch' in fromHeader) return 'mismatch';
   const h = fromHeader?.version;
@@ -47,10 +51,7 @@ export function expectedVersion(src: VersionSource, required: boolean): number |
   if (h !== undefined && b !== undefined && h !== b)
     throw new BadArguments(`If-Match names version ${h} but expected_version is ${b}; send one, or the same in both.`);
   const v = h ?? b;
-  if (v === undefined && required)
-    throw new PreconditionRequired(
-      'this edit replaces content, so it must say which version it is based on: send If-Match: "<version>" (the ETag of your GET) or expected_version in the body. Appends need neither.',
-    );
+  if (v === undefined && required) throw new PreconditionRequired(missing);
   return v;
 }
 

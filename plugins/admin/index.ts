@@ -8,7 +8,8 @@ const Uuid = Type.String({ format: 'uuid', description: 'The user id (from creat
 
 export default definePlugin({
   namespace: 'admin',
-  description: 'Your tokens; for admins: users, per-user namespace access and plugin health.',
+  description:
+    'Short-lived curl tokens for yourself; for admins: users, per-user namespace access, plugin health and failed background jobs.',
   catalogue: 'public',
   functions: {
     mint_curl_token: {

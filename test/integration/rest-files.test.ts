@@ -207,6 +207,8 @@ t.test('versions: PUT needs If-Match (428), a stale one is 412 with the file; li
   const f = await upload('plan.md', 'v1 text', alice.token, 'text/markdown');
   const no = await raw('PUT', `/filedb/files/${f.id}/content`, { token: alice.token, body: 'v2 text' });
   t.equal(no.status, 428);
+  t.match(no.json().detail, /send If-Match: "<version>" \(the ETag of GET \/api\/v1\/filedb\/files\/\{id\}\)/);
+  t.notMatch(no.json().detail, /expected_version|Appends/, 'in terms of files, not of notes');
   const v2 = await raw('PUT', `/filedb/files/${f.id}/content`, {
     token: alice.token,
     body: 'v2 text',

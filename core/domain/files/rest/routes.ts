@@ -429,7 +429,11 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
       problems: ['precondition_failed', 'precondition_required', 'conflict', 'file_too_large', 'quota_exceeded', 'storage_full'],
       notFound: FILE_404,
       handler: async ({ principal, params, header, upload, signal }) => {
-        const v = expectedVersion({ header: header('if-match'), bodyVersion: undefined }, true);
+        const v = expectedVersion(
+          { header: header('if-match'), bodyVersion: undefined },
+          true,
+          'a new version replaces the file\'s content, so it must say which version it is based on: send If-Match: "<version>" (the ETag of GET /api/v1/filedb/files/{id}).',
+        );
         const expected = v === 'mismatch' ? 0 : v!;
         if (v === 'mismatch') {
           const cur = await files.get(principal, params.id);
