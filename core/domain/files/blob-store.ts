@@ -10,6 +10,16 @@ import { createHash } from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
 import { loadOnce } from '../load-once.ts';
 
+/**
+ * `source` as a store's pipeline reads it, such that the pipeline failing (too many bytes, the disk
+ * full) does not destroy it. A pipeline destroys every stream in it on failure, and destroying an
+ * HTTP request that is not read to its end destroys its connection: the client would get no answer
+ * (or a reset that loses it) instead of the 413 it is owed.
+ */
+export function sourceOf(source: Readable): AsyncIterable<Buffer> {
+  return source.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>;
+}
+
 /** More bytes arrived than the write allows: what every store rejects `stage` with, over `maxBytes`. */
 export class BlobLimitExceeded extends Error {
   override name = 'BlobLimitExceeded';
@@ -57,7 +67,9 @@ export interface BlobStore {
   readonly kind: string;
   /**
    * Streams `source` into a temporary object while hashing it. Rejects (and leaves nothing) when the
-   * source errors, the signal aborts, or more than `maxBytes` arrive.
+   * source errors, the signal aborts, or more than `maxBytes` arrive. A failure leaves `source` as it
+   * is, not destroyed: when it is a request, destroying it would close the connection before the
+   * refusal is answered (the caller drains it: see sourceOf).
    */
   stage(source: Readable, opts?: StageOptions): Promise<StagedBlob>;
   /** The blob's bytes, or a range of them. Rejects with NotFound when there is no such blob. */
