@@ -4,6 +4,8 @@
 // runs the server can use it. On the embedded database stop the server first: the embedded engine
 // belongs to one process at a time. Nothing else changes: the old tokens stay as they were (revoke
 // a lost one with the new token: folio tokens revoke, or DELETE /api/v1/tokens/{id}).
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './kernel/config.ts';
 import { openDatabase } from './db/database.ts';
@@ -34,6 +36,9 @@ const log = createLogger(process.env['LOG_LEVEL'] ? config : { ...config, logLev
   process: 'admin-token',
 });
 const where = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `the embedded database in ${config.dataDir}`;
+// A DATA_DIR with no database in it is a mistake (a wrong path), not one to make a database in.
+if (!config.databaseUrl && !existsSync(path.join(config.dataDir, 'pglite')))
+  fail(`there is no embedded database in ${config.dataDir} (has the server started once with this DATA_DIR?)`);
 const db = await openDatabase({
   schema: DATABASE_SCHEMA,
   databaseUrl: config.databaseUrl ?? undefined,
@@ -45,17 +50,28 @@ const db = await openDatabase({
       (config.databaseUrl ? '' : '\n(on the embedded database, stop the server first)'),
   ),
 );
+// From here on the database is open: every way out goes through its close (an exit skipping it
+// would stop the embedded engine without writing it out).
 try {
   const identity = new IdentityService(db);
   const email = args?.values.email ?? BOOTSTRAP_ADMIN_EMAIL;
   const user = await identity.findUserByEmail(email);
-  if (!user) fail(`no user ${email} in ${where}${args?.values.email ? '' : ' (has the server started once here?)'}`);
-  if (user!.disabled) fail(`${email} is deactivated: a token would not open anything (reactivate the account first)`);
-  const { token } = await identity.createApiToken(user!.id, { name: args?.values.name ?? 'recovery', scopes: ['*'] });
-  log.info({ userId: user!.id }, 'a new API token was made with npm run admin-token');
-  process.stdout.write(
-    `A new API token for ${user!.email}${user!.roles.includes('admin') ? ' (admin)' : ''} (shown once; keep it safe):\n\n  ${token}\n\n`,
-  );
+  if (!user) {
+    process.stderr.write(`folio admin-token: no user ${email} in ${where}\n`);
+    process.exitCode = 1;
+  } else if (user.disabled) {
+    process.stderr.write(`folio admin-token: ${email} is deactivated: a token would not open anything (reactivate the account first)\n`);
+    process.exitCode = 1;
+  } else {
+    const { token } = await identity.createApiToken(user.id, { name: args?.values.name ?? 'recovery', scopes: ['*'] });
+    log.info({ userId: user.id }, 'a new API token was made with npm run admin-token');
+    process.stdout.write(
+      `A new API token for ${user.email}${user.roles.includes('admin') ? ' (admin)' : ''} (shown once; keep it safe):\n\n  ${token}\n\n`,
+    );
+  }
+} catch (err) {
+  process.stderr.write(`folio admin-token: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
 } finally {
   await db.close();
 }

@@ -48,6 +48,7 @@ import { interactionRouter } from './surfaces/oauth/pages.ts';
 import { invitationRouter } from './surfaces/pages/invite.ts';
 import { scimRouter } from './surfaces/scim/routes.ts';
 import type { TranscribeService } from './domain/transcribe/service.ts';
+import { isLingering } from './surfaces/http/linger.ts';
 
 export interface Folio {
   config: Config;
@@ -330,6 +331,12 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   // Koa answers its own errors (the middleware above, then app.onerror); the catch is for a failure
   // in that answering itself, which would otherwise be an unhandled rejection.
   const server = http.createServer((req, res) => {
+    // A request pipelined after an answer that said Connection: close (a refused upload, whose
+    // connection drains before it closes: core/surfaces/http/linger.ts) is not served.
+    if (isLingering(req.socket)) {
+      req.socket.destroy();
+      return;
+    }
     if (credentialsTwice(req)) {
       // Authorization is a singleton field: with two, which one a proxy in front checked and which
       // one Folio would use could differ (Node keeps the first). Refused, in the surface's format.

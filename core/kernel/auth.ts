@@ -1,5 +1,6 @@
 // Bearer token -> Principal. Junk is refused before any database lookup: a token must carry one
-// of our prefixes and a valid checksum, or be the configured bootstrap admin token.
+// of our prefixes and a valid checksum, or be the bootstrap admin token (BOOTSTRAP_ADMIN_TOKEN's, or
+// while it is unset the one it chose at first start, still active).
 // Each surface has its own view (forAudiences): an OAuth access token is accepted only where the
 // resource it was issued for (RFC 8707, its audience) is that surface.
 import { timingSafeEqual, createHash } from 'node:crypto';

@@ -13,7 +13,10 @@ const dir = await mkdtemp(path.join(tmpdir(), 'folio-admin-token-'));
 t.teardown(() => rm(dir, { recursive: true, force: true }));
 const env = { DATA_DIR: path.join(dir, 'data') };
 
-function adminToken(args: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function adminToken(
+  args: string[] = [],
+  extra: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['core/admin-token.ts', ...args], {
       cwd: PACKAGE_ROOT,
@@ -22,6 +25,7 @@ function adminToken(args: string[] = []): Promise<{ code: number | null; stdout:
         HOME: process.env['HOME'] ?? '',
         ...(process.env['NODE_COMPILE_CACHE'] ? { NODE_COMPILE_CACHE: process.env['NODE_COMPILE_CACHE'] } : {}),
         ...env,
+        ...extra,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -55,6 +59,9 @@ t.test('a lost first-admin token: stop the server, npm run admin-token, and the 
   const unknown = await adminToken(['--email', 'nobody@example.com']);
   t.equal(unknown.code, 1);
   t.match(unknown.stderr, /^folio admin-token: no user nobody@example\.com in the embedded database/);
+  const nowhere = await adminToken([], { DATA_DIR: path.join(dir, 'not-there') });
+  t.equal(nowhere.code, 1);
+  t.match(nowhere.stderr, /there is no embedded database in .*not-there/, 'a wrong DATA_DIR makes no database');
   const usage = await adminToken(['--bogus']);
   t.equal(usage.code, 2);
   t.match(usage.stderr, /Usage: npm run admin-token/);

@@ -7,17 +7,32 @@
 // complete and hashed (`commit`): a killed or abandoned upload leaves no partial blob behind
 // (temporaries older than a grace period are swept by the same garbage collection).
 import { createHash } from 'node:crypto';
-import { Transform, type Readable } from 'node:stream';
+import { finished, PassThrough, Transform, type Readable } from 'node:stream';
 import { loadOnce } from '../load-once.ts';
 
 /**
- * `source` as a store's pipeline reads it, such that the pipeline failing (too many bytes, the disk
- * full) does not destroy it. A pipeline destroys every stream in it on failure, and destroying an
- * HTTP request that is not read to its end destroys its connection: the client would get no answer
- * (or a reset that loses it) instead of the 413 it is owed.
+ * `source` fed to a store's pipeline through a stream of its own, so that the pipeline failing (too
+ * many bytes, the disk full, the bucket refusing) does not destroy it: a pipeline destroys every
+ * stream in it, and destroying an HTTP request not read to its end destroys its connection, and the
+ * client would get no answer (or a reset that loses it) instead of the 413 it is owed. The source's
+ * own failure (the client going away) fails the feed. `release()` after a failure: the source is
+ * unhooked and paused, for the caller to drain (resume) or destroy.
  */
-export function sourceOf(source: Readable): AsyncIterable<Buffer> {
-  return source.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>;
+export function feedFrom(source: Readable, highWaterMark: number): { feed: PassThrough; release: () => void } {
+  const feed = new PassThrough({ highWaterMark });
+  // Its error, or its close before its end, now or already (a stream can fail before it is read).
+  const unwatch = finished(source, (err) => {
+    if (err) feed.destroy(err);
+  });
+  source.pipe(feed);
+  return {
+    feed,
+    release: () => {
+      unwatch();
+      source.unpipe(feed);
+      source.pause();
+    },
+  };
 }
 
 /** More bytes arrived than the write allows: what every store rejects `stage` with, over `maxBytes`. */

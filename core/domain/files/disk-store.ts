@@ -11,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import { NotFound } from '../../contract/errors.ts';
 import { durableFile } from './durable-file.ts';
 import { FileRange } from './file-range.ts';
-import { meter, sourceOf, type BlobStat, type BlobStore, type ByteRange, type StagedBlob, type StageOptions } from './blob-store.ts';
+import { feedFrom, meter, type BlobStat, type BlobStore, type ByteRange, type StagedBlob, type StageOptions } from './blob-store.ts';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 const STAGING = '.staging';
@@ -52,9 +52,11 @@ export class DiskBlobStore implements BlobStore {
     const m = meter(opts, CHUNK);
     // The data is on the disk before the stream reports it finished.
     const out = durableFile(temp, { highWaterMark: CHUNK });
+    const fed = feedFrom(source, CHUNK);
     try {
-      await pipeline(sourceOf(source), m.stream, out, ...(opts.signal ? [{ signal: opts.signal }] : []));
+      await pipeline(fed.feed, m.stream, out, ...(opts.signal ? [{ signal: opts.signal }] : []));
     } catch (err) {
+      fed.release();
       await rm(temp, { force: true });
       throw err;
     }

@@ -21,7 +21,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { NotFound } from '../../contract/errors.ts';
-import { meter, sourceOf, type BlobStat, type BlobStore, type ByteRange, type StagedBlob, type StageOptions } from './blob-store.ts';
+import { feedFrom, meter, type BlobStat, type BlobStore, type ByteRange, type StagedBlob, type StageOptions } from './blob-store.ts';
 
 /** The config's `files.blobStore.s3` section. */
 export interface S3BlobStoreSettings {
@@ -93,13 +93,16 @@ export class S3BlobStore implements BlobStore {
     });
     const abort = () => void upload.abort().catch(() => {});
     opts.signal?.addEventListener('abort', abort, { once: true });
+    const fed = feedFrom(source, 64 * 1024);
     try {
       opts.signal?.throwIfAborted();
       // The source's error, an abort or too many bytes fail the pipeline, which ends `body` with the
       // error, which fails the upload (and aborts a multipart one).
-      await Promise.all([pipeline(sourceOf(source), m.stream, body, ...(opts.signal ? [{ signal: opts.signal }] : [])), upload.done()]);
+      await Promise.all([pipeline(fed.feed, m.stream, body, ...(opts.signal ? [{ signal: opts.signal }] : [])), upload.done()]);
       opts.signal?.throwIfAborted();
     } catch (err) {
+      fed.release();
+      fed.feed.destroy();
       body.destroy();
       abort();
       // A single-part upload may have completed just before the failure: leave nothing.

@@ -142,6 +142,11 @@ export class ResumableUploads {
   /** Hands a complete upload to the files service, then drops its temporary file. */
   async #finish(p: Principal, upload: Upload, opts: { keep?: boolean } = {}): Promise<FileMeta> {
     const m = meta(upload);
+    // Closed however the create ends (refused before reading it, or part way): a failed stage leaves
+    // its source to its caller, and this one is a file, not a connection to drain.
+    const source = createReadStream(path.join(this.#dir, upload.id), { highWaterMark: 1024 * 1024 });
+    // Read, its errors reach the store through the stage; unread (refused first), they go nowhere.
+    source.on('error', () => {});
     try {
       const f = await this.#files.create(p, {
         id: upload.id,
@@ -150,7 +155,7 @@ export class ResumableUploads {
         note_id: str(m['note_id']),
         declaredType: str(m['filetype']) ?? str(m['content_type']),
         length: upload.size,
-        source: createReadStream(path.join(this.#dir, upload.id), { highWaterMark: 1024 * 1024 }),
+        source,
       });
       if (!opts.keep) await this.#store.remove(upload.id).catch(() => {});
       return f;
@@ -160,6 +165,8 @@ export class ResumableUploads {
       if (err instanceof QuotaExceeded || err instanceof FileTooLarge || err instanceof BadArguments || err instanceof NotFound)
         await this.#store.remove(upload.id).catch(() => {});
       throw err;
+    } finally {
+      source.destroy();
     }
   }
 

@@ -37,6 +37,6 @@ export async function bootstrapAdmin(identity: IdentityService, configured: stri
  */
 export async function bootstrapDigest(identity: IdentityService, configured: string | null): Promise<Buffer | undefined> {
   if (configured !== null) return createHash('sha256').update(configured, 'utf8').digest();
-  const stored = await identity.bootstrapTokenHash(BOOTSTRAP_ADMIN_EMAIL);
-  return stored === null ? undefined : Buffer.from(stored, 'hex');
+  const stored = await identity.bootstrapTokenHash();
+  return stored !== null && /^[0-9a-f]{64}$/.test(stored) ? Buffer.from(stored, 'hex') : undefined;
 }

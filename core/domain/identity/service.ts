@@ -174,12 +174,12 @@ export class IdentityService {
    * anyway). The Authenticator takes a token of this hash though it has no Folio prefix, so a chosen
    * token keeps working once the variable is unset, until it is rotated or revoked.
    */
-  async bootstrapTokenHash(email: string): Promise<string | null> {
+  async bootstrapTokenHash(): Promise<string | null> {
+    // By the token's name, not the admin's address (which may have changed since).
     const rows = await this.#em().execute<Array<{ token_hash: string }>>(
-      `select t.token_hash from api_tokens t join users u on u.id = t.user_id
-        where u.email = ? and t.kind = 'api' and t.name = 'bootstrap' and t.revoked_at is null
-        order by t.created_at limit 1`,
-      [email],
+      `select token_hash from api_tokens
+        where kind = 'api' and name = 'bootstrap' and revoked_at is null
+        order by created_at limit 1`,
     );
     return rows[0]?.token_hash ?? null;
   }
