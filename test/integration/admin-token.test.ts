@@ -2,48 +2,17 @@
 // process on its embedded database, is stopped, the command makes a token, and the next start
 // takes it.
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
-import { startProcess, type FolioProcess } from '../helpers/process.ts';
+import { runScript, startProcess, stopProcess as stop } from '../helpers/process.ts';
 
 const dir = await mkdtemp(path.join(tmpdir(), 'folio-admin-token-'));
 t.teardown(() => rm(dir, { recursive: true, force: true }));
 const env = { DATA_DIR: path.join(dir, 'data') };
 
-function adminToken(
-  args: string[] = [],
-  extra: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['core/admin-token.ts', ...args], {
-      cwd: PACKAGE_ROOT,
-      env: {
-        PATH: process.env['PATH'] ?? '',
-        HOME: process.env['HOME'] ?? '',
-        ...(process.env['NODE_COMPILE_CACHE'] ? { NODE_COMPILE_CACHE: process.env['NODE_COMPILE_CACHE'] } : {}),
-        ...env,
-        ...extra,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-async function stop(p: FolioProcess): Promise<void> {
-  if (p.child.exitCode !== null) return;
-  const closed = new Promise((resolve) => p.child.once('close', resolve));
-  p.child.kill('SIGTERM');
-  await closed;
-}
+const adminToken = (args: string[] = [], extra: Record<string, string> = {}) =>
+  runScript('core/admin-token.ts', args, { ...env, ...extra });
 
 t.test('a lost first-admin token: stop the server, npm run admin-token, and the new token works', async (t) => {
   // The first start makes the admin, and prints a token nobody kept.

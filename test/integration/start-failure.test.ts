@@ -3,40 +3,15 @@
 // own process (core/main.ts), as `npm start` runs it.
 import t from 'tap';
 import net from 'node:net';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
+import { runScript } from '../helpers/process.ts';
 
 const dir = await mkdtemp(path.join(tmpdir(), 'folio-start-failure-'));
 t.teardown(() => rm(dir, { recursive: true, force: true }));
 
-function start(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['core/main.ts'], {
-      cwd: PACKAGE_ROOT,
-      env: {
-        PATH: process.env['PATH'] ?? '',
-        HOME: process.env['HOME'] ?? '',
-        DATA_DIR: path.join(dir, 'data'),
-        ...(process.env['NODE_COMPILE_CACHE'] ? { NODE_COMPILE_CACHE: process.env['NODE_COMPILE_CACHE'] } : {}),
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr, stdout });
-    });
-  });
-}
+const start = (env: Record<string, string>) => runScript('core/main.ts', [], { DATA_DIR: path.join(dir, 'data'), ...env });
 
 t.test(
   'a database that does not exist: one line naming it, and how to make it',
