@@ -702,6 +702,8 @@ export interface FuzzResult {
   serverErrors: Array<{ status: number; surface: string; what: string; method: string; path: string; i: number }>;
   /** Requests with no answer at all (not counted as failures; listed by kind). */
   noAnswer: Record<string, number>;
+  /** The first of them (at most 20), with why the client got nothing, to look into. */
+  noAnswerCases: Array<{ surface: string; what: string; method: string; path: string; i: number; error: string }>;
 }
 
 export async function fuzz(
@@ -711,7 +713,16 @@ export async function fuzz(
 ): Promise<FuzzResult> {
   const started = performance.now();
   const deadline = started + opts.seconds * 1000;
-  const result: FuzzResult = { seed: opts.seed, sent: 0, seconds: 0, bySurface: {}, byStatus: {}, serverErrors: [], noAnswer: {} };
+  const result: FuzzResult = {
+    seed: opts.seed,
+    sent: 0,
+    seconds: 0,
+    bySurface: {},
+    byStatus: {},
+    serverErrors: [],
+    noAnswer: {},
+    noAnswerCases: [],
+  };
   let next = 0;
   const worker = async () => {
     while (next < opts.requests && performance.now() < deadline) {
@@ -723,7 +734,18 @@ export async function fuzz(
       result.byStatus[String(a.status)] = (result.byStatus[String(a.status)] ?? 0) + 1;
       if (a.status >= 500)
         result.serverErrors.push({ status: a.status, surface: c.surface, what: c.what, method: c.method, path: c.path.slice(0, 200), i });
-      if (a.status === 0) result.noAnswer[`${c.surface}: ${c.what}`] = (result.noAnswer[`${c.surface}: ${c.what}`] ?? 0) + 1;
+      if (a.status === 0) {
+        result.noAnswer[`${c.surface}: ${c.what}`] = (result.noAnswer[`${c.surface}: ${c.what}`] ?? 0) + 1;
+        if (result.noAnswerCases.length < 20)
+          result.noAnswerCases.push({
+            surface: c.surface,
+            what: c.what,
+            method: c.method,
+            path: c.path.slice(0, 200),
+            i,
+            error: a.error ?? '',
+          });
+      }
       if (result.sent % 1000 === 0) opts.onProgress?.(result.sent);
     }
   };

@@ -48,7 +48,7 @@ import { interactionRouter } from './surfaces/oauth/pages.ts';
 import { invitationRouter } from './surfaces/pages/invite.ts';
 import { scimRouter } from './surfaces/scim/routes.ts';
 import type { TranscribeService } from './domain/transcribe/service.ts';
-import { isLingering } from './surfaces/http/linger.ts';
+import { isLingering, lingerOnUnreadBodies, requestStarted } from './surfaces/http/linger.ts';
 
 export interface Folio {
   config: Config;
@@ -331,12 +331,13 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   // Koa answers its own errors (the middleware above, then app.onerror); the catch is for a failure
   // in that answering itself, which would otherwise be an unhandled rejection.
   const server = http.createServer((req, res) => {
-    // A request pipelined after an answer that said Connection: close (a refused upload, whose
-    // connection drains before it closes: core/surfaces/http/linger.ts) is not served.
+    // A request pipelined after an answer that closed its connection while the body was still
+    // coming (the connection drains before it closes: core/surfaces/http/linger.ts) is not served.
     if (isLingering(req.socket)) {
       req.socket.destroy();
       return;
     }
+    requestStarted(req);
     if (credentialsTwice(req)) {
       // Authorization is a singleton field: with two, which one a proxy in front checked and which
       // one Folio would use could differ (Node keeps the first). Refused, in the surface's format.
@@ -350,6 +351,8 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     handle(req, res).catch((err: unknown) => log.error({ err }, 'request handling failed'));
   });
   server.requestTimeout = 0; // handlers have their own timeout; long downloads must not be cut
+  // An answer given before its request's body was read reaches a client that is still sending it.
+  lingerOnUnreadBodies(server);
   // What the HTTP parser refuses never reaches Koa: answered here, in the format of the surface the
   // path names (the request in flight, if any, is answered by its route: core/surfaces/http/body.ts).
   handleClientErrors(server, { log, answer: (path, message) => parserRefusal(path, message, config.publicUrl, log) });

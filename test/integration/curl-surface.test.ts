@@ -1,5 +1,6 @@
 // The curl surface over real HTTP: every route, rule and status of spec §4.1, §5, §7, §8.
 import t from 'tap';
+import net from 'node:net';
 import path from 'node:path';
 import { startTestServer, req, call, createUser, FIXTURES } from '../helpers/server.ts';
 
@@ -239,6 +240,37 @@ t.test('413 for a request body over the limit, saying the size', async (t) => {
   const r = await req(s, 'POST', '/curl/call/acme/echo', { token: alice.token, body: { text: 'x'.repeat(70000) } });
   t.equal(r.status, 413);
   t.match(r.text, /65536 bytes/);
+});
+
+t.test('an answer given before the body is read reaches a client still sending it, on a closing connection', async (t) => {
+  // A client that sends all of its body before it reads (as most do), on a connection it asked to
+  // close: the answer (413 from the declared length, 401 from the token) comes before the body is
+  // read, and the bytes still coming after it must not reset the connection before the client reads
+  // it (lingering close, core/surfaces/http/linger.ts).
+  for (const [token, status] of [
+    [alice.token, /^HTTP\/1\.1 413 /],
+    ['folio_api_not_a_token', /^HTTP\/1\.1 401 /],
+  ] as const) {
+    const sock = net.connect(Number(new URL(s.url).port), '127.0.0.1');
+    await new Promise((r) => sock.once('connect', r));
+    let answer = '';
+    sock.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+    sock.on('error', () => {}); // writes after the close fail; that is not what is under test
+    const chunk = Buffer.alloc(256 * 1024, 0x20);
+    sock.write(
+      `POST /curl/call/acme/echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${16 * chunk.length}\r\nConnection: close\r\n\r\n`,
+    );
+    sock.pause();
+    for (let i = 0; i < 16 && !sock.destroyed; i++) {
+      sock.write(chunk);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    sock.resume();
+    for (let i = 0; i < 500 && !answer.includes('\r\n\r\n'); i++) await new Promise((r) => setTimeout(r, 20));
+    sock.destroy();
+    t.match(answer, status, answer.split('\r\n')[0] || '(no answer)');
+  }
 });
 
 t.test('413 for an answer over the ceiling; max_bytes_llm lowers, never raises', async (t) => {

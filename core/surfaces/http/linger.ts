@@ -1,11 +1,15 @@
 // Lingering close (RFC 9112 §9.6). A connection closed right after an answer while its client is
-// still sending (an upload refused mid-body: over the per-file limit, the quota) is reset by the
-// kernel as soon as more bytes arrive, and a reset makes the client drop what it had received but
-// not yet read: the 413 it was sent is lost, and it sees only "connection reset". So the server's
-// side is shut after the answer (FIN), what the client still sends is read and dropped, and the
-// connection goes when the client closes its side, or when it has sent nothing for a while, or
-// after a bounded time in all. No request that comes on it after the answer is served (the answer
-// said Connection: close): isLingering tells the server to drop it.
+// still sending (an upload refused mid-body, a body over the limit refused by its declared length,
+// a bad token answered before the body is read) is reset by the kernel as soon as more bytes
+// arrive, and a reset makes the client drop what it had received but not yet read: the answer it
+// was sent is lost, and it sees only "connection reset" or "broken pipe". So when a connection
+// closes after an answer to a request whose body was not read to its end, the server's side is
+// shut after the answer (FIN), what the client still sends is read and dropped, and the connection
+// goes when the client closes its side, or when it has sent nothing for a while, or after a bounded
+// time in all. No request that comes on it after the answer is served (the connection was closing):
+// isLingering tells the server to drop it. A connection whose last request was read whole closes
+// as Node closes it.
+import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 
 /** A lingering connection goes after this long without a byte from the client... */
@@ -14,46 +18,68 @@ export const LINGER_IDLE_MS = 2000;
 export const LINGER_MAX_MS = 30_000;
 
 const LINGER = Symbol('lingering close');
-type Lingering = Socket & { [LINGER]?: 'armed' | 'lingering' };
+const LAST = Symbol('last request');
+type Watched = Socket & { [LINGER]?: true; [LAST]?: IncomingMessage | undefined };
+
+function lingeringClose(socket: Watched, idleMs: number, maxMs: number): void {
+  socket[LINGER] = true;
+  // Destroyed only once the answer is written out (a destroy drops what is not).
+  const go = () => (socket.writableFinished ? socket.destroy() : socket.once('finish', () => socket.destroy()));
+  let idle = setTimeout(go, idleMs);
+  const cap = setTimeout(go, maxMs);
+  idle.unref();
+  cap.unref();
+  const onData = () => {
+    clearTimeout(idle);
+    idle = setTimeout(go, idleMs);
+    idle.unref();
+  };
+  socket.on('data', onData);
+  socket.once('close', () => {
+    clearTimeout(idle);
+    clearTimeout(cap);
+    socket.off('data', onData);
+  });
+  // The client read the answer and closed its side (or gave up): nothing more to wait for.
+  socket.once('end', go);
+  socket.end();
+  socket.resume();
+}
 
 /**
- * Makes the close of `socket` after its last answer a lingering one. Node's HTTP server ends a
- * connection whose answer said `Connection: close` with socket.destroySoon() (end, then destroy
- * once the end is written): that destroy is what turns late bytes into a reset, so this socket's
- * destroySoon ends and drains instead.
+ * Every connection of `server` closes lingering when the last request read from it still had body
+ * to come. Node's HTTP server ends a connection after an answer that closes it with
+ * socket.destroySoon() (end, then destroy once the end is written): that destroy is what turns
+ * late bytes into a reset, so each socket's destroySoon looks at its last request first.
+ * `requestStarted` must be told of each request as it arrives.
  */
-export function lingerOnClose(socket: Socket | null | undefined, idleMs = LINGER_IDLE_MS, maxMs = LINGER_MAX_MS): void {
-  const s = socket as Lingering | null | undefined;
-  if (!s || s[LINGER]) return;
-  s[LINGER] = 'armed';
-  s.destroySoon = function lingeringClose(this: Lingering): void {
-    if (this.destroyed) return;
-    this[LINGER] = 'lingering';
-    // Destroyed only once the answer is written out (a destroy drops what is not).
-    const go = () => (this.writableFinished ? this.destroy() : this.once('finish', () => this.destroy()));
-    let idle = setTimeout(go, idleMs);
-    const cap = setTimeout(go, maxMs);
-    idle.unref();
-    cap.unref();
-    const onData = () => {
-      clearTimeout(idle);
-      idle = setTimeout(go, idleMs);
-      idle.unref();
+export function lingerOnUnreadBodies(server: Server, idleMs = LINGER_IDLE_MS, maxMs = LINGER_MAX_MS): void {
+  server.on('connection', (socket: Watched) => {
+    const plain = socket.destroySoon.bind(socket);
+    socket.destroySoon = (): void => {
+      if (socket.destroyed || socket[LINGER]) return;
+      const req = socket[LAST];
+      if (req && !req.complete) lingeringClose(socket, idleMs, maxMs);
+      else plain();
     };
-    this.on('data', onData);
-    this.once('close', () => {
-      clearTimeout(idle);
-      clearTimeout(cap);
-      this.off('data', onData);
-    });
-    // The client read the answer and closed its side (or gave up): nothing more to wait for.
-    this.once('end', go);
-    this.end();
-    this.resume();
-  };
+  });
+}
+
+/** The request now being read from its connection (what lingerOnUnreadBodies looks at). */
+export function requestStarted(req: IncomingMessage): void {
+  (req.socket as Watched)[LAST] = req;
+}
+
+/**
+ * Its answer is over (after Node's own end of the response, which closes the connection if it is
+ * to close): the connection lets go of the request, so that one kept alive holds none of the past.
+ */
+export function requestOver(req: IncomingMessage): void {
+  const socket = req.socket as Watched | null;
+  if (socket?.[LAST] === req) socket[LAST] = undefined;
 }
 
 /** Is this connection closing after its last answer? A request read from it then is not served. */
 export function isLingering(socket: Socket | null | undefined): boolean {
-  return (socket as Lingering | null | undefined)?.[LINGER] === 'lingering';
+  return (socket as Watched | null | undefined)?.[LINGER] === true;
 }

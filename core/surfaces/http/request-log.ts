@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { answered, isClientGone, malformation } from './client-errors.ts';
+import { requestOver } from './linger.ts';
 
 const SANE_ID = /^[\w.-]{1,128}$/;
 /** Query parameters whose values never reach the log (a token sent in the URL is refused, but logged it would leak). */
@@ -204,6 +205,7 @@ export function beginRequest(
     // Over: the connection lets go of this request and response (it may idle, kept alive, for long).
     unwatch(req.socket, res);
     answered(req.socket, res);
+    requestOver(req);
     const status = res.writableFinished ? res.statusCode : 499;
     // A client that went away is the 499; anything else Koa reported is the server's failure.
     const failure = errors.length === 0 ? undefined : errors.find((e) => !isClientGone(e));

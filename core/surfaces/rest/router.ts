@@ -31,7 +31,6 @@ import { send } from './send.ts';
 import { checker, newAjv, type Checker } from './validate.ts';
 import { requestOrigin } from '../http/origin.ts';
 import { queryTextProblem } from '../http/query-text.ts';
-import { lingerOnClose } from '../http/linger.ts';
 
 export const REST_PREFIX = '/api/v1';
 
@@ -178,11 +177,9 @@ export function restFramework(opts: RestFrameworkOptions): RestSurface {
         await handle(ctx, c, opts, log);
       } catch (err) {
         // An upload refused before its body was read: close the connection after the answer rather
-        // than read (maybe) a gigabyte nobody wants; lingering, so the client gets to read the answer.
-        if ((c.route.upload || c.route.raw) && !ctx.req.complete) {
-          ctx.set('Connection', 'close');
-          lingerOnClose(ctx.req.socket);
-        }
+        // than read (maybe) a gigabyte nobody wants; lingering (core/surfaces/http/linger.ts), so the
+        // client gets to read the answer.
+        if ((c.route.upload || c.route.raw) && !ctx.req.complete) ctx.set('Connection', 'close');
         // The route's own 404 text is for its resources; an unknown name (a hidden group) reads as an unknown route.
         const notFound = err instanceof UnknownName ? undefined : c.route.notFound;
         if (callersOwn(err)) markCallersOutcome(ctx.res);
