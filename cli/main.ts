@@ -44,9 +44,20 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** `folio --version`, alone or with the program's own options (`folio -p work --version`): no command. */
+function asksVersion(args: string[]): boolean {
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-p' || a === '--profile') i++;
+    else if (!a.startsWith('--profile=') && !/^-p./.test(a)) rest.push(a);
+  }
+  return rest.length === 1 && rest[0] === '--version';
+}
+
 /** Runs the CLI on `argv` (as process.argv) and returns the exit code. */
 export async function run(argv: string[]): Promise<number> {
-  if (argv.length === 3 && argv[2] === '--version') {
+  if (asksVersion(argv.slice(2))) {
     process.stdout.write(`${pkg.version}\n`);
     return EXIT.ok;
   }

@@ -8,6 +8,7 @@ interface ErrorLike {
   address?: unknown;
   port?: unknown;
   path?: unknown;
+  syscall?: unknown;
   cause?: unknown;
   errors?: unknown;
 }
@@ -51,6 +52,8 @@ export function startFailureHint(err: unknown, opts: { databaseUrl: string | nul
       return `no PostgreSQL answers at ${at} (${code}). Start it, or fix DATABASE_URL; without DATABASE_URL Folio uses its embedded database.`;
     if (code === 'EADDRINUSE')
       return `port ${typeof e.port === 'number' ? e.port : opts.port} is in use by another program. Stop it, or start Folio on another port (PORT=3001 npm start).`;
+    if ((code === 'EACCES' || code === 'EPERM') && e.syscall === 'listen')
+      return `this user may not listen on port ${typeof e.port === 'number' ? e.port : opts.port} (${code}; ports below 1024 need privileges). Start Folio on a port above 1023 (PORT=3000 npm start) and put a reverse proxy in front if it must answer on this one.`;
     if ((code === 'EACCES' || code === 'EROFS') && typeof e.path === 'string')
       return `cannot write ${e.path} (${code}). Give this user write access to the data directory (${opts.dataDir}), or set DATA_DIR to one it can write.`;
   }

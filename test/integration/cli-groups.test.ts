@@ -76,9 +76,10 @@ t.test('files: upload a few MB, download it back identical, versions, share link
   t.equal(down1.code, 0, down1.stderr);
   t.equal(down1.stdout, '', 'not the program version');
   t.equal(sha256(await readFile(v1)), sha256(data), 'version 1, written to the file');
-  const [program, short] = await Promise.all([folio(['--version']), folio(['-V'])]);
+  const [program, short, profiled] = await Promise.all([folio(['--version']), folio(['-V']), folio(['-p', 'work', '--version'])]);
   t.equal(program.stdout.trim(), PACKAGE_VERSION, 'folio --version alone is the program version');
   t.equal(short.stdout.trim(), PACKAGE_VERSION, 'and folio -V');
+  t.equal(profiled.stdout.trim(), PACKAGE_VERSION, 'and folio -p work --version (the program option does not make it a command)');
 
   const versions = await folio(['files', 'versions', id, '--json', 'version,size']);
   t.equal(versions.code, 0, versions.stderr);
