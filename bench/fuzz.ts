@@ -880,6 +880,7 @@ export function formatFuzz(r: FuzzRun): string {
     `  5xx answers: ${r.serverErrors.length}`,
     ...r.serverErrors.slice(0, 30).map((e) => `    ${e.status} #${e.i} ${e.surface} ${e.what}: ${e.method} ${e.path}`),
     `  no answer at all: ${Object.values(r.noAnswer).reduce((a, b) => a + b, 0)} ${JSON.stringify(r.noAnswer)}`,
+    ...r.noAnswerCases.filter((c) => c.error !== '').map((c) => `    #${c.i} ${c.surface} ${c.what}: ${c.method} ${c.path}: ${c.error}`),
     `  log: ${r.logLines} lines, ${r.nonJson.length} not JSON, ${r.errorLines} at level error or fatal`,
     ...r.nonJson.slice(0, 10).map((l) => `    ${l.slice(0, 200)}`),
     `  /health after the run: ${r.healthyAfter ? '200' : 'NOT 200'}`,

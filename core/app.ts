@@ -337,7 +337,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       req.socket.destroy();
       return;
     }
-    requestStarted(req);
+    requestStarted(res);
     if (credentialsTwice(req)) {
       // Authorization is a singleton field: with two, which one a proxy in front checked and which
       // one Folio would use could differ (Node keeps the first). Refused, in the surface's format.
@@ -352,7 +352,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   });
   server.requestTimeout = 0; // handlers have their own timeout; long downloads must not be cut
   // An answer given before its request's body was read reaches a client that is still sending it.
-  lingerOnUnreadBodies(server);
+  const lingering = lingerOnUnreadBodies(server);
   // What the HTTP parser refuses never reaches Koa: answered here, in the format of the surface the
   // path names (the request in flight, if any, is answered by its route: core/surfaces/http/body.ts).
   handleClientErrors(server, { log, answer: (path, message) => parserRefusal(path, message, config.publicUrl, log) });
@@ -463,6 +463,8 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();
+          // A connection draining what a client still sends after its answer has nothing left to give.
+          lingering.destroyAll();
           setTimeout(() => server.closeAllConnections(), 2000).unref();
         });
         await mcp.drained();

@@ -273,6 +273,31 @@ t.test('an answer given before the body is read reaches a client still sending i
   }
 });
 
+t.test('a request pipelined behind an answer that closes the connection is not served', async (t) => {
+  // The first request is answered with Connection: close (two Authorization headers) while the one
+  // behind it is still sending its body: the connection closes, and the second one never runs.
+  // A client that keeps sending after the server's FIN (half-open, as an upload client may).
+  const sock = net.connect({ port: Number(new URL(s.url).port), host: '127.0.0.1', allowHalfOpen: true });
+  await new Promise((r) => sock.once('connect', r));
+  let answer = '';
+  sock.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+  sock.on('error', () => {});
+  const body = JSON.stringify({ title: 'pipelined behind a close' });
+  sock.write(
+    `GET /curl/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${alice.token}\r\nAuthorization: Bearer ${alice.token}\r\n\r\n` +
+      `POST /api/v1/notetaker/notes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${alice.token}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  if (!sock.destroyed) sock.write(body.slice(5));
+  await new Promise((r) => setTimeout(r, 1000));
+  sock.destroy();
+  t.match(answer, /^HTTP\/1\.1 400 /, 'the first is refused');
+  t.equal(answer.match(/HTTP\/1\.1 \d+/g)?.length, 1, 'and answered alone');
+  const notes = await call(s, alice.token, 'notetaker', 'list', {});
+  t.notMatch(notes.text, /pipelined behind a close/, 'the second one did not run');
+});
+
 t.test('413 for an answer over the ceiling; max_bytes_llm lowers, never raises', async (t) => {
   t.equal((await call(s, alice.token, 'acme', 'big', { size: 3000 })).status, 200);
   const over = await call(s, alice.token, 'acme', 'big', { size: 5000 });

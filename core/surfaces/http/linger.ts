@@ -9,8 +9,8 @@
 // time in all. No request that comes on it after the answer is served (the connection was closing):
 // isLingering tells the server to drop it. A connection whose last request was read whole closes
 // as Node closes it.
-import type { IncomingMessage, Server } from 'node:http';
-import type { Socket } from 'node:net';
+import type { Server, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 
 /** A lingering connection goes after this long without a byte from the client... */
 export const LINGER_IDLE_MS = 2000;
@@ -19,12 +19,19 @@ export const LINGER_MAX_MS = 30_000;
 
 const LINGER = Symbol('lingering close');
 const LAST = Symbol('last request');
-type Watched = Socket & { [LINGER]?: true; [LAST]?: IncomingMessage | undefined };
+type Watched = Socket & { [LINGER]?: true; [LAST]?: ServerResponse | undefined };
 
-function lingeringClose(socket: Watched, idleMs: number, maxMs: number): void {
+function lingeringClose(socket: Watched, idleMs: number, maxMs: number, lingering: Set<Socket>): void {
   socket[LINGER] = true;
+  lingering.add(socket);
+  let going = false;
   // Destroyed only once the answer is written out (a destroy drops what is not).
-  const go = () => (socket.writableFinished ? socket.destroy() : socket.once('finish', () => socket.destroy()));
+  const go = () => {
+    if (going) return;
+    going = true;
+    if (socket.writableFinished) socket.destroy();
+    else socket.once('finish', () => socket.destroy());
+  };
   let idle = setTimeout(go, idleMs);
   const cap = setTimeout(go, maxMs);
   idle.unref();
@@ -36,6 +43,7 @@ function lingeringClose(socket: Watched, idleMs: number, maxMs: number): void {
   };
   socket.on('data', onData);
   socket.once('close', () => {
+    lingering.delete(socket);
     clearTimeout(idle);
     clearTimeout(cap);
     socket.off('data', onData);
@@ -47,36 +55,47 @@ function lingeringClose(socket: Watched, idleMs: number, maxMs: number): void {
 }
 
 /**
- * Every connection of `server` closes lingering when the last request read from it still had body
- * to come. Node's HTTP server ends a connection after an answer that closes it with
- * socket.destroySoon() (end, then destroy once the end is written): that destroy is what turns
- * late bytes into a reset, so each socket's destroySoon looks at its last request first.
- * `requestStarted` must be told of each request as it arrives.
+ * Every connection of `server` closes lingering when the answer that closes it was given before its
+ * request's body was read to its end. Node's HTTP server ends a connection after an answer that
+ * closes it with socket.destroySoon() (end, then destroy once the end is written), right after the
+ * answer is written: that destroy is what turns late bytes into a reset, so each socket's
+ * destroySoon looks at its last request first. A request pipelined behind that answer is not the
+ * one answered: the connection is destroyed as before, and that request with it.
+ * `requestStarted` must be told of each request as it arrives. Returns what ends the lingering
+ * connections at once (the server is shutting down: nothing is waited for).
  */
-export function lingerOnUnreadBodies(server: Server, idleMs = LINGER_IDLE_MS, maxMs = LINGER_MAX_MS): void {
+export function lingerOnUnreadBodies(server: Server, idleMs = LINGER_IDLE_MS, maxMs = LINGER_MAX_MS): { destroyAll(): void } {
+  const lingering = new Set<Socket>();
   server.on('connection', (socket: Watched) => {
-    const plain = socket.destroySoon.bind(socket);
+    socket[LAST] = undefined;
     socket.destroySoon = (): void => {
       if (socket.destroyed || socket[LINGER]) return;
-      const req = socket[LAST];
-      if (req && !req.complete) lingeringClose(socket, idleMs, maxMs);
-      else plain();
+      const res = socket[LAST];
+      // The answer just written is the last request's, and that request's body is still coming.
+      if (res?.writableEnded && !res.req.complete) lingeringClose(socket, idleMs, maxMs, lingering);
+      else Socket.prototype.destroySoon.call(socket);
     };
   });
+  return {
+    destroyAll() {
+      for (const socket of lingering) socket.destroy();
+    },
+  };
 }
 
-/** The request now being read from its connection (what lingerOnUnreadBodies looks at). */
-export function requestStarted(req: IncomingMessage): void {
-  (req.socket as Watched)[LAST] = req;
+/** The request now being read from its connection, by its response (what lingerOnUnreadBodies looks at). */
+export function requestStarted(res: ServerResponse): void {
+  const socket = res.req.socket as Watched | null;
+  if (socket) socket[LAST] = res;
 }
 
 /**
  * Its answer is over (after Node's own end of the response, which closes the connection if it is
- * to close): the connection lets go of the request, so that one kept alive holds none of the past.
+ * to close): the connection lets go of it, so that one kept alive holds none of the past.
  */
-export function requestOver(req: IncomingMessage): void {
-  const socket = req.socket as Watched | null;
-  if (socket?.[LAST] === req) socket[LAST] = undefined;
+export function requestOver(res: ServerResponse): void {
+  const socket = res.req.socket as Watched | null;
+  if (socket?.[LAST] === res) socket[LAST] = undefined;
 }
 
 /** Is this connection closing after its last answer? A request read from it then is not served. */

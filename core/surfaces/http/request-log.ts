@@ -205,7 +205,7 @@ export function beginRequest(
     // Over: the connection lets go of this request and response (it may idle, kept alive, for long).
     unwatch(req.socket, res);
     answered(req.socket, res);
-    requestOver(req);
+    requestOver(res);
     const status = res.writableFinished ? res.statusCode : 499;
     // A client that went away is the 499; anything else Koa reported is the server's failure.
     const failure = errors.length === 0 ? undefined : errors.find((e) => !isClientGone(e));
