@@ -15,6 +15,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { REASON } from '../../contract/errors.ts';
+import { closeLingering, lingerAfterAnswer } from './linger.ts';
 
 /** An answer written straight to the socket: no request object exists to write it with. */
 export interface RawAnswer {
@@ -143,10 +144,13 @@ export function handleClientErrors(server: Server, opts: ClientErrorOptions): vo
       return;
     }
     if (handling) {
-      // The next request on the connection is broken while this one is answered: finish this one, then close.
+      // The next request on the connection is broken while this one is answered: finish this one,
+      // then close, lingering (linger.ts): the client may still be sending, and a reset would cost
+      // it the answer.
       opts.log.info({ clientError: { code: err.code, reason } }, 'malformed request after the one being answered; closing the connection');
+      lingerAfterAnswer(socket);
       if (!handling.res.headersSent) handling.res.shouldKeepAlive = false;
-      else handling.res.once('close', () => socket.destroy());
+      else handling.res.once('close', () => closeLingering(socket));
       return;
     }
     const path = pathOf(err.rawPacket);
@@ -160,8 +164,9 @@ export function handleClientErrors(server: Server, opts: ClientErrorOptions): vo
       { reqId, req: { path }, res: { statusCode: answer.status }, clientError: { code: err.code, reason } },
       'malformed request refused',
     );
-    socket.end(rawResponse(answer, reqId));
-    // Whatever the client still sends is not read; the socket goes once the answer is out.
-    (socket as Duplex & { destroySoon?: () => void }).destroySoon?.();
+    socket.write(rawResponse(answer, reqId));
+    // What the client still sends is read and dropped (not as requests) until it closes, so that the
+    // answer reaches it (linger.ts).
+    closeLingering(socket);
   });
 }

@@ -11,6 +11,7 @@
 // as Node closes it.
 import type { Server, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 
 /** A lingering connection goes after this long without a byte from the client... */
 export const LINGER_IDLE_MS = 2000;
@@ -19,7 +20,9 @@ export const LINGER_MAX_MS = 30_000;
 
 const LINGER = Symbol('lingering close');
 const LAST = Symbol('last request');
-type Watched = Socket & { [LINGER]?: true; [LAST]?: ServerResponse | undefined };
+const FORCE = Symbol('linger whatever the request');
+const CLOSE = Symbol('lingering close of this connection');
+type Watched = Socket & { [LINGER]?: true; [LAST]?: ServerResponse | undefined; [FORCE]?: true; [CLOSE]?: () => void };
 
 function lingeringClose(socket: Watched, idleMs: number, maxMs: number, lingering: Set<Socket>): void {
   socket[LINGER] = true;
@@ -68,11 +71,15 @@ export function lingerOnUnreadBodies(server: Server, idleMs = LINGER_IDLE_MS, ma
   const lingering = new Set<Socket>();
   server.on('connection', (socket: Watched) => {
     socket[LAST] = undefined;
+    socket[CLOSE] = () => {
+      if (!socket.destroyed && !socket[LINGER]) lingeringClose(socket, idleMs, maxMs, lingering);
+    };
     socket.destroySoon = (): void => {
       if (socket.destroyed || socket[LINGER]) return;
       const res = socket[LAST];
-      // The answer just written is the last request's, and that request's body is still coming.
-      if (res?.writableEnded && !res.req.complete) lingeringClose(socket, idleMs, maxMs, lingering);
+      // The client sent what will not be read as a request, or the answer just written is the last
+      // request's and that request's body is still coming.
+      if (socket[FORCE] || (res?.writableEnded && !res.req.complete)) lingeringClose(socket, idleMs, maxMs, lingering);
       else Socket.prototype.destroySoon.call(socket);
     };
   });
@@ -96,6 +103,21 @@ export function requestStarted(res: ServerResponse): void {
 export function requestOver(res: ServerResponse): void {
   const socket = res.req.socket as Watched | null;
   if (socket?.[LAST] === res) socket[LAST] = undefined;
+}
+
+/**
+ * The client sent bytes this server will not read as a request (a malformed one after the one being
+ * answered): when Node closes the connection after the answer, it closes lingering.
+ */
+export function lingerAfterAnswer(socket: Duplex): void {
+  (socket as Watched)[FORCE] = true;
+}
+
+/** Closes the connection now (its answer is written or being written), lingering if it is one of a server lingerOnUnreadBodies watches. */
+export function closeLingering(socket: Duplex): void {
+  const close = (socket as Watched)[CLOSE];
+  if (close) close();
+  else socket.destroy();
 }
 
 /** Is this connection closing after its last answer? A request read from it then is not served. */
