@@ -1154,6 +1154,8 @@ export interface components {
             roles?: string[];
         };
         Diff: {
+            /** @description True when the versions differ on too many lines for an exact diff: the diff then replaces everything between the common first and last lines as one block (still a valid patch). */
+            coarse: boolean;
             /** @description Unified diff from that revision to the current note. */
             diff: string;
             from_version: number;

@@ -2,7 +2,7 @@
 // flow, section edits, trash, revisions, tags, search, reports, cursors and limit clamping. Every
 // answer is also checked against the server's own OpenAPI document (rest-support.ts).
 import t from 'tap';
-import { startTestServer, createUser } from '../helpers/server.ts';
+import { startTestServer, createUser, req } from '../helpers/server.ts';
 import { api, spec } from './rest-support.ts';
 
 const s = await startTestServer();
@@ -281,7 +281,7 @@ t.test('revisions: list, one, diff, restore', async (t) => {
 
   const diff = await api(s, 'GET', `/notetaker/notes/${note.id}/revisions/1/diff`, tok);
   t.equal(diff.status, 200);
-  t.match(diff.json(), { from_version: 1, to_version: 3 });
+  t.match(diff.json(), { from_version: 1, to_version: 3, coarse: false });
   t.match(diff.json().diff, /-Title: Draft\n\+Title: Final/);
   t.match(diff.json().diff, /\+line two/);
 
@@ -294,6 +294,30 @@ t.test('revisions: list, one, diff, restore', async (t) => {
   const unconditional = await api(s, 'POST', `/notetaker/notes/${note.id}/revisions/3/restore`, tok);
   t.equal(unconditional.status, 200, 'If-Match is optional for a restore');
   t.equal(unconditional.json().title, 'Final');
+});
+
+t.test('the diff of a note rewritten line by line is bounded: a coarse diff that says so, and the server answers meanwhile', async (t) => {
+  const lines = (prefix: string) => Array.from({ length: 10_000 }, (_, i) => `${prefix} ${i}`).join('\n') + '\n';
+  const note = await create({ title: 'Journal', body: lines('old') });
+  const edit = await api(s, 'PATCH', `/notetaker/notes/${note.id}`, {
+    ...tok,
+    headers: { 'if-match': '"1"' },
+    body: { body: lines('new') },
+  });
+  t.equal(edit.status, 200);
+  let diffDone = false;
+  const diff = api(s, 'GET', `/notetaker/notes/${note.id}/revisions/1/diff`, tok).finally(() => (diffDone = true));
+  const health = await req(s, 'GET', '/health');
+  t.equal(health.status, 200);
+  t.notOk(diffDone, 'the server answered another request while the diff was being computed');
+  const d = await diff;
+  t.equal(d.status, 200);
+  t.match(d.json(), { from_version: 1, to_version: 2, coarse: true });
+  t.equal(d.json().diff.match(/^@@/gm).length, 1, 'one block');
+  t.match(d.json().diff, /^-old 9999$/m);
+  t.match(d.json().diff, /^\+new 0$/m);
+  const small = await api(s, 'GET', `/notetaker/notes/${note.id}/revisions/2/diff`, tok);
+  t.match(small.json(), { from_version: 2, to_version: 2, coarse: false, diff: /^(?!.*@@)/s });
 });
 
 t.test('usage: what the caller stores, by kind, and the quota (none here)', async (t) => {

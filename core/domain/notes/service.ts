@@ -5,7 +5,6 @@
 // (stale -> Conflict with the current note), appends simply queue behind it and all land in order.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { createTwoFilesPatch } from 'diff';
 import { Conflict, NotFound } from '../../contract/errors.ts';
 import type { Principal } from '../identity/types.ts';
 import type { ResourceEvents } from '../../contract/search.ts';
@@ -14,6 +13,7 @@ import { applyStatsDelta, applyWordDelta, derive, tagDelta, VECTOR_WORDS_SQL, wo
 import { appendToBody, appendUnderHeading, prependToBody, prependUnderHeading, replaceUnderHeading } from './markdown.ts';
 import { buildReport } from './report.ts';
 import { chainState, metaBytes, planRevision, revisionBody } from './revision-store.ts';
+import { DiffThread } from './diff-thread.ts';
 import { ReportRenderPool, ReportSlots } from './report-pool.ts';
 import {
   NOTE_COLUMNS,
@@ -44,6 +44,7 @@ import type {
   ReportOptions,
   Revision,
   RevisionChange,
+  RevisionDiff,
   RevisionSummary,
   SearchHit,
   SearchOptions,
@@ -94,6 +95,7 @@ export class NotesServiceImpl implements NotesService {
   readonly #reportPool: ReportRenderPool;
   readonly #publicUrl: () => string;
   readonly #reportSlots: ReportSlots;
+  readonly #diffs = new DiffThread();
   readonly #events: ResourceEvents | undefined;
 
   constructor(db: { orm: MikroORM }, opts: NotesServiceOptions = {}) {
@@ -493,13 +495,13 @@ export class NotesServiceImpl implements NotesService {
     return toRevision({ ...row, body });
   }
 
-  async diff(p: Principal, id: string, version: number): Promise<{ from_version: number; to_version: number; diff: string }> {
+  async diff(p: Principal, id: string, version: number): Promise<RevisionDiff> {
     const from = await this.revision(p, id, version);
     const to = await this.get(p, id);
     const render = (n: { title: string; tags: string[]; body: string }) =>
       `Title: ${n.title}\nTags: ${n.tags.join(', ')}\n\n${n.body}${n.body.endsWith('\n') || n.body === '' ? '' : '\n'}`;
-    const diff = createTwoFilesPatch(`v${from.version}`, `v${to.version}`, render(from), render(to), undefined, undefined, { context: 3 });
-    return { from_version: from.version, to_version: to.version, diff };
+    const { diff, coarse } = await this.#diffs.diff(render(from), render(to), `v${from.version}`, `v${to.version}`);
+    return { from_version: from.version, to_version: to.version, diff, coarse };
   }
 
   // --- reports -----------------------------------------------------------------------------------

@@ -144,6 +144,18 @@ export interface ReportOptions {
   save_as_note?: boolean;
 }
 
+/** A unified diff from one version of a note to the current one. */
+export interface RevisionDiff {
+  from_version: number;
+  to_version: number;
+  diff: string;
+  /**
+   * True when the versions differ on too many lines for an exact diff within its bounds: the diff
+   * then replaces everything between the common first and last lines as one block.
+   */
+  coarse: boolean;
+}
+
 export interface NotesService {
   list(p: Principal, opts?: ListOptions): Promise<Page<NoteSummary>>;
   get(p: Principal, id: string): Promise<Note>;
@@ -161,7 +173,7 @@ export interface NotesService {
   revisions(p: Principal, id: string, opts?: { limit?: number; cursor?: string }): Promise<Page<RevisionSummary>>;
   revision(p: Principal, id: string, version: number): Promise<Revision>;
   /** Unified diff from that revision to the current note. */
-  diff(p: Principal, id: string, version: number): Promise<{ from_version: number; to_version: number; diff: string }>;
+  diff(p: Principal, id: string, version: number): Promise<RevisionDiff>;
   /** Makes that revision's content current again, as a new version. */
   restoreRevision(p: Principal, id: string, version: number, expectedVersion?: number): Promise<Note>;
   tags(p: Principal): Promise<Array<{ tag: string; count: number }>>;

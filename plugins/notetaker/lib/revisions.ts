@@ -58,7 +58,17 @@ const OneRevision = Type.Object(
 );
 
 const Diff = Type.Object(
-  { id: Type.String(), from_version: Type.Integer(), to_version: Type.Integer(), ...PartFields, diff: Type.String() },
+  {
+    id: Type.String(),
+    from_version: Type.Integer(),
+    to_version: Type.Integer(),
+    coarse: Type.Boolean({
+      description:
+        'true when the versions differ on too many lines for an exact diff: one block replaces everything between the common first and last lines',
+    }),
+    ...PartFields,
+    diff: Type.String(),
+  },
   { description: 'with version and diff: the unified diff to the current note, in parts' },
 );
 
@@ -126,7 +136,7 @@ export const revisions = defineFunction({
     if (args.diff) {
       const d = await notes.diff(args.id, version);
       const { text, ...part } = inParts(d.diff, { diff: true });
-      return { id: args.id, from_version: d.from_version, to_version: d.to_version, ...part, diff: text };
+      return { id: args.id, from_version: d.from_version, to_version: d.to_version, coarse: d.coarse, ...part, diff: text };
     }
     const r = await notes.revision(args.id, version);
     const { text, ...part } = inParts(r.body, {});

@@ -88,6 +88,10 @@ export const Diff = Type.Object({
   from_version: Type.Integer({ minimum: 1 }),
   to_version: Type.Integer({ minimum: 1 }),
   diff: Type.String({ description: 'Unified diff from that revision to the current note.' }),
+  coarse: Type.Boolean({
+    description:
+      'True when the versions differ on too many lines for an exact diff: the diff then replaces everything between the common first and last lines as one block (still a valid patch).',
+  }),
 });
 
 export const SearchHit = Type.Object({
