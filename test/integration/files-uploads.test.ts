@@ -287,3 +287,79 @@ t.test('OPTIONS on the upload URLs tells a tus client what this server speaks, w
   const other = await fetch(`${s.url}/api/v1/filedb/files`, { method: 'OPTIONS' });
   t.equal(other.headers.get('tus-version'), null, 'other paths are not tus');
 });
+
+t.test('unfinished uploads hold their declared length of the quota until they finish, are cancelled or expire', async (t) => {
+  const q = await startTestServer({ overrides: { storage: { quotaBytesPerUser: 10_000 }, jobs: { pollSeconds: 1 } } });
+  t.teardown(() => q.close());
+  const dave = await createUser(q, 'dave@example.com');
+  const start = (length: number, name: string) =>
+    fetch(`${q.url}/api/v1/filedb/uploads`, {
+      method: 'POST',
+      headers: tusHeaders(dave.token, { 'upload-length': String(length), 'upload-metadata': `name ${b64(name)}` }),
+    });
+  const usage = async () => (await api(q, 'GET', '/notetaker/usage', { token: dave.token })).json();
+
+  // Six uploads of 1,500 bytes, each left one byte short, hold 9,000 bytes of the 10,000.
+  const held: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    const r = await start(1500, `part-${i}.bin`);
+    t.equal(r.status, 201, `upload ${i} is created`);
+    const url = r.headers.get('location')!;
+    t.equal((await patch(dave.token, url, 0, randomBytes(1499))).status, 204);
+    held.push(url);
+  }
+  t.match(await usage(), { used: 9000, by_kind: { uploads: 9000 } }, 'the usage shows what uploads in progress hold');
+  const over = await start(1500, 'one-more.bin');
+  t.equal(over.status, 507, 'another upload does not fit beside them');
+  t.match(await over.json(), { code: 'quota_exceeded', quota: { used: 9000, quota: 10_000, needed: 1500 } });
+  const plain = await api(q, 'POST', '/filedb/files?name=plain.bin', {
+    token: dave.token,
+    body: 'x'.repeat(1500),
+    headers: { 'content-type': 'application/octet-stream' },
+  });
+  t.equal(plain.status, 507, 'nor does a plain upload');
+
+  // Cancelled: its bytes and its share of the quota are given back.
+  t.equal((await fetch(held[0]!, { method: 'DELETE', headers: tusHeaders(dave.token) })).status, 204);
+  t.match(await usage(), { used: 7500, by_kind: { uploads: 7500 } });
+
+  // Finished: the file takes the upload's share, it is not counted twice.
+  const last = await patch(dave.token, held[1]!, 1499, randomBytes(1));
+  t.equal(last.status, 200, 'the last byte stores the file');
+  t.match(await usage(), { used: 7500, by_kind: { uploads: 6000, files: 1500 } });
+
+  // Expired: the job removes it and gives its share back.
+  const id = held[2]!.split('/').pop()!;
+  const info = path.join(q.folio.config.dataDir, 'uploads', `${id}.json`);
+  const record = JSON.parse(await readFile(info, 'utf8'));
+  record.creation_date = new Date(Date.now() - 48 * 3600_000).toISOString();
+  await writeFile(info, JSON.stringify(record));
+  await q.folio.jobs.send('files-expire-uploads', {});
+  const deadline = Date.now() + 30_000;
+  while ((await usage()).by_kind.uploads !== 4500 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  t.match(await usage(), { used: 6000, by_kind: { uploads: 4500, files: 1500 } }, 'an expired upload holds nothing');
+  t.equal((await start(4000, 'fits-now.bin')).status, 201, 'what was given back can be used');
+});
+
+t.test('Upload-Concat (the concatenation extension, not offered) is a 400 that says what is offered', async (t) => {
+  for (const concat of ['partial', `final;${UPLOADS}/00000000-0000-4000-8000-000000000000`]) {
+    const r = await fetch(UPLOADS, {
+      method: 'POST',
+      headers: tusHeaders(alice.token, { 'upload-concat': concat, 'upload-length': '10', 'upload-metadata': `name ${b64('part.bin')}` }),
+    });
+    t.equal(r.status, 400, concat.slice(0, 7));
+    t.equal(r.headers.get('content-type'), 'application/problem+json');
+    const p = (await r.json()) as { code: string; detail: string };
+    t.equal(p.code, 'bad_request');
+    t.match(p.detail, /[Cc]oncatenation/);
+    t.match(p.detail, /creation, creation-with-upload, termination, expiration/);
+  }
+});
+
+t.test('a name with an invisible or text-direction character is refused in the tus metadata', async (t) => {
+  const r = await create(alice.token, 10, { name: 'invoice\u202Efdp.exe' });
+  t.equal(r.status, 400);
+  const p = (await r.json()) as { code: string; detail: string };
+  t.equal(p.code, 'validation_failed');
+  t.match(p.detail, /U\+202E \(right-to-left override\)/);
+});

@@ -7,7 +7,7 @@ import { readdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import t from 'tap';
-import { startTestServer, createUser, type Reply } from '../helpers/server.ts';
+import { call, startTestServer, createUser, type Reply } from '../helpers/server.ts';
 import { api, conform, spec } from './rest-support.ts';
 
 const s = await startTestServer({ overrides: { files: { maxFileBytes: 64 * 1024, trashRetentionDays: 30, trashSweepMinutes: 60 } } });
@@ -132,6 +132,46 @@ t.test('names: unicode is kept and encoded per RFC 5987; bad ones are a clear 40
   }
   const none = await raw('POST', '/filedb/files', { token: alice.token, body: 'x' });
   t.equal(none.status, 400);
+});
+
+t.test('a name with an invisible or text-direction character is a 400 naming it, however the name arrives', async (t) => {
+  const detail = (text: string) => (JSON.parse(text) as { detail: string }).detail;
+  const named = /U\+202E \(right-to-left override\)/;
+  const spoof = 'invoice\u202Efdp.exe';
+  const query = await raw('POST', `/filedb/files?name=${encodeURIComponent(spoof)}`, { token: alice.token, body: 'x' });
+  t.equal(query.status, 400, 'upload, ?name=');
+  t.match(detail(query.text), named);
+  for (const [how, build] of [
+    ['multipart field', (f: FormData) => (f.append('name', spoof), f.append('file', new Blob(['x']), 'x.bin'))],
+    ['multipart file name', (f: FormData) => f.append('file', new Blob(['x']), spoof)],
+  ] as const) {
+    const form = new FormData();
+    build(form);
+    const r = await raw('POST', '/filedb/files', { token: alice.token, body: form });
+    t.equal(r.status, 400, how);
+    t.match(detail(r.text), named, how);
+  }
+  const f = await upload('plain.txt', 'x');
+  const renamed = await raw('PATCH', `/filedb/files/${f.id}`, {
+    token: alice.token,
+    body: JSON.stringify({ name: 'a\u200Bb.txt' }),
+    headers: { 'content-type': 'application/json' },
+  });
+  t.equal(renamed.status, 400, 'rename');
+  t.match(detail(renamed.text), /U\+200B \(zero width space\)/);
+  const curl = await call(s, alice.token, 'files', 'write', { name: '\uFEFFnotes.md', text: 'x' });
+  t.equal(curl.status, 400, 'files.write over curl');
+  t.match(curl.text, /U\+FEFF/);
+  t.equal((await api(s, 'GET', `/filedb/files/${f.id}`, { token: alice.token })).json().name, 'plain.txt', 'the name is unchanged');
+  const form = new FormData();
+  form.append('file', new Blob(['x']), 'Ünïcødé 報告.txt');
+  t.equal(
+    (await raw('POST', '/filedb/files', { token: alice.token, body: form })).json().name,
+    'Ünïcødé 報告.txt',
+    'a form keeps a unicode file name',
+  );
+  // A joiner inside a word of a script that needs it, or an emoji sequence, is part of the name.
+  for (const ok of ['نمی\u200Cخواهم.txt', '\u{1F468}\u200D\u{1F469}\u200D\u{1F467}.png']) t.equal((await upload(ok, 'x')).name, ok);
 });
 
 t.test('active content is always an attachment', async (t) => {

@@ -1,6 +1,10 @@
 // The storage quota as a user meets it on every surface: a write over it is 507 quota_exceeded on
 // REST (with used, quota and needed), a 507 with the same words over curl, an isError result over
-// MCP, and stores nothing; the user's use is on GET /api/v1/notetaker/usage and notetaker.usage.
+// MCP, and stores nothing; the user's use is on GET /api/v1/notetaker/usage and notetaker.usage. A
+// file body of unknown length (chunked, multipart) is refused as soon as it passes the quota.
+import { readdir } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
 import t from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -78,4 +82,43 @@ t.test('purging frees the space', async (t) => {
   t.same(r.json(), { used: 0, quota: QUOTA, by_kind: { notes: 0 } });
   const made = await api(s, 'POST', '/notetaker/notes', { token, body: { title: 'More', body: 'y'.repeat(6_000) } });
   t.equal(made.status, 201);
+});
+
+t.test('a file body of unknown length is refused as soon as it passes the quota, not at its end', async (t) => {
+  const { token } = await createUser(s, 'streamer@example.com');
+  const staging = path.join(s.folio.config.dataDir, 'blobs', '.staging');
+  const boundary = 'folio-quota-test';
+  const bodies: Array<[string, string, string]> = [
+    ['chunked', 'Transfer-Encoding: chunked', ''],
+    [
+      'multipart',
+      // A declared length far past what is sent: the form never ends.
+      `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 100000000`,
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    ],
+  ];
+  for (const [kind, framing, preamble] of bodies) {
+    const sock = net.connect(Number(new URL(s.url).port), '127.0.0.1');
+    await new Promise((r) => sock.once('connect', r));
+    sock.on('error', () => {});
+    let answer = '';
+    sock.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+    sock.write(`POST /api/v1/filedb/files?name=big.bin HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n${framing}\r\n\r\n`);
+    const chunked = kind === 'chunked';
+    const send = (b: Buffer | string) =>
+      chunked ? sock.write(`${Buffer.byteLength(b).toString(16)}\r\n`) && sock.write(b) && sock.write('\r\n') : sock.write(b);
+    if (preamble) send(preamble);
+    // Twice the quota, and then the body stays open: only the quota can end it.
+    for (let i = 0; i < 10 && !sock.destroyed; i++) send(Buffer.alloc(4096, 7));
+    for (let i = 0; i < 500 && !answer.includes('\r\n\r\n'); i++) await new Promise((r) => setTimeout(r, 20));
+    sock.destroy();
+    t.match(answer, /^HTTP\/1\.1 507 /, `${kind}: ${answer.split('\r\n')[0] ?? '(no answer)'}`);
+    t.match(answer, /quota_exceeded/);
+    t.match(answer, /quota/);
+    t.same(await readdir(staging).catch(() => []), [], `${kind}: no staging bytes left`);
+  }
+  const files = await api(s, 'GET', '/filedb/files', { token });
+  t.same(files.json<{ items: unknown[] }>().items, [], 'nothing stored');
+  const usage = await api(s, 'GET', '/notetaker/usage', { token });
+  t.equal(usage.json<{ used: number }>().used, 0);
 });

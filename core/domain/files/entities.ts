@@ -1,4 +1,4 @@
-// Files tables. The schema is owned by ./migrations/ (files, then file_text); these
+// Files tables. The schema is owned by ./migrations/ (files, file_text, then file_uploads); these
 // definitions describe the same columns. The service writes with SQL (row locks, quota charges in
 // the same transaction), so the entities are for the ORM's schema knowledge.
 import { randomUUID } from 'node:crypto';
@@ -89,4 +89,18 @@ export const FileShareRow = defineEntity({
 });
 export type FileShareRow = InferEntity<typeof FileShareRow>;
 
-export const filesEntities = [FileRow, FileVersionRow, FileShareRow] as const;
+/** A resumable upload in progress and the quota it holds (see core/domain/files/uploads.ts). */
+export const FileUploadRow = defineEntity({
+  name: 'FileUpload',
+  tableName: 'file_uploads',
+  properties: {
+    id: p.uuid().primary(),
+    owner: p.manyToOne(User).fieldName('owner_id').deleteRule('cascade').index('file_uploads_owner_id_index'),
+    length: p.bigint('number'),
+    createdAt: p.datetime().columnType('timestamptz').defaultRaw('now()'),
+  },
+  checks: [{ name: 'file_uploads_length_check', expression: 'length >= 0' }],
+});
+export type FileUploadRow = InferEntity<typeof FileUploadRow>;
+
+export const filesEntities = [FileRow, FileVersionRow, FileShareRow, FileUploadRow] as const;

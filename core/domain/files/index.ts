@@ -9,6 +9,7 @@ import { DiskBlobStore } from './disk-store.ts';
 import { filesEntities } from './entities.ts';
 import { Migration20261124000000_files } from './migrations/Migration20261124000000_files.ts';
 import { Migration20261125000000_file_text } from './migrations/Migration20261125000000_file_text.ts';
+import { Migration20261203000000_file_uploads } from './migrations/Migration20261203000000_file_uploads.ts';
 import { bindFiles } from './plugin-api.ts';
 import { filesPublicRoutes } from './rest/public.ts';
 import { filedbRoutes } from './rest/routes.ts';
@@ -31,6 +32,7 @@ export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
   migrations: [
     { name: 'Migration20261124000000_files', class: Migration20261124000000_files },
     { name: 'Migration20261125000000_file_text', class: Migration20261125000000_file_text },
+    { name: 'Migration20261203000000_file_uploads', class: Migration20261203000000_file_uploads },
   ],
   scopes: {
     'files:read': { description: 'Read your files: list, metadata, versions, download; list share links.' },

@@ -9,6 +9,8 @@ import type { FilesServiceImpl } from './service.ts';
 
 export const UPLOADS_PATH = '/api/v1/filedb/uploads';
 export const UPLOAD_404 = 'no such upload. It may never have existed, have expired, or belong to another account.';
+/** The tus extensions this server offers (OPTIONS' Tus-Extension); not concatenation. */
+export const TUS_EXTENSIONS = ['creation', 'creation-with-upload', 'termination', 'expiration'] as const;
 /** The header that names the file a finished upload became. */
 export const FILE_ID_HEADER = 'Folio-File-Id';
 

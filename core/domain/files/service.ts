@@ -68,6 +68,8 @@ export interface FilesSettings {
 export const FILE_404 = 'no such file. It may never have existed, have been purged, or belong to another account.';
 const notFound = () => new NotFound(FILE_404);
 const STORAGE_KIND = 'files';
+/** What resumable uploads in progress hold of the quota (their declared lengths), until they finish, are cancelled or expire. */
+const UPLOADS_KIND = 'uploads';
 /** The garbage-collection job's name. */
 export const GC_JOB = 'files-gc-blobs';
 /** The job that removes resumable uploads left incomplete past their expiry. */
@@ -166,45 +168,98 @@ export class FilesServiceImpl implements FilesService {
     return new FileTooLarge(`the file is larger than this server's limit of ${max} bytes per file; nothing was stored.`, max);
   }
 
+  #overQuota(used: number, quota: number, needed: number, what: string): QuotaExceeded {
+    return new QuotaExceeded(
+      `${what}, but you use ${used} of your ${quota}-byte quota; nothing was stored. Delete and purge something, or ask an operator for more space.`,
+      { used, quota, needed },
+    );
+  }
+
   /**
    * Refuses a file of `length` bytes before any of it is read: over the per-file limit (413
    * file_too_large) or over what is left of the owner's quota (507 quota_exceeded). The quota is
-   * charged for good only when the file commits.
+   * charged for good only when the file commits. Without a length (a chunked or multipart body),
+   * answers how many bytes the owner may still store (Infinity without a quota), the most staging
+   * will take before it stops reading.
    */
-  async admit(ownerId: string, length: number): Promise<void> {
-    if (length > this.#settings.maxFileBytes) throw this.#tooLarge();
-    if (this.#storage.quotaBytesPerUser === null) return;
+  async admit(ownerId: string, length: number | undefined): Promise<number> {
+    if (length !== undefined && length > this.#settings.maxFileBytes) throw this.#tooLarge();
+    if (this.#storage.quotaBytesPerUser === null) return Infinity;
     const usage = await storageUsage(this.#em(), ownerId, this.#storage);
-    if (usage.quota !== null && usage.total + length > usage.quota)
-      throw new QuotaExceeded(
-        `This file is ${length} bytes, but you use ${usage.total} of your ${usage.quota}-byte quota; nothing was stored. Delete and purge something, or ask an operator for more space.`,
-        { used: usage.total, quota: usage.quota, needed: length },
-      );
+    if (usage.quota === null) return Infinity;
+    if (length !== undefined && usage.total + length > usage.quota)
+      throw this.#overQuota(usage.total, usage.quota, length, `This file is ${length} bytes`);
+    return Math.max(0, usage.quota - usage.total);
   }
 
-  /** Checks what a new file's upload will be created with (name, folder, note) before its bytes arrive. */
-  async checkNewFile(p: Principal, input: { name: string; folder?: string | undefined; note_id?: string | undefined; length: number }) {
+  /**
+   * Starts a resumable upload of `length` bytes: checks what the file will be created with (name,
+   * folder, note) before its bytes arrive, and holds `length` bytes of the owner's quota for it
+   * until it becomes a file (create with its id), is cancelled or expires (releaseUpload). Over the
+   * per-file limit, 413 file_too_large; over what is left of the quota, counting the other uploads
+   * in progress, 507 quota_exceeded.
+   */
+  async reserveUpload(
+    p: Principal,
+    input: { id: string; name: string; folder?: string | undefined; note_id?: string | undefined; length: number },
+  ): Promise<void> {
     fileName(input.name);
     folderPath(input.folder);
     if (input.note_id !== undefined) await this.#requireNote(this.#em(), p.user.id, input.note_id);
-    await this.admit(p.user.id, input.length);
+    if (input.length > this.#settings.maxFileBytes) throw this.#tooLarge();
+    await this.#em().transactional(async (em) => {
+      await em.execute(`insert into file_uploads (id, owner_id, length) values (?, ?, ?)`, [input.id, p.user.id, input.length]);
+      await chargeStorage(em, p.user.id, UPLOADS_KIND, input.length, this.#storage);
+    });
   }
 
-  /** Streams the upload into the store's staging area, refusing it early when a limit is already known to be exceeded. */
-  async #stage(ownerId: string, upload: Upload): Promise<{ staged: StagedBlob; head: Buffer }> {
+  /** Gives back what a resumable upload held of the quota (cancelled, expired, refused); nothing when it holds nothing. */
+  async releaseUpload(ownerId: string, id: string): Promise<void> {
+    if (!v.isUuid(id)) return;
+    await this.#em().transactional((em) => this.#release(em, ownerId, id));
+  }
+
+  async #release(em: EntityManager, ownerId: string, id: string): Promise<void> {
+    const [held] = await rows<{ length: string }>(em, `delete from file_uploads where id = ? and owner_id = ? returning length`, [
+      id,
+      ownerId,
+    ]);
+    if (held) await chargeStorage(em, ownerId, UPLOADS_KIND, -Number(held.length), this.#storage);
+  }
+
+  /** The resumable uploads holding quota, oldest first, for the expiry sweep. */
+  async heldUploads(limit = 1000): Promise<Array<{ id: string; owner_id: string; created_ms: number }>> {
+    const found = await rows<{ id: string; owner_id: string; created_ms: string }>(
+      this.#em(),
+      `select id, owner_id, (extract(epoch from created_at) * 1000)::bigint as created_ms from file_uploads order by created_at limit ?`,
+      [limit],
+    );
+    return found.map((r) => ({ id: r.id, owner_id: r.owner_id, created_ms: Number(r.created_ms) }));
+  }
+
+  /**
+   * Streams the upload into the store's staging area, refusing it early when a limit is already
+   * known to be exceeded: a declared length over a limit before any byte; a body of unknown length
+   * (chunked, multipart) as soon as it passes the per-file limit or what is left of the quota. A
+   * `reserved` upload (a resumable one's) holds its quota already.
+   */
+  async #stage(ownerId: string, upload: Upload, reserved = false): Promise<{ staged: StagedBlob; head: Buffer }> {
     const max = this.#settings.maxFileBytes;
-    const tooLarge = () => this.#tooLarge();
-    if (upload.length !== undefined) await this.admit(ownerId, upload.length);
+    const room = reserved ? Infinity : await this.admit(ownerId, upload.length);
     try {
       const staged = await this.store.stage(upload.source, {
-        maxBytes: max,
+        maxBytes: Math.min(max, room),
         headBytes: SNIFF_BYTES,
         ...(upload.signal ? { signal: upload.signal } : {}),
       });
       return { staged, head: staged.head };
     } catch (err) {
       upload.source.resume();
-      if (err instanceof BlobLimitExceeded) throw tooLarge();
+      if (err instanceof BlobLimitExceeded) {
+        if (err.limit >= max) throw this.#tooLarge();
+        const quota = this.#storage.quotaBytesPerUser ?? 0;
+        throw this.#overQuota(quota - room, quota, room + 1, `This file passed ${room} bytes, all that is left of your quota`);
+      }
       if ((err as NodeJS.ErrnoException).code === 'ENOSPC')
         throw new StorageFull("the server's storage is full; nothing was stored. Try again later, or tell the operator.", { cause: err });
       if (senderGone(err)) throw new Aborted('the upload ended before all its bytes arrived; nothing was stored.');
@@ -256,7 +311,8 @@ export class FilesServiceImpl implements FilesService {
       if (done) return toFile(done);
     }
     if (noteId !== null) await this.#requireNote(this.#em(), owner, noteId);
-    const { staged, head } = await this.#stage(owner, input);
+    // A resumable upload's bytes are held in the quota since its creation; they become the file's.
+    const { staged, head } = await this.#stage(owner, input, input.id !== undefined);
     const type = await decideType(head, declaredType(input.declaredType), name);
     const id = input.id ?? randomUUID();
     return this.#commitWith(staged, async (em) => {
@@ -275,6 +331,7 @@ export class FilesServiceImpl implements FilesService {
         if (!done) throw new Conflict('a file with this id exists already');
         return toFile(done);
       }
+      if (input.id !== undefined) await this.#release(em, owner, input.id);
       await chargeStorage(em, owner, STORAGE_KIND, staged.size, this.#storage);
       await this.#insertVersion(em, owner, toFile(row), 'upload');
       return toFile(row);

@@ -11,7 +11,10 @@
 // twice. Every request is authenticated by the REST surface first; an upload belongs to the user who
 // created it (recorded server-side in its metadata) and is 404 to anyone else. The size is known
 // from Upload-Length before any byte is accepted, so the per-file limit and the quota refuse an
-// upload at creation. Incomplete uploads expire (a job removes them).
+// upload at creation. From then on the upload holds its declared length of its owner's quota (so
+// unfinished uploads cannot pile up past it), until its bytes become the file's, or it is cancelled
+// (DELETE), refused, or expires: incomplete uploads expire, and a job removes them and gives their
+// quota back.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -25,9 +28,11 @@ import type { Call, Reply } from '../../contract/rest.ts';
 import type { Principal } from '../identity/types.ts';
 import type { FilesServiceImpl } from './service.ts';
 import type { FileMeta } from './types.ts';
-import { FILE_ID_HEADER, UPLOAD_404, UPLOADS_PATH } from './resumable.ts';
+import { FILE_ID_HEADER, TUS_EXTENSIONS, UPLOAD_404, UPLOADS_PATH } from './resumable.ts';
 
 const OWNER = 'folio_owner';
+/** An upload that holds quota but has no bytes, younger than this, may be one being created right now. */
+const ORPHAN_GRACE_MS = 10 * 60_000;
 
 interface Exchange {
   principal: Principal;
@@ -47,6 +52,10 @@ function typed(status: number, text: string): Error {
   if (status === 415) return new UnsupportedMediaType(`${msg}: a PATCH sends Content-Type: application/offset+octet-stream`);
   if (status === 413) return new BadArguments(`${msg}: more bytes than the Upload-Length declared`);
   if (status === 412) return new BadArguments(`${msg}: send Tus-Resumable: 1.0.0`);
+  // An extension this server does not offer (concatenation, Upload-Concat): the request is the
+  // client's to change, not a failure of the server's; what is offered is in OPTIONS' Tus-Extension.
+  if (status === 501)
+    return new BadArguments(`${msg} This server offers the tus extensions ${TUS_EXTENSIONS.join(', ')} (Tus-Extension in OPTIONS).`);
   if (status >= 500) return new InternalUploadError(`the resumable upload failed: ${msg}`);
   return new BadArguments(msg);
 }
@@ -107,7 +116,13 @@ export class ResumableUploads {
             throw new BadArguments('the upload needs a name: Upload-Metadata with `name` (or `filename`), base64-encoded', [
               { in: 'header', path: 'Upload-Metadata', message: 'name is required' },
             ]);
-          await this.#files.checkNewFile(principal, { name, folder: str(m['folder']), note_id: str(m['note_id']), length: upload.size });
+          await this.#files.reserveUpload(principal, {
+            id: upload.id,
+            name,
+            folder: str(m['folder']),
+            note_id: str(m['note_id']),
+            length: upload.size,
+          });
         } catch (err) {
           refuse(err);
         }
@@ -163,11 +178,17 @@ export class ResumableUploads {
       // Refusals that another try would meet again: the upload is dropped, nothing was stored. A
       // full disk or a database that went away keeps it; a HEAD finishes it later.
       if (err instanceof QuotaExceeded || err instanceof FileTooLarge || err instanceof BadArguments || err instanceof NotFound)
-        await this.#store.remove(upload.id).catch(() => {});
+        await this.#drop(p.user.id, upload.id);
       throw err;
     } finally {
       source.destroy();
     }
+  }
+
+  /** Removes an unfinished upload's bytes and gives back the quota it held. */
+  async #drop(owner: string, id: string): Promise<void> {
+    await this.#store.remove(id).catch(() => {});
+    await this.#files.releaseUpload(owner, id);
   }
 
   /** One tus request on /uploads or /uploads/{id}, by an authenticated caller. */
@@ -213,6 +234,8 @@ export class ResumableUploads {
       // leaves a complete upload, which a HEAD or the sweep finishes: see sweep()).
       if (exchange.file) await this.#store.remove(exchange.file.id).catch(() => {});
     }
+    // Cancelled (tus termination): the bytes are gone, the quota they held is given back.
+    if (call.method === 'DELETE' && id !== undefined && response.status === 204) await this.#files.releaseUpload(p.user.id, id);
     if (exchange.failure) throw exchange.failure;
     if (response.status >= 400) throw typed(response.status, text);
     const headers: Record<string, string> = {};
@@ -243,13 +266,29 @@ export class ResumableUploads {
     };
   }
 
-  /** Removes incomplete uploads past their expiry; returns how many. */
+  /**
+   * Removes incomplete uploads past their expiry and gives back the quota they held; returns how
+   * many. An upload that holds quota but has no bytes any more (its creation failed, or the process
+   * died between removing them and giving the quota back) gives it back too, once it is older than
+   * a creation takes.
+   */
   async sweep(): Promise<number> {
-    let removed = await this.#store.deleteExpired();
+    let removed = 0;
+    const now = Date.now();
+    for (const held of await this.#files.heldUploads()) {
+      const upload = await this.#get(held.id);
+      const created = upload?.creation_date !== undefined ? Date.parse(upload.creation_date) : held.created_ms;
+      const complete = upload?.size !== undefined && upload.offset === upload.size;
+      if (upload ? created + this.#expiryMs < now && !complete : held.created_ms + ORPHAN_GRACE_MS < now) {
+        await this.#drop(held.owner_id, held.id);
+        if (upload) removed++;
+      }
+    }
+    // Uploads that hold no quota (made before uploads did).
+    removed += await this.#store.deleteExpired();
     // tus's sweep leaves complete uploads alone. One is complete but still here when the process
     // died between storing it and removing its temporary file (gone now: the file is stored), or
     // before handing it over and nobody asked since (a HEAD would finish it): past its expiry, it goes.
-    const now = Date.now();
     for (const id of (await this.#store.configstore.list?.()) ?? []) {
       const upload = await this.#get(id);
       if (!upload || upload.size === undefined || upload.offset !== upload.size) continue;
@@ -257,7 +296,8 @@ export class ResumableUploads {
       const stored = typeof owner === 'string' && (await this.#files.isStored(owner, id));
       const expired = upload.creation_date !== undefined && Date.parse(upload.creation_date) + this.#expiryMs < now;
       if (stored || expired) {
-        await this.#store.remove(id).catch(() => {});
+        if (typeof owner === 'string') await this.#drop(owner, id);
+        else await this.#store.remove(id).catch(() => {});
         removed++;
       }
     }

@@ -46,7 +46,9 @@ function openMultipart(ctx: Context, type: string): Promise<OpenedUpload> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: { ...ctx.req.headers, 'content-type': type }, limits: FIELD_LIMITS });
+      // A part's filename="..." is read as UTF-8, as browsers and curl send it (busboy's default,
+      // latin1, turned every non-ASCII name into other characters).
+      parser = busboy({ headers: { ...ctx.req.headers, 'content-type': type }, limits: FIELD_LIMITS, defParamCharset: 'utf8' });
     } catch (err) {
       reject(new BadArguments(`the multipart body cannot be read: ${(err as Error).message}`));
       return;

@@ -7,7 +7,7 @@ import { LIMIT_CLAMPED, pageReply, route, type HeaderDoc, type Reply, type Route
 import { FILE_404, type FilesServiceImpl } from '../service.ts';
 import { SHARE_404 } from '../shares.ts';
 import type { ContentRef, FileMeta } from '../types.ts';
-import { UPLOAD_404 } from '../resumable.ts';
+import { TUS_EXTENSIONS, UPLOAD_404 } from '../resumable.ts';
 import { downloadReply } from './download.ts';
 import * as S from './schemas.ts';
 
@@ -87,7 +87,7 @@ const TUS_DOC =
 const tusOptions = (files: FilesServiceImpl) => () => ({
   'Tus-Resumable': '1.0.0',
   'Tus-Version': '1.0.0',
-  'Tus-Extension': 'creation,creation-with-upload,termination,expiration',
+  'Tus-Extension': TUS_EXTENSIONS.join(','),
   'Tus-Max-Size': String(files.maxFileBytes),
 });
 
