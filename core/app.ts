@@ -49,6 +49,7 @@ import { invitationRouter } from './surfaces/pages/invite.ts';
 import { scimRouter } from './surfaces/scim/routes.ts';
 import type { TranscribeService } from './domain/transcribe/service.ts';
 import { isLingering, lingerOnUnreadBodies, requestStarted } from './surfaces/http/linger.ts';
+import { watchBodyPace } from './surfaces/http/slow-body.ts';
 
 export interface Folio {
   config: Config;
@@ -330,7 +331,16 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const handle = app.callback();
   // Koa answers its own errors (the middleware above, then app.onerror); the catch is for a failure
   // in that answering itself, which would otherwise be an unhandled rejection.
-  const server = http.createServer((req, res) => {
+  const timeouts: http.ServerOptions = {
+    headersTimeout: config.limits.headersTimeoutMs,
+    // Node looks for connections past it now and then: often enough for the limit set.
+    connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(config.limits.headersTimeoutMs / 4))),
+    // No bound on a whole request: a large upload on a slow line takes long. A body must keep coming
+    // instead (core/surfaces/http/slow-body.ts). Answers are never timed here: long downloads and
+    // event streams must not be cut, and handlers have their own timeout.
+    requestTimeout: 0,
+  };
+  const server = http.createServer(timeouts, (req, res) => {
     // A request pipelined after an answer that closed its connection while the body was still
     // coming (the connection drains before it closes: core/surfaces/http/linger.ts) is not served.
     if (isLingering(req.socket)) {
@@ -350,7 +360,11 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     if (fastCall(req, res) || direct(req, res)) return;
     handle(req, res).catch((err: unknown) => log.error({ err }, 'request handling failed'));
   });
-  server.requestTimeout = 0; // handlers have their own timeout; long downloads must not be cut
+  watchBodyPace(server, {
+    idleMs: config.limits.bodyIdleMs,
+    graceMs: config.limits.bodyGraceMs,
+    minBytesPerSecond: config.limits.bodyMinBytesPerSecond,
+  });
   // An answer given before its request's body was read reaches a client that is still sending it.
   const lingering = lingerOnUnreadBodies(server);
   // What the HTTP parser refuses never reaches Koa: answered here, in the format of the surface the

@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig } from './kernel/config.ts';
 import { createLogger, startFolio } from './app.ts';
 import { startFailureHint } from './start-failure.ts';
+import { logProcessEvents } from './crash.ts';
 
 let config;
 try {
@@ -16,12 +17,7 @@ try {
 const log = createLogger(config);
 // Logs are JSON lines: what Node would print to stderr by itself (warnings, a crash) goes through
 // the logger instead.
-process.removeAllListeners('warning');
-process.on('warning', (warning) => log.warn({ warning: { name: warning.name, message: warning.message } }, 'process warning'));
-process.on('uncaughtException', (err) => {
-  log.fatal({ err }, 'uncaught exception');
-  process.exit(1);
-});
+logProcessEvents(log);
 const folio = await startFolio(config, log).catch((err: unknown) => {
   log.fatal({ err }, 'folio failed to start');
   // The log line has the whole error; a cause an operator meets first also gets a line to act on.

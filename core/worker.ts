@@ -7,6 +7,7 @@ import { ChangeFeed } from './db/change-feed.ts';
 import { JobQueue } from './db/jobs.ts';
 import { DATABASE_SCHEMA } from './domains.ts';
 import { createDomains, createLogger, scopeCatalogue } from './app.ts';
+import { logProcessEvents } from './crash.ts';
 
 let config;
 try {
@@ -26,10 +27,7 @@ if (!config.databaseUrl) {
   process.exit(2);
 }
 const log = createLogger(config).child({ process: 'worker' });
-process.on('uncaughtException', (err) => {
-  log.fatal({ err }, 'uncaught exception');
-  process.exit(1);
-});
+logProcessEvents(log);
 const db = await openDatabase({ schema: DATABASE_SCHEMA, databaseUrl: config.databaseUrl, dataDir: config.dataDir, log }).catch(
   (err: unknown) => {
     log.fatal({ err }, 'worker failed to start');

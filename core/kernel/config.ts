@@ -27,6 +27,13 @@ export const ConfigSchema = Type.Object(
         jsonDepth: Int(1, 1000),
         handlerTimeoutMs: Int(1),
         visibleTimeoutMs: Int(1),
+        /** A request's headers must all arrive within this long (Node's server.headersTimeout). */
+        headersTimeoutMs: Int(100),
+        /** A request body with no byte for this long (while the server waits for one) is answered 408. */
+        bodyIdleMs: Int(100),
+        /** After this long, a request body arriving slower than bodyMinBytesPerSecond on average is answered 408. */
+        bodyGraceMs: Int(100),
+        bodyMinBytesPerSecond: Int(0),
       },
       { additionalProperties: false },
     ),

@@ -354,6 +354,16 @@ t.test('results: string -> text/plain, object -> JSON, bytes -> their type as a 
   t.equal(res.headers.get('content-type'), 'image/png');
   t.match(res.headers.get('content-disposition'), /attachment; filename="dot\.png"/);
   t.same([...new Uint8Array(await res.arrayBuffer())], [0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]);
+  // The call served before Koa, and the same call through Koa's route (a query string takes it
+  // there): a download never runs as a page on Folio's origin, whatever its type says.
+  for (const url of [`${s.url}/curl/call/acme/file`, `${s.url}/curl/call/acme/file?via=koa`]) {
+    const r = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${alice.token}` } });
+    t.equal(r.status, 200, url);
+    t.equal(r.headers.get('x-content-type-options'), 'nosniff', url);
+    t.equal(r.headers.get('content-security-policy'), "default-src 'none'; sandbox", url);
+    t.match(r.headers.get('content-disposition'), /^attachment; filename="dot\.png"/, url);
+    await r.arrayBuffer();
+  }
 });
 
 t.test('500 carries an error id and never the stack or the message', async (t) => {

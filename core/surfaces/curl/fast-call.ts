@@ -14,6 +14,7 @@ import { readJsonRequest, type BodyLimits } from '../http/body.ts';
 import { errorAnswer } from '../http/error-text.ts';
 import { beginRequest, markCallersOutcome, watchSocket } from '../http/request-log.ts';
 import { callersOwn } from '../../contract/errors.ts';
+import { DOWNLOAD_HEADERS } from './respond.ts';
 
 export interface FastCallDeps {
   dispatcher: Dispatcher;
@@ -76,6 +77,7 @@ export function fastCallRoute(deps: FastCallDeps): (req: IncomingMessage, res: S
             const ctx = deps.koaContext(req, res);
             ctx.status = 200;
             ctx.attachment(encoded.filename ?? `${entry.namespace}-${entry.name}`, { type: 'attachment' });
+            ctx.set(DOWNLOAD_HEADERS);
             ctx.body = encoded.body;
             ctx.set('Content-Type', encoded.contentType);
             if (res.socket?.writable === false) res.end();

@@ -6,6 +6,15 @@ import { callersOwn } from '../../contract/errors.ts';
 import { errorAnswer } from '../http/error-text.ts';
 import { markCallersOutcome } from '../http/request-log.ts';
 
+/**
+ * On every bytes answer (a download): whatever its type, a browser neither guesses another one nor
+ * runs it as a page on Folio's origin. The same as the REST download's (core/domain/files/rest/download.ts).
+ */
+export const DOWNLOAD_HEADERS: Readonly<Record<string, string>> = {
+  'X-Content-Type-Options': 'nosniff',
+  'Content-Security-Policy': "default-src 'none'; sandbox",
+};
+
 export function sendText(ctx: Context, status: number, text: string): void {
   ctx.status = status;
   ctx.type = 'text/plain; charset=utf-8';

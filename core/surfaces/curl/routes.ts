@@ -11,7 +11,7 @@ import { readJsonBody, type BodyLimits } from '../http/body.ts';
 import { catalogueHtml, wantsHtml } from '../pages/catalogue.ts';
 import { docsHtml } from '../pages/docs.ts';
 import { curlOpenApi } from './openapi.ts';
-import { sendError, sendText } from './respond.ts';
+import { DOWNLOAD_HEADERS, sendError, sendText } from './respond.ts';
 import * as text from './help.ts';
 import { requestOrigin } from '../http/origin.ts';
 
@@ -153,7 +153,10 @@ export function curlRouter(deps: CurlDeps): Router {
           log,
         });
         ctx.status = 200;
-        if (encoded.kind === 'bytes') ctx.attachment(encoded.filename ?? `${fn.namespace}-${fn.name}`, { type: 'attachment' });
+        if (encoded.kind === 'bytes') {
+          ctx.attachment(encoded.filename ?? `${fn.namespace}-${fn.name}`, { type: 'attachment' });
+          ctx.set(DOWNLOAD_HEADERS);
+        }
         ctx.body = encoded.text ?? encoded.body;
         // Set last and verbatim: Koa would add a charset to a text/* type the plugin chose.
         ctx.set('Content-Type', encoded.contentType);

@@ -16,6 +16,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { REASON } from '../../contract/errors.ts';
 import { closeLingering, lingerAfterAnswer } from './linger.ts';
+import { safePath } from './redact.ts';
 
 /** An answer written straight to the socket: no request object exists to write it with. */
 export interface RawAnswer {
@@ -55,6 +56,11 @@ type Answering = Duplex & { [ANSWERING]?: { req: IncomingMessage; res: ServerRes
 /** Why the parser refused the rest of this request's body, when it did. */
 export function malformation(req: IncomingMessage): ClientError | undefined {
   return malformed.get(req);
+}
+
+/** The server itself gave up on the request's body (too slow: slow-body.ts): its log line says why. */
+export function refuseBody(req: IncomingMessage, why: ClientError): void {
+  malformed.set(req, why);
 }
 
 /**
@@ -161,7 +167,12 @@ export function handleClientErrors(server: Server, opts: ClientErrorOptions): vo
         : { status, type: 'text/plain; charset=utf-8', body: `${status} ${REASON[status] ?? ''}: ${reason}\n` };
     const reqId = randomUUID();
     opts.log.info(
-      { reqId, req: { path }, res: { statusCode: answer.status }, clientError: { code: err.code, reason } },
+      {
+        reqId,
+        req: { path: path === undefined ? undefined : safePath(path) },
+        res: { statusCode: answer.status },
+        clientError: { code: err.code, reason },
+      },
       'malformed request refused',
     );
     socket.write(rawResponse(answer, reqId));

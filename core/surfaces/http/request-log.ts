@@ -9,18 +9,9 @@ import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { answered, isClientGone, malformation } from './client-errors.ts';
 import { requestOver } from './linger.ts';
+import { safePath, safeQuery } from './redact.ts';
 
 const SANE_ID = /^[\w.-]{1,128}$/;
-/** Query parameters whose values never reach the log (a token sent in the URL is refused, but logged it would leak). */
-const SECRET_PARAMS = /^(access_token|token|api_key|apikey|bearer|auth|code|password)$/i;
-
-function safeQuery(querystring: string): string | undefined {
-  if (!querystring) return undefined;
-  const params = new URLSearchParams(querystring);
-  for (const key of [...params.keys()]) if (SECRET_PARAMS.test(key)) params.set(key, '[redacted]');
-  return params.toString();
-}
-
 /** What requestLog leaves on ctx.state for the middleware and routes after it. */
 export interface RequestLogState {
   /** The request's logger: a child carrying the request id. */
@@ -217,7 +208,7 @@ export function beginRequest(
     const { method, path, querystring } = what();
     const line = {
       reqId: id,
-      req: { method, path, query: safeQuery(querystring) },
+      req: { method, path: safePath(path), query: safeQuery(querystring) },
       res: { statusCode: status },
       responseTime: Math.round((performance.now() - started) * 10) / 10,
       ...(clientError ? { clientError } : {}),
