@@ -1199,14 +1199,14 @@ export interface components {
         FileText: {
             /** Format: uuid */
             file_id: string;
-            /** @description Why it was skipped, or truncated when the text was cut. */
+            /** @description Why it was skipped or failed, or truncated when the text was cut. */
             note: string | null;
             /** @description The page this text is, when one was asked for. */
             page: number | null;
             /** @description Pages of a PDF (0 for other types). */
             pages: number;
-            /** @description pending: not extracted yet (a job does it after each upload); skipped: nothing to extract (see note). */
-            state: "pending" | "extracted" | "skipped";
+            /** @description pending: not extracted yet (a job does it after each upload); skipped: nothing to extract (see note); failed: extraction went over its memory or time limit (see note). The file itself is stored either way. */
+            state: "pending" | "extracted" | "skipped" | "failed";
             /** @description The text (empty unless extracted). */
             text: string;
             version: number;

@@ -90,6 +90,22 @@ export const ConfigSchema = Type.Object(
         trashRetentionDays: Int(1, 3650),
         /** How often that purge (and the sweep of abandoned uploads) runs. */
         trashSweepMinutes: Int(1, 10_080),
+        /** Text extraction (search): limits of its child process and caps inside the extractors. */
+        extraction: Type.Object(
+          {
+            /** The extraction process's heap and resident memory in MB; over it, it is killed. */
+            memoryMb: Int(64, 65_536),
+            /** How long one file's extraction may take; over it, it is killed. */
+            timeSeconds: Int(1, 600),
+            /** Most bytes a DOCX's zip may expand to; a larger one is not read. */
+            maxDecompressedBytes: Int(1024),
+            /** Most pages of a PDF read. */
+            maxPages: Int(1),
+            /** Most characters of text kept per file version. */
+            maxChars: Int(1),
+          },
+          { additionalProperties: false },
+        ),
         /** Where file bytes live. */
         blobStore: Type.Object(
           {

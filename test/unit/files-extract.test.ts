@@ -2,6 +2,7 @@
 // (test/fixtures/files/notes.docx), and text types as they are.
 import t from 'tap';
 import { pdf } from '../helpers/pdf.ts';
+import { docxBomb, DOCX_TYPE } from '../helpers/docx-bomb.ts';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { canExtract, extractText, UnreadableDocument } from '../../core/domain/files/extract.ts';
@@ -62,4 +63,30 @@ t.test('a file that is not what its type says is unreadable, not a crash', async
     extractText(Buffer.from('not a zip'), 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'),
     UnreadableDocument,
   );
+});
+
+t.test('a DOCX zip bomb is refused before it is inflated, or as soon as it inflates past the cap', async (t) => {
+  const bomb = docxBomb({ xmlMb: 100 });
+  t.ok(bomb.length < 512 * 1024, `a small file (${bomb.length} bytes)`);
+  const before = process.memoryUsage().rss;
+  await t.rejects(extractText(bomb, DOCX_TYPE), new UnreadableDocument('a DOCX too large to read: it declares more than 64 MB of content'));
+  await t.rejects(
+    extractText(bomb, DOCX_TYPE, { maxDecompressedBytes: 1 << 30 }),
+    { name: 'UnreadableDocument', message: /^a DOCX too large to read: word\/document.xml is compressed \d+ to 1 \(a zip bomb\?\)$/ },
+    'under the size cap, the ratio still gives it away',
+  );
+  await t.rejects(
+    extractText(docxBomb({ xmlMb: 100, lie: true }), DOCX_TYPE),
+    new UnreadableDocument('a DOCX too large to read: it expands to more than 64 MB'),
+    'declared sizes that lie: inflating stops at the cap',
+  );
+  t.ok(process.memoryUsage().rss - before < 150 * 1024 * 1024, 'the 100 MB were never held');
+});
+
+t.test('a PDF is read to maxPages at most', async (t) => {
+  const bytes = await pdf(['one', 'two', 'three']);
+  const out = await extractText(bytes, 'application/pdf', { maxPages: 2 });
+  t.equal(out?.pages?.length, 2);
+  t.match(out?.pages?.[1], /two/);
+  t.equal(out?.truncated, true);
 });

@@ -2,7 +2,9 @@
 import t from 'tap';
 import { Readable } from 'node:stream';
 import { S3BlobStore } from '../../core/domain/files/s3-store.ts';
-import { extractTextJob, gcBlobs } from '../../core/domain/files/jobs.ts';
+import { extractTextJob, gcBlobs, type IsolatedExtract } from '../../core/domain/files/jobs.ts';
+import { ChildRunner } from '../../core/domain/child-runner.ts';
+import type { ExtractReply, ExtractRequest } from '../../core/domain/files/extract-entry.ts';
 import { startS3rver } from '../helpers/blob-store-suite.ts';
 
 const s3 = await startS3rver('folio-jobs');
@@ -44,20 +46,28 @@ t.test('gc-blobs removes what nothing references and abandoned writes past their
   t.same(await store.stat(kept), { size: 10 }, 'a cancelled run removes nothing');
 });
 
+const runner = new ChildRunner<ExtractRequest, ExtractReply>({
+  module: new URL('../../core/domain/files/extract-entry.ts', import.meta.url),
+  label: 'extraction',
+  limits: { memoryMb: 512, timeoutMs: 30_000 },
+});
+t.teardown(() => runner.close());
+const isolated: IsolatedExtract = (req, signal) => runner.run(req, signal ? { signal } : {});
+
 t.test('extract-text: text of a stored file, or why there is none', async (t) => {
   const md = await put('# Plan\n\nShip it.');
-  const out = await extractTextJob({ read: () => store.read(md), contentType: 'text/markdown', maxBytes: 1 << 20 });
+  const out = await extractTextJob({ read: () => store.read(md), contentType: 'text/markdown', maxBytes: 1 << 20, isolated });
   t.same(out, { status: 'extracted', text: '# Plan\n\nShip it.', truncated: false });
 
-  const cut = await extractTextJob({ read: () => store.read(md), contentType: 'text/markdown', maxBytes: 6 });
+  const cut = await extractTextJob({ read: () => store.read(md), contentType: 'text/markdown', maxBytes: 6, isolated });
   t.same(cut, { status: 'extracted', text: '# Plan', truncated: true }, 'a text file over maxBytes: its beginning');
 
   const fakePdf = await put('%PDF-1.7 but not really');
-  t.match(await extractTextJob({ read: () => store.read(fakePdf), contentType: 'application/pdf', maxBytes: 1 << 20 }), {
+  t.match(await extractTextJob({ read: () => store.read(fakePdf), contentType: 'application/pdf', maxBytes: 1 << 20, isolated }), {
     status: 'skipped',
     reason: /not a readable PDF/,
   });
-  t.same(await extractTextJob({ read: () => store.read(fakePdf), contentType: 'application/pdf', maxBytes: 4 }), {
+  t.same(await extractTextJob({ read: () => store.read(fakePdf), contentType: 'application/pdf', maxBytes: 4, isolated }), {
     status: 'skipped',
     reason: 'larger than 4 bytes',
   });
@@ -67,6 +77,7 @@ t.test('extract-text: text of a stored file, or why there is none', async (t) =>
       read: () => ((opened = true), store.read(md)),
       contentType: 'image/png',
       maxBytes: 1 << 20,
+      isolated,
     }),
     { status: 'skipped', reason: 'no text to extract from image/png' },
   );

@@ -14,6 +14,8 @@ import { bindFiles } from './plugin-api.ts';
 import { filesPublicRoutes } from './rest/public.ts';
 import { filedbRoutes } from './rest/routes.ts';
 import { COMPONENTS } from './rest/schemas.ts';
+import { ChildRunner } from '../child-runner.ts';
+import type { ExtractReply, ExtractRequest } from './extract-entry.ts';
 import { gcBlobs } from './jobs.ts';
 import { EXPIRE_UPLOADS_JOB, EXTRACT_JOB, FilesServiceImpl, GC_JOB, type ExtractJobData, type FilesSettings } from './service.ts';
 
@@ -79,13 +81,28 @@ export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
         return { removed };
       },
     });
+    // Documents are parsed in a child process with memory and time limits: a hostile file (a zip
+    // bomb, a PDF that computes for minutes) costs that process, never the server's requests.
+    const { memoryMb, timeSeconds } = settings.extraction;
+    const extractor = new ChildRunner<ExtractRequest, ExtractReply>({
+      module: new URL('./extract-entry.ts', import.meta.url),
+      label: 'extraction',
+      limits: { memoryMb, timeoutMs: timeSeconds * 1000 },
+    });
     // The text of a new version, for search: queued by every write in its transaction.
     jobs.define<ExtractJobData>(EXTRACT_JOB, {
       // An upload is searchable by its text within about two seconds.
       pollSeconds: 0.5,
       handler: async (data, job) => {
-        const out = await files.extractVersion(data, { maxBytes: EXTRACT_MAX_BYTES, signal: job.signal });
-        return out && { status: out.status, ...(out.status === 'skipped' ? { reason: out.reason } : { chars: out.text.length }) };
+        const out = await files.extractVersion(data, {
+          maxBytes: EXTRACT_MAX_BYTES,
+          isolated: (req, signal) => extractor.run(req, signal ? { signal } : {}),
+          // An extraction killed for its limits is tried once more (the machine may have been
+          // busy), then recorded as failed: never again, whatever restarts in between.
+          lastAttempt: job.attempt >= 1,
+          signal: job.signal,
+        });
+        return out && { status: out.status, ...(out.status === 'extracted' ? { chars: out.text.length } : { reason: out.reason }) };
       },
     });
     return files;

@@ -4,7 +4,9 @@
 //   extract-text  the text of one stored file, for search.
 import type { Readable } from 'node:stream';
 import type { BlobStore } from './blob-store.ts';
-import { canExtract, extractText, UnreadableDocument, type ExtractedText } from './extract.ts';
+import { ChildFailed, ChildLimitExceeded } from '../child-runner.ts';
+import type { ExtractReply, ExtractRequest } from './extract-entry.ts';
+import { canExtract, extractText, inChildProcess, UnreadableDocument, type ExtractedText, type ExtractOptions } from './extract.ts';
 
 export interface GcResult {
   /** Blobs looked at. */
@@ -44,18 +46,28 @@ export async function gcBlobs(opts: {
 export type ExtractOutcome =
   | ({ status: 'extracted' } & ExtractedText)
   /** Nothing to extract: a type without text, a file over `maxBytes`, or a file that is not what its type says. */
-  | { status: 'skipped'; reason: string };
+  | { status: 'skipped'; reason: string }
+  /** The extractor went over its memory or time limit (or crashed) on the last attempt: no text, and why. */
+  | { status: 'failed'; reason: string };
+
+/** Runs the extraction of a parsed format in the child process (a ChildRunner over extract-entry.ts). */
+export type IsolatedExtract = (req: ExtractRequest, signal?: AbortSignal) => Promise<ExtractReply>;
 
 /**
  * The text of one file. `read` opens its bytes; at most `maxBytes` are read (a text file beyond
  * that is extracted from its beginning, a PDF or DOCX is skipped: it cannot be read in part). A
- * document that cannot be read is an outcome, not an error: retrying would not change it.
+ * document that cannot be read is an outcome, not an error: retrying would not change it. Every
+ * format but text is parsed by `isolated`; when that process is killed (memory, time) or crashes,
+ * the attempt fails so the job is retried, unless it is the `lastAttempt`: then the outcome is
+ * `failed` with the reason, and the file is never tried again.
  */
 export async function extractTextJob(opts: {
   read(): Promise<Readable>;
   contentType: string;
   maxBytes: number;
-  maxChars?: number;
+  caps?: ExtractOptions;
+  isolated: IsolatedExtract;
+  lastAttempt?: boolean;
   signal?: AbortSignal;
 }): Promise<ExtractOutcome> {
   if (!canExtract(opts.contentType)) return { status: 'skipped', reason: `no text to extract from ${opts.contentType}` };
@@ -83,12 +95,28 @@ export async function extractTextJob(opts: {
   const type = opts.contentType.split(';')[0]!.trim().toLowerCase();
   const whole = type === 'application/pdf' || type.includes('officedocument');
   if (cut && whole) return { status: 'skipped', reason: `larger than ${opts.maxBytes} bytes` };
-  try {
-    const out = await extractText(bytes, opts.contentType, opts.maxChars === undefined ? {} : { maxChars: opts.maxChars });
-    if (!out) return { status: 'skipped', reason: `no text to extract from ${opts.contentType}` };
-    return { status: 'extracted', ...out, truncated: out.truncated || cut };
-  } catch (err) {
-    if (err instanceof UnreadableDocument) return { status: 'skipped', reason: err.message };
-    throw err;
+  const caps = opts.caps ?? {};
+  let out: ExtractedText | null;
+  if (inChildProcess(opts.contentType)) {
+    let reply: ExtractReply;
+    try {
+      reply = await opts.isolated({ bytes, contentType: opts.contentType, opts: caps }, opts.signal);
+    } catch (err) {
+      opts.signal?.throwIfAborted();
+      if (opts.lastAttempt && (err instanceof ChildLimitExceeded || err instanceof ChildFailed))
+        return { status: 'failed', reason: `${err.message}; the file is stored, only its text is missing` };
+      throw err;
+    }
+    if ('unreadable' in reply) return { status: 'skipped', reason: reply.unreadable };
+    out = reply.text;
+  } else {
+    try {
+      out = await extractText(bytes, opts.contentType, caps);
+    } catch (err) {
+      if (err instanceof UnreadableDocument) return { status: 'skipped', reason: err.message };
+      throw err;
+    }
   }
+  if (!out) return { status: 'skipped', reason: `no text to extract from ${opts.contentType}` };
+  return { status: 'extracted', ...out, truncated: out.truncated || cut };
 }

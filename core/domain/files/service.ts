@@ -31,7 +31,7 @@ import { chargeStorage, storageUsage } from '../storage/usage.ts';
 import type { Principal } from '../identity/types.ts';
 import * as v from '../notes/validate.ts';
 import type { BlobStore, StagedBlob } from './blob-store.ts';
-import { extractTextJob, type ExtractOutcome } from './jobs.ts';
+import { extractTextJob, type ExtractOutcome, type IsolatedExtract } from './jobs.ts';
 import { BlobLimitExceeded } from './blob-store.ts';
 import type { S3BlobStoreSettings } from './s3-store.ts';
 import { decideType, declaredType, SNIFF_BYTES } from './content-type.ts';
@@ -63,6 +63,21 @@ export interface FilesSettings {
   trashSweepMinutes: number;
   /** Where the bytes live: on disk under DATA_DIR/blobs, or in an S3-compatible bucket. */
   blobStore: { kind: 'disk' | 's3'; s3: S3BlobStoreSettings };
+  /** Text extraction's limits: its child process's, and the caps inside the extractors. */
+  extraction: ExtractionSettings;
+}
+
+export interface ExtractionSettings {
+  /** The extraction process's heap and resident memory, in MB: over it, it is killed. */
+  memoryMb: number;
+  /** How long one file's extraction may take: over it, it is killed. */
+  timeSeconds: number;
+  /** Most bytes a document's compressed parts (a DOCX's zip) may expand to; over it, it is not read. */
+  maxDecompressedBytes: number;
+  /** Most pages of a PDF read (the text ends there, marked truncated). */
+  maxPages: number;
+  /** Most characters of text kept per version (then marked truncated). */
+  maxChars: number;
 }
 
 export const FILE_404 = 'no such file. It may never have existed, have been purged, or belong to another account.';
@@ -720,9 +735,13 @@ export class FilesServiceImpl implements FilesService {
 
   /**
    * Extracts and stores the text of one version (the extract-text job). A version purged in the
-   * meantime is nothing to do.
+   * meantime is nothing to do. Documents are parsed by `isolated`; on the `lastAttempt` an
+   * extraction killed for its limits is stored as failed, with the reason.
    */
-  async extractVersion(data: ExtractJobData, opts: { maxBytes: number; signal?: AbortSignal }): Promise<ExtractOutcome | null> {
+  async extractVersion(
+    data: ExtractJobData,
+    opts: { maxBytes: number; isolated: IsolatedExtract; lastAttempt: boolean; signal?: AbortSignal },
+  ): Promise<ExtractOutcome | null> {
     const [row] = await rows<{ sha256: string; content_type: string; owner_id: string }>(
       this.#em(),
       `select sha256, content_type, owner_id from file_versions where file_id = ? and version = ?`,
@@ -733,6 +752,13 @@ export class FilesServiceImpl implements FilesService {
       read: () => this.store.read(row.sha256),
       contentType: row.content_type,
       maxBytes: opts.maxBytes,
+      caps: {
+        maxChars: this.#settings.extraction.maxChars,
+        maxPages: this.#settings.extraction.maxPages,
+        maxDecompressedBytes: this.#settings.extraction.maxDecompressedBytes,
+      },
+      isolated: opts.isolated,
+      lastAttempt: opts.lastAttempt,
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     await this.#em().transactional(async (em) => {
@@ -748,7 +774,7 @@ export class FilesServiceImpl implements FilesService {
               data.file_id,
               data.version,
             ]
-          : ['skipped', out.reason, null, null, data.file_id, data.version],
+          : [out.status, out.reason, null, null, data.file_id, data.version],
       );
       // The text is searchable now.
       await this.#changed(em, row.owner_id, data.file_id);

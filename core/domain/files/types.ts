@@ -78,9 +78,12 @@ export interface ContentRef {
 export interface FileText {
   file_id: string;
   version: number;
-  /** 'pending' until the job has run; 'skipped' when there is no text to extract (`note` says why). */
-  state: 'pending' | 'extracted' | 'skipped';
-  /** Why it was skipped, or 'truncated' when the text was cut at the extraction cap. */
+  /**
+   * 'pending' until the job has run; 'skipped' when there is no text to extract (`note` says why);
+   * 'failed' when extracting it went over the extractor's memory or time limit (`note` says which).
+   */
+  state: 'pending' | 'extracted' | 'skipped' | 'failed';
+  /** Why it was skipped or failed, or 'truncated' when the text was cut at the extraction cap. */
   note: string | null;
   /** A PDF's page count; 0 for other types. */
   pages: number;

@@ -98,7 +98,8 @@ export const text = defineFunction({
   description:
     'The text Folio extracted from a file for search: a PDF (whole, or one `page`), a DOCX, or a text file, in parts that fit ' +
     "this call's byte budget. Start at offset 0; when next_offset is not null, call again with offset = next_offset. " +
-    'state "pending": extraction has not run yet (try again shortly); "skipped": the type has no text (note says why).',
+    'state "pending": extraction has not run yet (try again shortly); "skipped": the type has no text (note says why); ' +
+    '"failed": extraction went over its memory or time limit (note says which; the file can still be downloaded).',
   args: Type.Object({
     id: FileId,
     page: Type.Optional(Type.Integer({ minimum: 1, description: 'One page of a PDF (1 is the first); pages says how many.' })),

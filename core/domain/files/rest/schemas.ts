@@ -95,10 +95,11 @@ export const FileText = Type.Object(
   {
     file_id: Uuid,
     version: Type.Integer({ minimum: 1 }),
-    state: Type.Union([Type.Literal('pending'), Type.Literal('extracted'), Type.Literal('skipped')], {
-      description: 'pending: not extracted yet (a job does it after each upload); skipped: nothing to extract (see note).',
+    state: Type.Union([Type.Literal('pending'), Type.Literal('extracted'), Type.Literal('skipped'), Type.Literal('failed')], {
+      description:
+        'pending: not extracted yet (a job does it after each upload); skipped: nothing to extract (see note); failed: extraction went over its memory or time limit (see note). The file itself is stored either way.',
     }),
-    note: Type.Union([Type.String(), Type.Null()], { description: 'Why it was skipped, or truncated when the text was cut.' }),
+    note: Type.Union([Type.String(), Type.Null()], { description: 'Why it was skipped or failed, or truncated when the text was cut.' }),
     pages: Type.Integer({ minimum: 0, description: 'Pages of a PDF (0 for other types).' }),
     page: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'The page this text is, when one was asked for.' }),
     text: Type.String({ description: 'The text (empty unless extracted).' }),
