@@ -9,6 +9,13 @@ import { NotFound } from '../../contract/errors.ts';
 
 const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
+/**
+ * Everything the authorization server holds for one account: grants, access and refresh tokens,
+ * codes and sign-in sessions (they are tied to the user by accountId, not by a key). Run when a
+ * user is deactivated, not only deleted: reactivating must not bring back what was issued before.
+ */
+export const DELETE_ACCOUNT_OAUTH_SQL = `delete from oauth_records where payload->>'accountId' = ?`;
+
 /** An OAuth access token as authentication needs it. */
 export interface OAuthAccess {
   tokenId: string;

@@ -97,7 +97,7 @@ export function tokenRoutes(identity: IdentityService): Route[] {
       path: '/tokens/{id}/rotate',
       summary: 'Rotate a token',
       description:
-        'Revokes the token and returns a new one with the same name, description and scopes; the new secret is shown this once. Expiry: as given, else the old lifetime again from now. A revoked token cannot be rotated (409).',
+        'Revokes the token and returns a new one with the same name, description and scopes; the new secret is shown this once. Expiry: as given, else the old lifetime again from now. A revoked token cannot be rotated (409); one whose scopes are beyond the token you call with is refused (403, naming them).',
       tags,
       scopes: SCOPE,
       params: S.IdParams,
@@ -149,7 +149,7 @@ export function userRoutes(identity: IdentityService): Route[] {
       path: '/users/me/password',
       summary: 'Set your password',
       description:
-        'The password you sign in with on the authorization pages (an MCP client or the CLI connecting with OAuth). At least 12 characters. When you have one already, send it as current_password. Only a personal API token with the scope tokens may do this (an OAuth client may not).',
+        'The password you sign in with on the authorization pages (an MCP client or the CLI connecting with OAuth). At least 12 characters. When you have one already, send it as current_password. Only a personal API token with the scope * may do this (a password signs in to everything; an OAuth client may not).',
       tags,
       scopes: ['tokens'],
       body: S.SetPassword,
