@@ -113,6 +113,32 @@ t.test('open redirects: only the registered redirect URI, the loopback port asid
   t.ok(otherPort.tokens?.access_token, 'the registered loopback URI on another port works');
 });
 
+t.test('control characters in authorization parameters are a 400 invalid_request, never a 500', async (t) => {
+  for (const name of ['state', 'ui_locales', 'login_hint']) {
+    for (const value of ['a\u0000b', 'a\u0001b', 'a\u007fb']) {
+      const u = new URL(`${s.url}/oauth/auth`);
+      for (const [k, v] of Object.entries({
+        client_id: clientId,
+        redirect_uri: LOOPBACK_REDIRECT,
+        response_type: 'code',
+        scope: 'notes:read',
+        code_challenge: createHash('sha256').update('v'.repeat(43)).digest('base64url'),
+        code_challenge_method: 'S256',
+        state: 'st',
+        [name]: value,
+      }))
+        u.searchParams.set(k, v);
+      const r = await fetch(u, { redirect: 'manual' });
+      const what = `${name}=${JSON.stringify(value)}`;
+      t.equal(r.status, 400, `${what}: 400`);
+      const body = (await r.json()) as { error: string; error_description: string };
+      t.equal(body.error, 'invalid_request', `${what}: invalid_request`);
+      t.match(body.error_description, new RegExp(name), `${what}: names the parameter`);
+    }
+  }
+  t.equal((await fetch(`${s.url}/health`)).status, 200, 'the server answers on');
+});
+
 t.test('registration: bad redirect URIs, oversized and malformed bodies are refused, never a 500', async (t) => {
   const register = (body: string, type = 'application/json') =>
     fetch(`${s.url}/oauth/reg`, { method: 'POST', headers: { 'content-type': type }, body });

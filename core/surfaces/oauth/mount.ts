@@ -28,8 +28,33 @@ export function mountProvider(get: ProviderSource) {
       await next();
       return;
     }
+    const bad = controlCharacterParam(ctx.querystring);
+    if (bad !== null) {
+      oauthError(ctx, 400, 'invalid_request', `${bad} must not contain control characters`);
+      return;
+    }
     await passTo(await provider, ctx, ctx.req.url!.slice(OAUTH_PREFIX.length) || '/');
   };
+}
+
+// C0 controls (NUL among them: PostgreSQL cannot store it in the records the provider writes), DEL
+// and C1 controls. No OAuth parameter (state, login_hint, ui_locales, ...) has a use for them.
+// eslint-disable-next-line no-control-regex
+const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** The name of the first query parameter whose name or value holds a control character, or null. */
+function controlCharacterParam(querystring: string): string | null {
+  if (!querystring) return null;
+  for (const [name, value] of new URLSearchParams(querystring))
+    if (CONTROL_RE.test(name) || CONTROL_RE.test(value)) return JSON.stringify(name);
+  return null;
+}
+
+/** An answer in OAuth's error shape (RFC 6749 section 5.2), written by Folio rather than the provider. */
+export function oauthError(ctx: Context, status: number, error: string, description: string, headers: Record<string, string> = {}): void {
+  ctx.status = status;
+  ctx.set({ 'Cache-Control': 'no-store', ...headers });
+  ctx.body = { error, error_description: description };
 }
 
 /** Lets the provider answer `url` (a path under /oauth) for this request. */
