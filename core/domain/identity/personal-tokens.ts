@@ -14,6 +14,8 @@ import { requireWithinCaller, scopesBeyondCaller } from './within-caller.ts';
 export interface TokenSettings {
   /** The latest expiry a personal token may have, in days from its creation (or rotation). */
   tokenMaxLifetimeDays: number;
+  /** A registered OAuth client no user has authorised is deleted this many days after registering. */
+  oauthClientUnusedDays?: number | undefined;
 }
 
 /** A token as its owner sees it. The secret is never part of it. */

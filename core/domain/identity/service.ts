@@ -135,7 +135,7 @@ export class IdentityService {
       authenticateToken: (raw) => this.authenticate(raw),
     });
     this.users = new UserDirectory(this.#orm, changed, this.passwords);
-    this.oauth = new OAuthStore(this.#orm, changed);
+    this.oauth = new OAuthStore(this.#orm, changed, opts.settings?.oauthClientUnusedDays ?? 7);
     this.#feed?.subscribe((change) => {
       if (change === 'all') this.#forget(undefined);
       else if (change.kind === 'identity') this.#forget(change.userId);
