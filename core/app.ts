@@ -222,7 +222,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   let provider: (() => Promise<Provider>) | null = null;
   let issuer: string | null = null;
   let publicBase = '';
-  app.use(mountProvider(() => provider?.() ?? null));
+  app.use(mountProvider(() => provider?.() ?? null, { registrationWait: (ip) => identity.oauth.registrationWait(ip) }));
   const oauthPages = interactionRouter({ provider: () => provider?.() ?? null, identity, scopes, defaultResource: () => publicBase });
   app.use(oauthPages.routes());
   app.use(invitationRouter(identity).routes());

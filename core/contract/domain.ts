@@ -64,8 +64,8 @@ export interface ScopeRules {
   list(): Array<{ scope: string; description: string; implies: string[]; roles: string[] }>;
   /** Is this a scope a token may carry: a catalogued one, '*', or '<prefix>:*' over catalogued ones? */
   known(scope: string): boolean;
-  /** Does holding `granted`, as a user with `roles`, allow `wanted`? */
-  allows(granted: readonly string[], wanted: string, roles: readonly string[]): boolean;
+  /** Does holding `granted`, as a user with `roles`, allow `wanted`? Without roles: the token's scopes alone. */
+  allows(granted: readonly string[], wanted: string, roles?: readonly string[]): boolean;
   /** The scopes as granted: each with everything it implies. */
   expand(scopes: readonly string[]): string[];
 }

@@ -79,6 +79,8 @@ export const ConfigSchema = Type.Object(
         clientMetadataPrivateNetworks: Type.Boolean(),
         /** PEM file of extra certificate authorities trusted when fetching them (a private PKI); null: the system's. */
         clientMetadataCaFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+        /** A dynamically registered OAuth client no user authorised is deleted this many days after registering. */
+        oauthClientUnusedDays: Int(1, 3650),
       },
       { additionalProperties: false },
     ),

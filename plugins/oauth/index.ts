@@ -25,9 +25,14 @@ export default definePlugin({
       },
     },
     clients: {
-      description: 'Every registered OAuth client.',
+      description: 'The registered OAuth clients, newest first, a page at a time: pass next_cursor back as cursor for the next one.',
+      args: Type.Object({
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'At most this many.' })),
+        cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'next_cursor of the previous page.' })),
+      }),
       requires: ADMIN,
-      handler: async (_args, ctx) => ctx.services.identity.oauth.clients(),
+      handler: async ({ limit, cursor }, ctx) =>
+        ctx.services.identity.oauth.clients({ ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) }),
     },
     delete_client: {
       description: 'Delete a registered client with every grant made to it.',

@@ -5,7 +5,7 @@
 // loopback port the one thing that may differ (RFC 8252); oversized and malformed registrations;
 // and another user's client as a 404. None of them may end with a code in the attacker's hands.
 import t from 'tap';
-import { startTestServer, req, createUser } from '../helpers/server.ts';
+import { startTestServer, req, call, createUser } from '../helpers/server.ts';
 import { authorize, Browser, LOOPBACK_REDIRECT, registerClient } from '../helpers/oauth.ts';
 import { createHash, randomBytes } from 'node:crypto';
 
@@ -113,6 +113,32 @@ t.test('open redirects: only the registered redirect URI, the loopback port asid
   t.ok(otherPort.tokens?.access_token, 'the registered loopback URI on another port works');
 });
 
+t.test('control characters in authorization parameters are a 400 invalid_request, never a 500', async (t) => {
+  for (const name of ['state', 'ui_locales', 'login_hint']) {
+    for (const value of ['a\u0000b', 'a\u0001b', 'a\u007fb']) {
+      const u = new URL(`${s.url}/oauth/auth`);
+      for (const [k, v] of Object.entries({
+        client_id: clientId,
+        redirect_uri: LOOPBACK_REDIRECT,
+        response_type: 'code',
+        scope: 'notes:read',
+        code_challenge: createHash('sha256').update('v'.repeat(43)).digest('base64url'),
+        code_challenge_method: 'S256',
+        state: 'st',
+        [name]: value,
+      }))
+        u.searchParams.set(k, v);
+      const r = await fetch(u, { redirect: 'manual' });
+      const what = `${name}=${JSON.stringify(value)}`;
+      t.equal(r.status, 400, `${what}: 400`);
+      const body = (await r.json()) as { error: string; error_description: string };
+      t.equal(body.error, 'invalid_request', `${what}: invalid_request`);
+      t.match(body.error_description, new RegExp(name), `${what}: names the parameter`);
+    }
+  }
+  t.equal((await fetch(`${s.url}/health`)).status, 200, 'the server answers on');
+});
+
 t.test('registration: bad redirect URIs, oversized and malformed bodies are refused, never a 500', async (t) => {
   const register = (body: string, type = 'application/json') =>
     fetch(`${s.url}/oauth/reg`, { method: 'POST', headers: { 'content-type': type }, body });
@@ -181,4 +207,58 @@ t.test('expired OAuth records are purged after a day; live ones stay', async (t)
   t.equal(left[0]!.n, 2, 'the one expired two days ago is gone; the one expired a minute ago and the live one are kept');
   t.ok(await store.find('alive'), 'the live token is still found');
   t.equal(await store.find('just-expired'), undefined, 'an expired one is not found, purged or not');
+});
+
+t.test('a registration flood: bounded per address, unused clients expire, the admin list is paged', async (t) => {
+  const before = (await req(s, 'GET', '/api/v1/oauth/clients?limit=100', { token: s.adminToken })).json().items.length;
+  // Last in this file: every registration from this address so far counted towards the limit.
+  let refused: Response | null = null;
+  let made = 0;
+  for (let i = 0; i < 25 && !refused; i++) {
+    const r = await fetch(`${s.url}/oauth/reg`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: `flood ${i}`, redirect_uris: [LOOPBACK_REDIRECT], token_endpoint_auth_method: 'none' }),
+    });
+    if (r.status === 429) refused = r;
+    else {
+      t.equal(r.status, 201, `registration ${i}`);
+      made++;
+      await r.text();
+    }
+  }
+  t.ok(refused, `refused after ${made} registrations`);
+  t.ok(made <= 20, 'at most 20 an hour from one address');
+  t.ok(Number(refused?.headers.get('retry-after')) > 0, 'with Retry-After');
+  t.equal(((await refused?.json()) as { error: string }).error, 'temporarily_unavailable', "in OAuth's error shape");
+  t.equal((await fetch(`${s.url}/health`)).status, 200, 'the server answers on');
+
+  // The admin's list comes a page at a time, over REST and curl alike.
+  const first = (await req(s, 'GET', '/api/v1/oauth/clients?limit=2', { token: s.adminToken })).json();
+  t.equal(first.items.length, 2);
+  t.ok(first.next_cursor, 'a next page');
+  const second = (
+    await req(s, 'GET', `/api/v1/oauth/clients?limit=2&cursor=${encodeURIComponent(first.next_cursor)}`, { token: s.adminToken })
+  ).json();
+  t.equal(second.items.length, 2);
+  t.notSame(
+    second.items.map((c: { client_id: string }) => c.client_id),
+    first.items.map((c: { client_id: string }) => c.client_id),
+    'the next page holds other clients',
+  );
+  const viaCurl = await call(s, s.adminToken, 'oauth', 'clients', { limit: 3 });
+  t.equal(viaCurl.status, 200, viaCurl.text);
+  t.equal(viaCurl.json().items.length, 3, 'curl pages too');
+  t.equal((await req(s, 'GET', '/api/v1/oauth/clients?cursor=nonsense', { token: s.adminToken })).status, 400, 'a made-up cursor');
+
+  // Clients nobody authorised go once they are older than the setting (7 days); the used one stays.
+  await s.folio.db.orm.em.fork().execute(`update oauth_records set created_at = now() - interval '8 days' where model = 'Client'`);
+  const gone = await s.folio.identity.oauth.purgeUnusedClients();
+  t.ok(gone >= made, `deleted ${gone} unused clients`);
+  const left = (await req(s, 'GET', '/api/v1/oauth/clients?limit=100', { token: s.adminToken })).json().items;
+  t.ok(left.length < before + made, 'the flood is gone');
+  t.ok(
+    left.some((c: { client_id: string }) => c.client_id === clientId),
+    'the client a user authorised is kept',
+  );
 });

@@ -132,11 +132,17 @@ t.test('refresh rotates; a reused refresh token revokes the grant; revocation is
   t.not(fresh.refresh_token, oldRefresh, 'a new refresh token');
   t.equal(await onMcp(fresh.access_token), 200);
 
-  // Deactivating the user stops the OAuth token at once; reactivating brings it back.
+  // Deactivating the user stops the OAuth tokens at once; reactivating does not bring them back
+  // (the client signs in again), while the user's API token works again.
   await req(s, 'PATCH', `/api/v1/users/${user.id}`, { token: s.adminToken, body: { active: false } });
   t.equal(await onMcp(fresh.access_token), 401, 'deactivated: refused');
   await req(s, 'PATCH', `/api/v1/users/${user.id}`, { token: s.adminToken, body: { active: true } });
-  t.equal(await onMcp(fresh.access_token), 200);
+  t.equal(await onMcp(fresh.access_token), 401, 'reactivated: the access token issued before stays refused');
+  const revived = await token({ grant_type: 'refresh_token', refresh_token: fresh.refresh_token });
+  t.equal(revived.status, 400, 'and so does the refresh token');
+  t.equal(((await revived.json()) as { error: string }).error, 'invalid_grant');
+  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: user.token })).status, 200, 'the API token works again');
+  t.same((await req(s, 'GET', '/api/v1/oauth/grants', { token: user.token })).json().items, [], 'no grant is left');
 
   const reuse = await token({ grant_type: 'refresh_token', refresh_token: oldRefresh });
   t.equal(reuse.status, 400, 'the old refresh token is refused');

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
 import { startTestServer, req, call, createUser } from '../helpers/server.ts';
+import { authorize, registerClient } from '../helpers/oauth.ts';
 
 const s = await startTestServer({ overrides: { identity: { tokenMaxLifetimeDays: 30 } } });
 t.teardown(() => s.close());
@@ -137,6 +138,54 @@ t.test('rotate: a new secret with the same name and scopes; the old one stops at
   t.equal(again.json().code, 'conflict');
   const given = await req(s, 'POST', `/api/v1/tokens/${fresh.id}/rotate`, { token: erin.token, body: { expires_in_days: 2 } });
   t.ok(Date.parse(given.json().expires_at) - Date.now() < 2 * 86_400_000 + 1000, 'or the expiry given');
+});
+
+t.test('no token operation gives more than the calling token holds, whatever its kind', async (t) => {
+  const gus = await createUser(s, 'gus@example.com', ['admin']);
+  const gusWide = (await req(s, 'GET', '/api/v1/tokens/self', { token: gus.token })).json();
+  const bootstrap = (await req(s, 'GET', '/api/v1/tokens/self', { token: admin })).json();
+  const narrow = (await newToken(gus.token, { name: 'tokens only', scopes: ['tokens', 'users'], expires_in_days: 1 })).json().token;
+  const minted = (await call(s, gus.token, 'admin', 'mint_curl_token', { scopes: ['tokens'] })).json().token;
+  const adminNarrow = (await newToken(admin, { name: 'admin tokens only', scopes: ['tokens'], expires_in_days: 1 })).json().token;
+  // An OAuth client granted only `tokens` (signing in with gus's own token as the password).
+  const clientId = await registerClient(s.url, 'Token Manager');
+  const flow = await authorize(s.url, clientId, { email: 'gus@example.com', password: gus.token }, { scope: 'tokens' });
+  const oauth = flow.tokens?.access_token ?? '';
+  t.ok(oauth, 'an OAuth access token with the scope tokens');
+
+  const callers: Array<[string, string, string]> = [
+    ['an API token with tokens', narrow, gusWide.id],
+    ['a minted token with tokens', minted, gusWide.id],
+    ['an OAuth access token with tokens', oauth, gusWide.id],
+    ["a narrow token of the bootstrap admin's account", adminNarrow, bootstrap.id],
+  ];
+  for (const [who, token, wideId] of callers) {
+    const rot = await req(s, 'POST', `/api/v1/tokens/${wideId}/rotate`, { token });
+    t.equal(rot.status, 403, `${who} cannot rotate a * token (${rot.text})`);
+    t.notOk(rot.text.includes('folio_api_'), `${who}: no secret in the answer`);
+    const viaCurl = await call(s, token, 'tokens', 'rotate', { id: wideId });
+    t.equal(viaCurl.status, 403, `${who}: nor over curl`);
+    const made = await newToken(token, { name: 'wider', scopes: ['*'], expires_in_days: 1 });
+    t.ok([400, 403].includes(made.status), `${who} cannot create a * token (${made.status})`);
+    const pw = await req(s, 'PUT', '/api/v1/users/me/password', { token, body: { password: 'a long password of gus' } });
+    t.equal(pw.status, 403, `${who} cannot set the password (which signs in to everything)`);
+  }
+  const rot = await req(s, 'POST', `/api/v1/tokens/${gusWide.id}/rotate`, { token: narrow });
+  t.equal(rot.json().code, 'missing_scope');
+  t.match(r(rot).detail, /needs scope \*/, 'the refusal says what is missing');
+  t.equal(await status(gus.token), 200, "gus's * token was not rotated away");
+  t.equal(await status(admin), 200, 'nor the bootstrap token');
+  const invite = await req(s, 'POST', `/api/v1/users/${gus.id}/invitations`, { token: narrow });
+  t.equal(invite.status, 403, 'an invitation for your own account is a password too');
+
+  // Within the caller it works as before, for every kind that may issue.
+  const small = (await newToken(gus.token, { name: 'reader', scopes: ['notes:read'], expires_in_days: 1 })).json();
+  t.equal((await req(s, 'POST', `/api/v1/tokens/${small.id}/rotate`, { token: narrow })).status, 403, 'notes:read is beyond tokens+users');
+  const reader = (await newToken(gus.token, { name: 'reader2', scopes: ['notes:read', 'tokens'], expires_in_days: 1 })).json();
+  t.equal((await req(s, 'POST', `/api/v1/tokens/${small.id}/rotate`, { token: reader.token })).status, 200, 'within: rotated');
+  t.equal((await req(s, 'POST', `/api/v1/tokens/${gusWide.id}/rotate`, { token: gus.token })).status, 200, 'a * token rotates itself');
+  const mint = await call(s, narrow, 'admin', 'mint_curl_token', { scopes: ['*'] });
+  t.equal(mint.status, 400, 'a minted token has at most the scopes of the token minting it');
 });
 
 t.test('revoke and expiry stop a token at once, minted children too', async (t) => {

@@ -68,6 +68,8 @@ export const identityDomain = defineDomain<IdentityService, TokenSettings>({
     run: async (identity, log) => {
       const purged = await identity.oauth.purgeExpired();
       if (purged > 0) log.info({ purged }, 'purged expired OAuth records');
+      const unused = await identity.oauth.purgeUnusedClients();
+      if (unused > 0) log.info({ unused }, 'deleted OAuth clients registered but never authorised');
     },
   },
 });

@@ -5,9 +5,16 @@
 // cached of that user. Also the lookup of an OAuth access token for authentication.
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { NotFound } from '../../contract/errors.ts';
+import { BadArguments, NotFound } from '../../contract/errors.ts';
 
 const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+
+/**
+ * Everything the authorization server holds for one account: grants, access and refresh tokens,
+ * codes and sign-in sessions (they are tied to the user by accountId, not by a key). Run when a
+ * user is deactivated, not only deleted: reactivating must not bring back what was issued before.
+ */
+export const DELETE_ACCOUNT_OAUTH_SQL = `delete from oauth_records where payload->>'accountId' = ?`;
 
 /** An OAuth access token as authentication needs it. */
 export interface OAuthAccess {
@@ -27,9 +34,47 @@ export class OAuthStore {
   readonly #orm: MikroORM;
   readonly #changed: (userId: string) => void;
 
-  constructor(orm: MikroORM, changed: (userId: string) => void) {
+  readonly #unusedClientDays: number;
+
+  constructor(orm: MikroORM, changed: (userId: string) => void, unusedClientDays = 7) {
     this.#orm = orm;
     this.#changed = changed;
+    this.#unusedClientDays = unusedClientDays;
+  }
+
+  /**
+   * Counts one dynamic registration from `client` (its address) and answers how many seconds it
+   * must wait when that is over the limit (0: go on). Counted before the registration, in one
+   * statement, so parallel requests are all counted. The counts share the sign-in throttle's table.
+   */
+  async registrationWait(client: string): Promise<number> {
+    const rows = await this.#em().execute<Array<{ n: number; wait: number }>>(
+      `insert into sign_in_failures (key, failures, window_ends) values (?, 1, now() + ? * interval '1 millisecond')
+       on conflict (key) do update set
+         failures = case when sign_in_failures.window_ends <= now() then 1 else sign_in_failures.failures + 1 end,
+         window_ends = case when sign_in_failures.window_ends <= now() then excluded.window_ends else sign_in_failures.window_ends end
+       returning failures as n, ceil(extract(epoch from window_ends - now()))::int as wait`,
+      [sha(`oauth-registration:${client}`), REGISTRATION_WINDOW_MS],
+    );
+    const row = rows[0];
+    return row && Number(row.n) > REGISTRATIONS_PER_CLIENT ? Math.max(1, Number(row.wait)) : 0;
+  }
+
+  /**
+   * Deletes clients registered more than the configured days ago that no user ever authorised (no
+   * grant of theirs is held): what a registration flood leaves behind. Answers how many went.
+   */
+  async purgeUnusedClients(): Promise<number> {
+    const rows = await this.#em().execute<Array<{ n: number }>>(
+      `with gone as (
+         delete from oauth_records c
+          where c.model = 'Client' and c.created_at < now() - make_interval(days => ?)
+            and not exists (select 1 from oauth_records g where g.model = 'Grant' and g.payload->>'clientId' = c.payload->>'client_id')
+          returning 1)
+       select count(*)::int as n from gone`,
+      [this.#unusedClientDays],
+    );
+    return rows[0]?.n ?? 0;
   }
 
   #em() {
@@ -121,17 +166,25 @@ export class OAuthStore {
     this.#changed(userId);
   }
 
-  /** Every registered client (for admins). */
-  async clients(): Promise<OAuthClient[]> {
-    const rows = await this.#em().execute<Array<{ payload: Record<string, unknown> }>>(
-      `select payload from oauth_records where model = 'Client' order by (payload->>'client_id_issued_at')::bigint desc nulls last`,
+  /** The registered clients (for admins), newest first, a page at a time (as the other lists: limit and cursor). */
+  async clients(opts: { limit?: number | undefined; cursor?: string | undefined } = {}): Promise<OAuthClientPage> {
+    const limit = Math.min(opts.limit ?? CLIENT_LIST_LIMIT_DEFAULT, CLIENT_LIST_LIMIT_MAX);
+    const after = opts.cursor === undefined ? null : decodeClientCursor(opts.cursor);
+    const rows = await this.#em().execute<Array<{ id: string; created: string; payload: Record<string, unknown> }>>(
+      `select id, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created, payload from oauth_records
+        where model = 'Client' ${after ? `and (created_at, id) < (?::timestamptz, ?)` : ''}
+        order by created_at desc, id desc limit ?`,
+      after ? [after.created, after.id, limit + 1] : [limit + 1],
     );
-    return rows.map(({ payload: p }) => ({
+    const items = rows.slice(0, limit).map(({ payload: p }) => ({
       client_id: str(p['client_id']) ?? '',
       client_name: str(p['client_name']),
       redirect_uris: Array.isArray(p['redirect_uris']) ? (p['redirect_uris'] as string[]) : [],
       registered_at: typeof p['client_id_issued_at'] === 'number' ? new Date(p['client_id_issued_at'] * 1000).toISOString() : null,
     }));
+    const last = rows[limit - 1];
+    const next_cursor = rows.length > limit && last ? Buffer.from(JSON.stringify([last.created, last.id])).toString('base64url') : null;
+    return { items, next_cursor, limit };
   }
 
   /** Deletes a registered client and every grant made to it. */
@@ -203,6 +256,29 @@ export class OAuthStore {
       audience: str(p['aud']),
     };
   }
+}
+
+/** Dynamic registrations one client address may make per window; past it: 429 until the window ends. */
+export const REGISTRATIONS_PER_CLIENT = 20;
+const REGISTRATION_WINDOW_MS = 3_600_000;
+export const CLIENT_LIST_LIMIT_DEFAULT = 50;
+export const CLIENT_LIST_LIMIT_MAX = 100;
+
+export interface OAuthClientPage {
+  items: OAuthClient[];
+  next_cursor: string | null;
+  limit: number;
+}
+
+function decodeClientCursor(cursor: string): { created: string; id: string } {
+  try {
+    const [created, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    if (typeof created === 'string' && !Number.isNaN(Date.parse(created)) && typeof id === 'string' && /^[0-9a-f]{64}$/.test(id))
+      return { created, id };
+  } catch {
+    // falls through to the refusal
+  }
+  throw new BadArguments('cursor is not one this API gave out', [{ path: '/cursor', message: 'pass back next_cursor unchanged' }]);
 }
 
 /** A client the user authorised, as they see it. */

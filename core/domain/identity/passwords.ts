@@ -13,6 +13,8 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { BadArguments, Forbidden, NotFound, TooManyRequests } from '../../contract/errors.ts';
 import { User, UserInvitation } from './entities.ts';
 import type { Principal } from './types.ts';
+import type { ScopeRules } from '../../contract/domain.ts';
+import { requireWithinCaller } from './within-caller.ts';
 
 /** @node-rs/argon2's Algorithm.Argon2id (a const enum, which this build cannot import). */
 const ARGON2ID = 2;
@@ -63,6 +65,7 @@ export interface Invitation {
 export class Passwords {
   readonly #orm: MikroORM;
   readonly #changed: (userId: string) => void;
+  readonly #scopes: ScopeRules;
   readonly #publicUrl: () => string;
   readonly #authenticateToken: (raw: string) => Promise<Principal | null>;
   /** Verified against when the email is unknown, so both cost the same. */
@@ -70,10 +73,16 @@ export class Passwords {
 
   constructor(
     orm: MikroORM,
-    deps: { changed: (userId: string) => void; publicUrl: () => string; authenticateToken: (raw: string) => Promise<Principal | null> },
+    deps: {
+      changed: (userId: string) => void;
+      scopes: ScopeRules;
+      publicUrl: () => string;
+      authenticateToken: (raw: string) => Promise<Principal | null>;
+    },
   ) {
     this.#orm = orm;
     this.#changed = deps.changed;
+    this.#scopes = deps.scopes;
     this.#publicUrl = deps.publicUrl;
     this.#authenticateToken = deps.authenticateToken;
   }
@@ -84,10 +93,12 @@ export class Passwords {
 
   /**
    * Sets the caller's own password. With a password already set, `current` must be it. Only an
-   * API token may do this: an OAuth client or a minted token acting for the user may not.
+   * API token may do this: an OAuth client or a minted token acting for the user may not. A
+   * password signs in to everything the user may do, so the token must hold '*'.
    */
   async setOwn(p: Principal, input: { password: unknown; current_password?: unknown }): Promise<void> {
     if (p.tokenKind !== 'api') throw new Forbidden('only a personal API token (not an OAuth or minted token) can set your password.');
+    requireWithinCaller(this.#scopes, p, ['*'], 'setting your password (it signs in to everything your user may do)');
     const em = this.#em();
     const user = await em.findOne(User, { id: p.user.id }, { populate: ['passwordHash'] });
     if (!user) throw new NotFound('no such user');
@@ -123,6 +134,14 @@ export class Passwords {
     const em = this.#em();
     const user = UUID_RE.test(userId) ? await em.findOne(User, { id: userId }) : null;
     if (!user) throw new NotFound('no such user');
+    // A link for your own account sets your password: it must not be a narrow token's way to '*'.
+    if (user.id === p.user.id)
+      requireWithinCaller(
+        this.#scopes,
+        p,
+        ['*'],
+        'an invitation for your own account (it sets your password, which signs in to everything)',
+      );
     const secret = randomBytes(32).toString('base64url');
     const expiresAt = new Date(Date.now() + hours * 3_600_000);
     em.create(UserInvitation, {
@@ -218,7 +237,8 @@ export class Passwords {
       return { user: { id: user.id, email: user.email, name: user.name ?? null, roles: [...user.roles] }, scopes: ['*'], by: 'password' };
     // An API token of this very user, typed as the password (the way in before passwords).
     const principal = user ? await this.#authenticateToken(secret) : null;
-    if (user && principal && principal.tokenKind !== 'oauth' && principal.user.id === user.id)
+    // Not a minted token: the grant it would start outlives it (and its parent) by far.
+    if (user && principal && principal.tokenKind === 'api' && principal.user.id === user.id)
       return { user: principal.user, scopes: [...principal.scopes], by: 'token' };
     return null;
   }

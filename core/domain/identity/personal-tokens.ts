@@ -9,10 +9,13 @@ import { BadArguments, Conflict, Forbidden, NotFound, type ArgProblem } from '..
 import { ApiToken, User } from './entities.ts';
 import { generateToken, hashToken } from './tokens.ts';
 import type { Principal } from './types.ts';
+import { requireWithinCaller, scopesBeyondCaller } from './within-caller.ts';
 
 export interface TokenSettings {
   /** The latest expiry a personal token may have, in days from its creation (or rotation). */
   tokenMaxLifetimeDays: number;
+  /** A registered OAuth client no user has authorised is deleted this many days after registering. */
+  oauthClientUnusedDays?: number | undefined;
 }
 
 /** A token as its owner sees it. The secret is never part of it. */
@@ -178,6 +181,9 @@ export class PersonalTokens {
       );
       if (!old) throw new NotFound(TOKEN_404);
       if (old.revokedAt) throw new Conflict('this token is revoked; a revoked token cannot be rotated. Create a new one.');
+      // The new secret carries the old token's scopes: refused, not narrowed, when the caller
+      // holds less (a narrowed token would break whatever the owner uses it for, silently).
+      requireWithinCaller(this.#scopes, p, old.scopes, 'rotating this token');
       const now = Date.now();
       const maxMs = this.#settings.tokenMaxLifetimeDays * DAY_MS;
       const lifetime = old.expiresAt ? old.expiresAt.getTime() - old.createdAt.getTime() : maxMs;
@@ -239,14 +245,16 @@ export class PersonalTokens {
         problems.push({ path: `/scopes/${i}`, message: `unknown scope ${JSON.stringify(s)}; GET /api/v1/tokens/scopes lists them` });
         return;
       }
-      if (!this.#scopes.allows(p.scopes, s, p.user.roles) && !(s === '*' && p.scopes.includes('*'))) {
-        const roles = this.#scopes.list().find((d) => d.scope === s)?.roles ?? [];
-        const lacking = roles.filter((r) => !p.user.roles.includes(r));
+      const roles = this.#scopes.list().find((d) => d.scope === s)?.roles ?? [];
+      const lacking = roles.filter((r) => !p.user.roles.includes(r));
+      if (lacking.length > 0) {
+        problems.push({ path: `/scopes/${i}`, message: `${s} needs role ${lacking.join(', ')}, which your user does not have` });
+        return;
+      }
+      if (scopesBeyondCaller(this.#scopes, p, [s]).length > 0) {
         problems.push({
           path: `/scopes/${i}`,
-          message: lacking.length
-            ? `${s} needs role ${lacking.join(', ')}, which your user does not have`
-            : `${s} is beyond the token you are using (it has: ${p.scopes.join(' ') || 'none'})`,
+          message: `${s} is beyond the token you are using (it has: ${p.scopes.join(' ') || 'none'})`,
         });
         return;
       }

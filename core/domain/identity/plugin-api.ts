@@ -28,7 +28,7 @@ export function bindIdentity(identity: IdentityService, caller: DomainCaller) {
     oauth: {
       grants: () => oauth.grants(p.user.id),
       revokeGrant: (id: string) => (need(['tokens'], 'oauth.revoke_grant'), oauth.revokeGrant(p.user.id, id)),
-      clients: () => (admin('oauth.clients'), oauth.clients()),
+      clients: (opts: { limit?: number; cursor?: string } = {}) => (admin('oauth.clients'), oauth.clients(opts)),
       deleteClient: (id: string) => (admin('oauth.delete_client'), oauth.deleteClient(id)),
     },
     users: {

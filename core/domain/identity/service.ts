@@ -8,12 +8,13 @@ import { LruMap } from '../lru.ts';
 import { BadArguments, Conflict, Forbidden, NotFound } from '../../contract/errors.ts';
 import { ApiToken, NamespaceAccess, User, type NamespaceAccessValue } from './entities.ts';
 import { generateToken, hashToken, looksLikeOAuthToken, parseToken, tokenPrefixKind } from './tokens.ts';
-import { OAuthStore } from './oauth-store.ts';
+import { DELETE_ACCOUNT_OAUTH_SQL, OAuthStore } from './oauth-store.ts';
 import type { NamespaceAccessSetting, Principal } from './types.ts';
 import type { ScopeRules } from '../../contract/domain.ts';
 import { PersonalTokens, type TokenSettings } from './personal-tokens.ts';
 import { UserDirectory } from './users.ts';
 import { Passwords } from './passwords.ts';
+import { requireWithinCaller } from './within-caller.ts';
 
 /** Without a catalogue (a service made on its own, in tests): only '*' is a scope. */
 const ONLY_STAR: ScopeRules = {
@@ -101,6 +102,7 @@ const CACHE_ENTRIES = 10_000;
 export class IdentityService {
   readonly #orm: MikroORM;
   readonly #feed: ChangeFeed | undefined;
+  readonly #scopes: ScopeRules;
   // Every request authenticates and reads the caller's namespace toggles; both are cached here,
   // next to the writes that change them, and dropped on every such write (in any process, through
   // the change feed). A write between a read's query and its caching bumps the generation, and
@@ -124,14 +126,16 @@ export class IdentityService {
     this.#orm = db.orm;
     this.#feed = opts.feed;
     const changed = (userId: string) => this.#changed(userId);
-    this.tokens = new PersonalTokens(this.#orm, opts.scopes ?? ONLY_STAR, opts.settings ?? { tokenMaxLifetimeDays: 365 }, changed);
+    this.#scopes = opts.scopes ?? ONLY_STAR;
+    this.tokens = new PersonalTokens(this.#orm, this.#scopes, opts.settings ?? { tokenMaxLifetimeDays: 365 }, changed);
     this.passwords = new Passwords(this.#orm, {
       changed,
+      scopes: this.#scopes,
       publicUrl: opts.publicUrl ?? (() => ''),
       authenticateToken: (raw) => this.authenticate(raw),
     });
     this.users = new UserDirectory(this.#orm, changed, this.passwords);
-    this.oauth = new OAuthStore(this.#orm, changed);
+    this.oauth = new OAuthStore(this.#orm, changed, opts.settings?.oauthClientUnusedDays ?? 7);
     this.#feed?.subscribe((change) => {
       if (change === 'all') this.#forget(undefined);
       else if (change.kind === 'identity') this.#forget(change.userId);
@@ -216,7 +220,11 @@ export class IdentityService {
     if (typeof disabled !== 'boolean')
       throw new BadArguments('disabled must be a boolean', [{ path: 'disabled', message: 'must be a boolean' }]);
     if (!isUuid(userId)) throw new NotFound('no such user');
-    const n = await this.#em().nativeUpdate(User, { id: userId }, { disabled, updatedAt: new Date() });
+    const n = await this.#em().transactional(async (em) => {
+      // As UserDirectory.update: deactivating ends the user's OAuth grants for good.
+      if (disabled) await em.execute(DELETE_ACCOUNT_OAUTH_SQL, [userId]);
+      return em.nativeUpdate(User, { id: userId }, { disabled, updatedAt: new Date() });
+    });
     if (n === 0) throw new NotFound('no such user');
     this.#changed(userId);
   }
@@ -255,6 +263,7 @@ export class IdentityService {
     }
     const em = this.#em();
     const source = await em.findOne(ApiToken, { id: parent.tokenId, user: parent.user.id, kind: 'api' });
+    requireWithinCaller(this.#scopes, parent, scopes ?? source?.scopes ?? [], 'minting this token');
     const now = Date.now();
     if (!source || source.revokedAt || (source.expiresAt && source.expiresAt.getTime() <= now)) {
       throw new Forbidden('the parent token is no longer valid');

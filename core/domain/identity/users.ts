@@ -8,6 +8,7 @@ import { BadArguments, Conflict, Forbidden, NotFound, type ArgProblem } from '..
 import { User } from './entities.ts';
 import type { Principal } from './types.ts';
 import { checkPassword, type Passwords } from './passwords.ts';
+import { DELETE_ACCOUNT_OAUTH_SQL } from './oauth-store.ts';
 
 export interface UserInfo {
   id: string;
@@ -165,8 +166,14 @@ export class UserDirectory {
     }
     if (name !== undefined) u.name = name;
     if (roles !== undefined) u.roles = roles;
+    const deactivating = input.active === false && !u.disabled;
     if (input.active !== undefined) u.disabled = !input.active;
-    await em.flush();
+    await em.transactional(async (tx) => {
+      // OAuth grants end for good (the client signs in again after a reactivation); the API
+      // tokens, the account's keys, are only refused while the user is inactive.
+      if (deactivating) await tx.execute(DELETE_ACCOUNT_OAUTH_SQL, [u.id]);
+      await tx.flush();
+    });
     this.#changed(u.id);
     return userInfo(u);
   }
@@ -186,7 +193,7 @@ export class UserDirectory {
       ]);
     await em.transactional(async (tx) => {
       // The OAuth server's records of theirs (grants, tokens, sessions) are not tied by a key.
-      await tx.execute(`delete from oauth_records where payload->>'accountId' = ?`, [u.id]);
+      await tx.execute(DELETE_ACCOUNT_OAUTH_SQL, [u.id]);
       await tx.nativeDelete(User, { id: u.id });
     });
     this.#changed(u.id);

@@ -97,7 +97,7 @@ export function tokenRoutes(identity: IdentityService): Route[] {
       path: '/tokens/{id}/rotate',
       summary: 'Rotate a token',
       description:
-        'Revokes the token and returns a new one with the same name, description and scopes; the new secret is shown this once. Expiry: as given, else the old lifetime again from now. A revoked token cannot be rotated (409).',
+        'Revokes the token and returns a new one with the same name, description and scopes; the new secret is shown this once. Expiry: as given, else the old lifetime again from now. A revoked token cannot be rotated (409); one whose scopes are beyond the token you call with is refused (403, naming them).',
       tags,
       scopes: SCOPE,
       params: S.IdParams,
@@ -149,7 +149,7 @@ export function userRoutes(identity: IdentityService): Route[] {
       path: '/users/me/password',
       summary: 'Set your password',
       description:
-        'The password you sign in with on the authorization pages (an MCP client or the CLI connecting with OAuth). At least 12 characters. When you have one already, send it as current_password. Only a personal API token with the scope tokens may do this (an OAuth client may not).',
+        'The password you sign in with on the authorization pages (an MCP client or the CLI connecting with OAuth). At least 12 characters. When you have one already, send it as current_password. Only a personal API token with the scope * may do this (a password signs in to everything; an OAuth client may not).',
       tags,
       scopes: ['tokens'],
       body: S.SetPassword,
@@ -309,11 +309,12 @@ export function oauthRoutes(identity: IdentityService): Route[] {
       method: 'GET',
       path: '/oauth/clients',
       summary: 'Registered OAuth clients',
-      description: 'Every client registered with the authorization server. Admins only.',
+      description: 'The clients registered with the authorization server, newest first, a page at a time (limit, cursor). Admins only.',
       tags,
       ...ADMIN,
-      responses: { 200: { description: 'The clients, newest first.', schema: S.OAuthClientList } },
-      handler: async () => ({ status: 200, body: { items: await oauth.clients() } }),
+      query: S.OAuthClientListQuery,
+      responses: { 200: { description: 'A page of clients.', schema: S.OAuthClientList, headers: [LIMIT_CLAMPED] } },
+      handler: async ({ query }) => pageReply(await oauth.clients(compact({ limit: query.limit, cursor: query.cursor })), query.limit),
     }),
     route({
       id: 'deleteOAuthClient',

@@ -3,6 +3,7 @@
 import { Type, type TSchema } from 'typebox';
 import { TOKEN_LIST_LIMIT_DEFAULT, TOKEN_LIST_LIMIT_MAX } from '../personal-tokens.ts';
 import { USER_LIST_LIMIT_DEFAULT, USER_LIST_LIMIT_MAX } from '../users.ts';
+import { CLIENT_LIST_LIMIT_DEFAULT, CLIENT_LIST_LIMIT_MAX } from '../oauth-store.ts';
 import { INVITATION_HOURS_DEFAULT, INVITATION_HOURS_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../passwords.ts';
 
 const DateTime = Type.String({ format: 'date-time' });
@@ -246,7 +247,12 @@ export const OAuthClient = Type.Object(
 );
 
 export const OAuthGrantList = Type.Object({ items: Type.Array(OAuthGrant) });
-export const OAuthClientList = Type.Object({ items: Type.Array(OAuthClient) });
+export const OAuthClientList = page('the registered clients, newest first', OAuthClient);
+
+export const OAuthClientListQuery = Type.Object(
+  { limit: limit(CLIENT_LIST_LIMIT_DEFAULT, CLIENT_LIST_LIMIT_MAX), cursor: Cursor },
+  { additionalProperties: false },
+);
 
 export const OAUTH_COMPONENTS: Record<string, TSchema> = { OAuthGrant, OAuthGrantList, OAuthClient, OAuthClientList };
 
