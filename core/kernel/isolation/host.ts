@@ -7,14 +7,15 @@
 // send messages: dispatch, the policy and every surface use it as they use an in-process plugin.
 import { randomUUID } from 'node:crypto';
 import path, { basename } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { Aborted, FunctionFailed } from '../../contract/errors.ts';
 import { bytes, type Caller, type Context, type PromptContext } from '../../sdk/index.ts';
 import { PACKAGE_ROOT, type Config } from '../config.ts';
 import { buildPlugin, type PluginEntry } from '../manifest.ts';
 import { LoadError, type Bundle } from '../plugin-eval.ts';
-import { FUNCTION, fromWire, toWire, type FromWorker, type ToWorker, type WireResult } from './protocol.ts';
+import { decodeFromWorker, FUNCTION, type CallId, type FromWorker, type Invalid, type ToWorker, type WireResult } from './protocol.ts';
+import { fromWire, toWire } from './wire-error.ts';
 
 const WORKER_URL = new URL('./worker.ts', import.meta.url);
 
@@ -162,7 +163,9 @@ function trialWorker(heapMb: number): TrialWorker {
   worker.unref();
   const t: TrialWorker = { worker, seq: 0, waiting: new Map() };
   let reason: string | undefined;
-  worker.on('message', (m: FromWorker) => {
+  // The module being tried runs in this worker too and may post anything: only a well-formed answer counts.
+  worker.on('message', (raw: unknown) => {
+    const m = decodeFromWorker(raw);
     if (m.type !== 'trial-result') return;
     t.waiting.get(m.id)?.(m);
     t.waiting.delete(m.id);
@@ -227,7 +230,7 @@ export class PluginHost {
   /** The worker serving now, or the start of the next one while it restarts. */
   #ready: Promise<Worker>;
   #worker: Worker | undefined;
-  readonly #calls = new Map<number, PendingCall>();
+  readonly #calls = new Map<CallId, PendingCall>();
   readonly #rules = new Map<number, PendingRule>();
   #seq = 0;
   #crashes: number[] = [];
@@ -236,6 +239,8 @@ export class PluginHost {
   #closed = false;
   #retiring = false;
   readonly #stopping = new WeakSet<Worker>();
+  /** Each worker's private port: all Folio says to the worker, and all it takes from it once loaded. */
+  readonly #ports = new WeakMap<Worker, MessagePort>();
   // The heartbeat: a ping in flight since `#pingAt`; unanswered for cpuTimeoutMs, the worker is stopped.
   #heartbeat: NodeJS.Timeout | undefined;
   #pingAt: number | undefined;
@@ -323,29 +328,49 @@ export class PluginHost {
 
   // ---- worker lifecycle ------------------------------------------------------------------------
 
-  #spawn(): Worker {
+  #spawn(): { worker: Worker; port: MessagePort } {
     const worker = takeSpare(this.#limits.heapMb);
-    worker.postMessage({ type: 'load', bundle: this.#bundle } satisfies ToWorker);
-    return worker;
+    const { port1, port2 } = new MessageChannel();
+    worker.postMessage({ type: 'load', bundle: this.#bundle, port: port2 } satisfies ToWorker, [port2]);
+    this.#ports.set(worker, port1);
+    return { worker, port: port1 };
+  }
+
+  /** A message to the worker's own module, on its private port. */
+  #post(worker: Worker, m: ToWorker): void {
+    this.#ports.get(worker)?.postMessage(m);
   }
 
   /** Spawns a worker and waits for its plugin to load, within the import deadline. */
   async #start(): Promise<Worker> {
-    const worker = this.#spawn();
+    const { worker, port } = this.#spawn();
     const ms = this.#limits.importTimeoutMs;
     // One set of listeners for the worker's whole life (an 'error' without a listener would throw here).
     let loading: { resolve(shape: unknown): void; reject(err: Error): void } | undefined;
     let reason: string | undefined;
-    worker.on('message', (m: FromWorker) => {
-      if (!loading) return this.#onMessage(worker, m);
+    port.on('message', (raw: unknown) => {
+      const m = decodeFromWorker(raw);
+      if (!loading) return this.#receive(worker, m);
       if (m.type === 'ready') loading.resolve(m.shape);
-      else if (m.type === 'load-failed') loading.reject(new LoadError(fromWire(m.error).message));
       else loading.reject(new LoadError(`unexpected first message '${m.type}' from the plugin's worker`));
+    });
+    // parentPort, which the plugin's code can reach too: only a failed load is said there (see worker.ts).
+    let ignored = false;
+    worker.on('message', (raw: unknown) => {
+      const m = decodeFromWorker(raw);
+      if (loading && m.type === 'load-failed') return loading.reject(new LoadError(fromWire(m.error).message));
+      if (ignored) return;
+      ignored = true;
+      this.#log.warn(
+        { dir: this.#bundle.dir, namespace: this.#namespace },
+        `isolated plugin ${this.#namespace ?? this.#bundle.dir} posted on its worker's parentPort; such messages are ignored`,
+      );
     });
     worker.on('error', (err: Error) => {
       reason ??= this.#deathReason(err);
     });
     worker.on('exit', (code) => {
+      port.close();
       if (loading) loading.reject(new LoadError(`its worker ${reason ?? `exited (code ${code})`} while loading`));
       else if (!this.#stopping.has(worker)) this.#died(worker, reason ?? `exited (code ${code})`);
     });
@@ -399,7 +424,7 @@ export class PluginHost {
       if (this.#pingAt !== undefined && lateBy > every) this.#pingAt += lateBy;
       if (this.#pingAt === undefined) {
         this.#pingAt = now;
-        worker.postMessage({ type: 'ping', seq: ++this.#pingSeq } satisfies ToWorker);
+        this.#post(worker, { type: 'ping', seq: ++this.#pingSeq } satisfies ToWorker);
       } else if (now - this.#pingAt > ms) {
         this.#stopping.add(worker);
         void worker.terminate();
@@ -480,11 +505,11 @@ export class PluginHost {
     if (this.#disabled) throw new FunctionFailed(`${what} is not available: the plugin was ${this.#disabled}`, randomUUID());
     const worker = await this.#ready;
     if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted');
-    const id = ++this.#seq;
+    const id: CallId = randomUUID();
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         const reason = ctx.signal.reason instanceof Error ? ctx.signal.reason.message : 'aborted';
-        worker.postMessage({ type: 'abort', id, reason } satisfies ToWorker);
+        this.#post(worker, { type: 'abort', id, reason } satisfies ToWorker);
         this.#settle(id);
         reject(new Error(reason));
       };
@@ -493,12 +518,12 @@ export class PluginHost {
       // The caller's surface, as the dispatcher's ctx.ref names functions for it, so hints written in
       // the worker name them the same way (describe.ts callRef is the one rule).
       const surface = ctx.ref('a.b') === 'a__b' ? 'mcp' : 'curl';
-      worker.postMessage({ type: 'call', id, fn, args, caller: ctx.caller, budget: ctx.budget, surface } satisfies ToWorker);
+      this.#post(worker, { type: 'call', id, fn, args, caller: ctx.caller, budget: ctx.budget, surface } satisfies ToWorker);
     });
   }
 
   /** Forgets a call (answered or abandoned); a retiring version stops when its last call is done. */
-  #settle(id: number): PendingCall | undefined {
+  #settle(id: CallId): PendingCall | undefined {
     const p = this.#calls.get(id);
     if (!p) return undefined;
     this.#calls.delete(id);
@@ -518,7 +543,7 @@ export class PluginHost {
       }, this.#limits.visibleTimeoutMs);
       timer.unref();
       this.#rules.set(id, { worker, resolve, reject, timer });
-      worker.postMessage({ type: 'visible', id, caller } satisfies ToWorker);
+      this.#post(worker, { type: 'visible', id, caller } satisfies ToWorker);
     });
   }
 
@@ -539,11 +564,52 @@ export class PluginHost {
       timer.unref();
       this.#rules.set(id, { worker, resolve, reject, timer });
       const surface = ctx.ref('a.b') === 'a__b' ? 'mcp' : 'curl';
-      worker.postMessage({ type: 'prompt', id, name, args, caller: ctx.caller, surface } satisfies ToWorker);
+      this.#post(worker, { type: 'prompt', id, name, args, caller: ctx.caller, surface } satisfies ToWorker);
     });
     const v = answer as { text: string } | { not: string };
     if ('text' in v) return v.text;
     throw new Error(`prompt ${name} rendered ${v.not}, not a string`);
+  }
+
+  // ---- messages from the worker ---------------------------------------------------------------
+  // Nothing the worker sends may throw here: an exception in a message listener would be uncaught and
+  // end the process. Each message is decoded first (protocol.ts), and a message Folio cannot act on,
+  // or whose handling throws, fails only the call it names.
+
+  #receive(worker: Worker, m: FromWorker | Invalid): void {
+    try {
+      if (m.type === 'invalid') this.#unusable(worker, m.id, m.reason);
+      else this.#onMessage(worker, m);
+    } catch (err) {
+      this.#unusable(worker, 'id' in m ? m.id : undefined, 'a message Folio could not act on', err);
+    }
+  }
+
+  /** A message Folio will not act on: logged with an error id, and the call (or rule) it names fails with that id. */
+  #unusable(worker: Worker, id: CallId | number | undefined, reason: string, err?: unknown): void {
+    const errorId = randomUUID();
+    const p = typeof id === 'string' ? this.#runningOn(worker, id) : undefined;
+    this.#log.error(
+      { errorId, dir: this.#bundle.dir, namespace: this.#namespace, ...(p ? { fn: p.what } : {}), ...(err ? { err } : {}) },
+      `isolated plugin ${this.#namespace} sent ${reason}`,
+    );
+    if (p) {
+      this.#settle(id as CallId);
+      p.reject(new FunctionFailed(`${p.what} failed: its plugin sent an answer Folio could not read`, errorId));
+      return;
+    }
+    const r = typeof id === 'number' ? this.#rules.get(id) : undefined;
+    if (r && r.worker === worker) {
+      this.#rules.delete(id as number);
+      clearTimeout(r.timer);
+      r.reject(new FunctionFailed('the plugin sent an answer Folio could not read', errorId));
+    }
+  }
+
+  /** The call `id` if this worker is running it: what the worker says about any other call is not acted on. */
+  #runningOn(worker: Worker, id: CallId): PendingCall | undefined {
+    const p = this.#calls.get(id);
+    return p?.worker === worker ? p : undefined;
   }
 
   #onMessage(worker: Worker, m: FromWorker): void {
@@ -552,56 +618,82 @@ export class PluginHost {
         if (m.seq === this.#pingSeq) this.#pingAt = undefined;
         return;
       case 'result': {
-        const p = this.#settle(m.id);
-        if (!p) return;
-        if (m.ok) {
-          try {
-            p.resolve(resultOf(m.value));
-          } catch (err) {
-            p.reject(err as Error);
-          }
-        } else p.reject(fromWire(m.error));
+        if (!this.#runningOn(worker, m.id)) return this.#notRunning(m);
+        const p = this.#settle(m.id)!;
+        if (!m.ok) return p.reject(fromWire(m.error));
+        try {
+          p.resolve(resultOf(m.value));
+        } catch (err) {
+          // JSON text that is not JSON: only a raw message makes that (the worker sends JSON.stringify's).
+          const errorId = randomUUID();
+          this.#log.error(
+            { errorId, err, fn: p.what, namespace: this.#namespace },
+            `isolated plugin ${this.#namespace} sent a result that is not JSON`,
+          );
+          p.reject(new FunctionFailed(`${p.what} failed: its plugin sent an answer Folio could not read`, errorId));
+        }
         return;
       }
       case 'prompt-result':
       case 'visible-result': {
         const r = this.#rules.get(m.id);
-        if (!r) return;
+        if (!r || r.worker !== worker) return this.#notRunning(m);
         this.#rules.delete(m.id);
         clearTimeout(r.timer);
         if (m.ok) r.resolve(m.value);
         else r.reject(fromWire(m.error));
         return;
       }
-      case 'progress':
-        this.#calls.get(m.id)?.ctx.progress(m.progress, m.total, m.message);
+      case 'progress': {
+        const p = this.#runningOn(worker, m.id);
+        if (!p) return this.#notRunning(m);
+        p.ctx.progress(m.progress, m.total, m.message);
         return;
+      }
       case 'log': {
-        const p = this.#calls.get(m.id);
-        const log = p?.ctx.log ?? this.#log;
+        const log = this.#runningOn(worker, m.id)?.ctx.log ?? this.#log;
         log[m.level]((typeof m.obj === 'object' && m.obj !== null) || typeof m.obj === 'string' ? m.obj : { value: m.obj }, m.msg);
         return;
       }
-      case 'service':
-        void this.#service(worker, m);
+      case 'service': {
+        const p = this.#runningOn(worker, m.id);
+        if (!p) {
+          this.#notRunning(m);
+          const refused = new Aborted('no such call is running in this plugin: a service is used only within the call it was given to');
+          return this.#post(worker, { type: 'service-result', id: m.id, seq: m.seq, ok: false, error: toWire(refused) });
+        }
+        this.#service(worker, p, m).catch((err: unknown) => this.#unusable(worker, m.id, 'a service request Folio could not answer', err));
         return;
+      }
       default:
+        // 'ready', 'load-failed', 'trial-result' after loading: not a worker's to send now.
+        this.#log.warn(
+          { dir: this.#bundle.dir, namespace: this.#namespace },
+          `isolated plugin ${this.#namespace} sent '${m.type}' out of turn; ignored`,
+        );
         return;
     }
   }
 
-  /** ctx.services.<path>(...args) for a call in the worker, run here with the caller's services. */
-  async #service(worker: Worker, m: Extract<FromWorker, { type: 'service' }>): Promise<void> {
-    const reply = (msg: ToWorker) => {
-      try {
-        worker.postMessage(msg);
-      } catch (err) {
-        worker.postMessage({ type: 'service-result', id: m.id, seq: m.seq, ok: false, error: toWire(err) } satisfies ToWorker);
-      }
-    };
+  /**
+   * A message for a call (or rule) this worker is not running: finished, another's, or made up. A late
+   * answer after a timeout is ordinary; a service request is not, and says so louder. Never acted on.
+   */
+  #notRunning(m: Extract<FromWorker, { id: unknown }>): void {
+    const level = m.type === 'service' ? 'warn' : 'debug';
+    this.#log[level](
+      { dir: this.#bundle.dir, namespace: this.#namespace, type: m.type },
+      `isolated plugin ${this.#namespace} sent '${m.type}' for a call it is not running; dropped`,
+    );
+  }
+
+  /**
+   * ctx.services.<path>(...args) for a call in the worker, run here with the services of that call's
+   * caller, as Folio recorded it when the call started (`p`): the message names the call, never the caller.
+   */
+  async #service(worker: Worker, p: PendingCall, m: Extract<FromWorker, { type: 'service' }>): Promise<void> {
+    let answer: ToWorker;
     try {
-      const p = this.#calls.get(m.id);
-      if (!p) throw new Aborted('the call is over');
       let target: unknown = p.ctx.services;
       let self: unknown = undefined;
       for (const key of m.path) {
@@ -612,9 +704,15 @@ export class PluginHost {
       }
       if (typeof target !== 'function') throw new TypeError(`ctx.services.${m.path.join('.')} is not a function`);
       const value: unknown = await (target as (...a: unknown[]) => unknown).apply(self, m.args);
-      reply({ type: 'service-result', id: m.id, seq: m.seq, ok: true, value });
+      answer = { type: 'service-result', id: m.id, seq: m.seq, ok: true, value };
     } catch (err) {
-      reply({ type: 'service-result', id: m.id, seq: m.seq, ok: false, error: toWire(err) });
+      answer = { type: 'service-result', id: m.id, seq: m.seq, ok: false, error: toWire(err) };
+    }
+    try {
+      this.#post(worker, answer);
+    } catch (err) {
+      // A value that cannot be cloned: the handler gets the error instead.
+      this.#post(worker, { type: 'service-result', id: m.id, seq: m.seq, ok: false, error: toWire(err) });
     }
   }
 }

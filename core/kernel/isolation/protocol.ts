@@ -3,9 +3,12 @@
 // plain data and are revived as the same typed outcome on the other side, so a NotFound thrown by
 // a handler answers 404 and a MissingScope from ctx.services reaches the handler as a MissingScope.
 import type { Surface } from '../describe.ts';
-import * as errors from '../../contract/errors.ts';
+import type { MessagePort } from 'node:worker_threads';
 import type { Caller } from '../../sdk/index.ts';
 import type { Bundle } from '../plugin-eval.ts';
+import type { WireError } from './wire-error.ts';
+
+export type { WireError } from './wire-error.ts';
 
 /**
  * What a plugin exported, as data: every function replaced by FUNCTION. Folio validates it with
@@ -28,14 +31,6 @@ export function shapeOf(v: unknown, depth = 0): unknown {
   }
 }
 
-/** An error as data. */
-export interface WireError {
-  name: string;
-  message: string;
-  stack: string | undefined;
-  props: Record<string, unknown>;
-}
-
 /** A handler's result as data: text, bytes, or JSON text (encoded where it was made, as in-process). */
 export type WireResult =
   | { kind: 'undefined' }
@@ -43,16 +38,23 @@ export type WireResult =
   | { kind: 'json'; json: string }
   | { kind: 'bytes'; data: Uint8Array; contentType: string; filename: string | undefined };
 
+/**
+ * A call's id: random, made by Folio for each call and sent only to the worker's own module over the
+ * worker's private port (the `load` message brings it), never to the plugin's code. Folio answers a
+ * service request only for a call this worker is running, as that call's caller.
+ */
+export type CallId = string;
+
 export type ToWorker =
-  | { type: 'load'; bundle: Bundle }
+  | { type: 'load'; bundle: Bundle; port: MessagePort }
   | { type: 'trial'; id: number; bundle: Bundle }
   | { type: 'ping'; seq: number }
-  | { type: 'call'; id: number; fn: string; args: Record<string, unknown>; caller: Caller; budget: number; surface: Surface }
-  | { type: 'abort'; id: number; reason: string }
+  | { type: 'call'; id: CallId; fn: string; args: Record<string, unknown>; caller: Caller; budget: number; surface: Surface }
+  | { type: 'abort'; id: CallId; reason: string }
   | { type: 'visible'; id: number; caller: Caller }
   | { type: 'prompt'; id: number; name: string; args: Record<string, string>; caller: Caller; surface: Surface }
-  | { type: 'service-result'; id: number; seq: number; ok: true; value: unknown }
-  | { type: 'service-result'; id: number; seq: number; ok: false; error: WireError };
+  | { type: 'service-result'; id: CallId; seq: number; ok: true; value: unknown }
+  | { type: 'service-result'; id: CallId; seq: number; ok: false; error: WireError };
 
 export type FromWorker =
   | { type: 'ready'; shape: unknown }
@@ -60,49 +62,131 @@ export type FromWorker =
   | { type: 'pong'; seq: number }
   | { type: 'trial-result'; id: number; ok: true }
   | { type: 'trial-result'; id: number; ok: false; error: WireError }
-  | { type: 'result'; id: number; ok: true; value: WireResult }
-  | { type: 'result'; id: number; ok: false; error: WireError }
+  | { type: 'result'; id: CallId; ok: true; value: WireResult }
+  | { type: 'result'; id: CallId; ok: false; error: WireError }
   | { type: 'visible-result'; id: number; ok: true; value: unknown }
   | { type: 'visible-result'; id: number; ok: false; error: WireError }
   | { type: 'prompt-result'; id: number; ok: true; value: { text: string } | { not: string } }
   | { type: 'prompt-result'; id: number; ok: false; error: WireError }
-  | { type: 'service'; id: number; seq: number; path: string[]; args: unknown[] }
-  | { type: 'progress'; id: number; progress: number; total?: number; message?: string }
-  | { type: 'log'; id: number; level: 'info' | 'warn' | 'error' | 'debug'; obj: unknown; msg: string | undefined };
+  | { type: 'service'; id: CallId; seq: number; path: string[]; args: unknown[] }
+  | { type: 'progress'; id: CallId; progress: number; total?: number; message?: string }
+  | { type: 'log'; id: CallId; level: 'info' | 'warn' | 'error' | 'debug'; obj: unknown; msg: string | undefined };
 
-/** Own enumerable fields that survive structured clone; the rest is dropped rather than failing the message. */
-function cloneable(fields: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields)) {
-    try {
-      out[k] = structuredClone(v);
-    } catch {
-      // a function, a socket, ...: not data, not sent
-    }
+// ---- what Folio accepts from a worker ------------------------------------------------------------
+// The worker runs the plugin's code, which can post anything on any port it reaches. Every message is
+// checked here before Folio acts on it: known type, fields of the right types, bounded sizes. What
+// fails is an `invalid` message naming the call it was for, when it names one, so that only that call
+// fails. Errors inside a message are left as sent: fromWire (wire-error.ts) reads anything.
+
+/** A message from the worker Folio will not act on, and the call or rule it claimed to be for. */
+export interface Invalid {
+  type: 'invalid';
+  id: CallId | number | undefined;
+  reason: string;
+}
+
+const LEVELS = new Set(['info', 'warn', 'error', 'debug']);
+/** Longest service path (ctx.services.a.b.c...) and log message taken. */
+const MAX_PATH = 8;
+const MAX_MSG = 16 * 1024;
+
+function record(v: unknown): Record<string, unknown> | undefined {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+const isCallId = (v: unknown): v is CallId => typeof v === 'string' && v.length > 0 && v.length <= 64;
+const isSeq = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isFinite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+/** A content type as a header may carry it. */
+const isContentType = (v: unknown): v is string => typeof v === 'string' && v.length <= 255 && /^[\x20-\x7e]+$/.test(v);
+
+function wireResult(v: unknown): WireResult | undefined {
+  const r = record(v);
+  switch (r?.kind) {
+    case 'undefined':
+      return { kind: 'undefined' };
+    case 'text':
+      return typeof r.text === 'string' ? { kind: 'text', text: r.text } : undefined;
+    case 'json':
+      return typeof r.json === 'string' ? { kind: 'json', json: r.json } : undefined;
+    case 'bytes':
+      if (!(r.data instanceof Uint8Array) || !isContentType(r.contentType)) return undefined;
+      if (r.filename !== undefined && (typeof r.filename !== 'string' || r.filename.length > 1024)) return undefined;
+      return { kind: 'bytes', data: r.data, contentType: r.contentType, filename: r.filename };
+    default:
+      return undefined;
   }
-  return out;
 }
 
-export function toWire(err: unknown): WireError {
-  if (err instanceof Error)
-    return { name: err.name, message: err.message, stack: err.stack, props: cloneable({ ...(err as unknown as Record<string, unknown>) }) };
-  return { name: 'Error', message: String(err), stack: undefined, props: {} };
+function promptValue(v: unknown): { text: string } | { not: string } | undefined {
+  const r = record(v);
+  if (typeof r?.text === 'string') return { text: r.text };
+  if (typeof r?.not === 'string') return { not: r.not.slice(0, 64) };
+  return undefined;
 }
 
-const TYPED = new Map<string, { prototype: object }>(
-  Object.entries(errors).filter(
-    (entry): entry is [string, { prototype: object }] =>
-      typeof entry[1] === 'function' && (entry[1] as { prototype?: unknown }).prototype instanceof errors.FolioError,
-  ),
-);
-
-/** The error again: of its typed class when it is one of Folio's outcomes, else a plain Error. */
-export function fromWire(w: WireError): Error {
-  const proto = TYPED.get(w.name)?.prototype ?? Error.prototype;
-  const err = Object.create(proto) as Error;
-  Object.defineProperty(err, 'message', { value: w.message, writable: true, configurable: true });
-  Object.defineProperty(err, 'stack', { value: w.stack, writable: true, configurable: true });
-  Object.assign(err, w.props);
-  Object.defineProperty(err, 'name', { value: w.name, writable: true, configurable: true });
-  return err;
+/** A message from the worker as Folio will act on it, or `invalid` with why. Never throws. */
+export function decodeFromWorker(raw: unknown): FromWorker | Invalid {
+  const m = record(raw);
+  const claimed = m && (isCallId(m.id) || isSeq(m.id)) ? m.id : undefined;
+  const invalid = (reason: string): Invalid => ({ type: 'invalid', id: claimed, reason });
+  if (!m) return invalid('not an object');
+  switch (m.type) {
+    case 'ready':
+      return { type: 'ready', shape: m.shape };
+    case 'load-failed':
+      return { type: 'load-failed', error: m.error as WireError };
+    case 'pong':
+      return isSeq(m.seq) ? { type: 'pong', seq: m.seq } : invalid('a pong without its number');
+    case 'trial-result':
+      if (!isSeq(m.id) || typeof m.ok !== 'boolean') return invalid('a trial result without an id or outcome');
+      return m.ok
+        ? { type: 'trial-result', id: m.id, ok: true }
+        : { type: 'trial-result', id: m.id, ok: false, error: m.error as WireError };
+    case 'result': {
+      if (!isCallId(m.id) || typeof m.ok !== 'boolean') return invalid('a result without a call id or outcome');
+      if (!m.ok) return { type: 'result', id: m.id, ok: false, error: m.error as WireError };
+      const value = wireResult(m.value);
+      return value ? { type: 'result', id: m.id, ok: true, value } : invalid('a result that is not text, JSON text or bytes');
+    }
+    case 'visible-result':
+      if (!isSeq(m.id) || typeof m.ok !== 'boolean') return invalid('a visible() answer without an id or outcome');
+      return m.ok
+        ? { type: 'visible-result', id: m.id, ok: true, value: m.value }
+        : { type: 'visible-result', id: m.id, ok: false, error: m.error as WireError };
+    case 'prompt-result': {
+      if (!isSeq(m.id) || typeof m.ok !== 'boolean') return invalid('a prompt answer without an id or outcome');
+      if (!m.ok) return { type: 'prompt-result', id: m.id, ok: false, error: m.error as WireError };
+      const value = promptValue(m.value);
+      return value ? { type: 'prompt-result', id: m.id, ok: true, value } : invalid('a prompt answer that is neither text nor a type');
+    }
+    case 'service': {
+      const path = m.path;
+      if (!isCallId(m.id) || !isSeq(m.seq)) return invalid('a service request without a call id or number');
+      if (!Array.isArray(path) || path.length > MAX_PATH || !path.every((k) => typeof k === 'string' && k.length <= 64))
+        return invalid('a service request whose path is not a few names');
+      if (!Array.isArray(m.args)) return invalid('a service request whose arguments are not a list');
+      return { type: 'service', id: m.id, seq: m.seq, path: path as string[], args: m.args as unknown[] };
+    }
+    case 'progress':
+      if (!isCallId(m.id) || !isFinite(m.progress)) return invalid('a progress report without a call id or number');
+      return {
+        type: 'progress',
+        id: m.id,
+        progress: m.progress,
+        ...(isFinite(m.total) ? { total: m.total } : {}),
+        ...(typeof m.message === 'string' ? { message: m.message.slice(0, MAX_MSG) } : {}),
+      };
+    case 'log':
+      if (!isCallId(m.id) || typeof m.level !== 'string' || !LEVELS.has(m.level)) return invalid('a log line without a call id or level');
+      return {
+        type: 'log',
+        id: m.id,
+        level: m.level as 'info' | 'warn' | 'error' | 'debug',
+        obj: m.obj,
+        msg: typeof m.msg === 'string' ? m.msg.slice(0, MAX_MSG) : undefined,
+      };
+    default:
+      return invalid(`an unknown message type`);
+  }
 }

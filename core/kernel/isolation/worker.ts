@@ -3,20 +3,28 @@
 // rebuilt here with the same shape a plugin gets in-process: ctx.services, ctx.progress and
 // ctx.log send messages back to Folio; ctx.signal fires when Folio says the call is over.
 import { callRef } from '../describe.ts';
-import { parentPort } from 'node:worker_threads';
+import { MessagePort, parentPort } from 'node:worker_threads';
 import { isBytes, type Caller, type Context, type PromptContext, type Services } from '../../sdk/index.ts';
 import { evaluateBundle } from '../plugin-eval.ts';
-import { fromWire, shapeOf, toWire, type FromWorker, type ToWorker, type WireResult } from './protocol.ts';
+import { shapeOf, type CallId, type FromWorker, type ToWorker, type WireResult } from './protocol.ts';
+import { fromWire, toWire } from './wire-error.ts';
 
 const port = parentPort!;
-const send = (m: FromWorker): void => port.postMessage(m);
+// Once loaded, this module talks to Folio over a port of its own, which the plugin's code cannot
+// reach (it can reach parentPort, where Folio now takes nothing from it): the calls' ids, which bind
+// a service request to its caller, stay here. postMessage is taken before the plugin's code runs,
+// so replacing MessagePort.prototype.postMessage does not show the plugin what is sent.
+// eslint-disable-next-line @typescript-eslint/unbound-method -- bound to each port at the call, as call() does
+const post = Function.prototype.call.bind(MessagePort.prototype.postMessage) as (p: MessagePort, m: FromWorker) => void;
+let channel: MessagePort | undefined;
+const send = (m: FromWorker): void => (channel ? post(channel, m) : port.postMessage(m));
 
 interface Running {
   controller: AbortController;
   services: Map<number, { resolve(v: unknown): void; reject(e: Error): void }>;
   seq: number;
 }
-const running = new Map<number, Running>();
+const running = new Map<CallId, Running>();
 
 /** The plugin as exported; Folio validated its shape before sending anything but pings. */
 type Plugin = {
@@ -35,7 +43,7 @@ function freezeCaller(c: Caller): Caller {
 }
 
 /** ctx.services: any path (ctx.services.notes.get, ctx.services.pluginStatus) becomes one message to Folio. */
-function servicesFor(id: number, run: Running): Services {
+function servicesFor(id: CallId, run: Running): Services {
   const at = (path: string[]): unknown =>
     new Proxy(function () {}, {
       get: (_t, key) => (typeof key === 'string' && key !== 'then' ? at([...path, key]) : undefined),
@@ -54,7 +62,7 @@ function servicesFor(id: number, run: Running): Services {
   return at([]) as Services;
 }
 
-function logFor(id: number): Context['log'] {
+function logFor(id: CallId): Context['log'] {
   const at =
     (level: 'info' | 'warn' | 'error' | 'debug') =>
     (obj: object | string, msg?: string): void => {
@@ -146,12 +154,15 @@ async function prompt(plugin: Plugin, m: Extract<ToWorker, { type: 'prompt' }>):
 let plugin: Plugin | undefined;
 
 function load(m: Extract<ToWorker, { type: 'load' }>): void {
+  channel = m.port;
+  channel.on('message', onMessage);
   try {
     const exported = evaluateBundle(m.bundle);
     plugin = exported as Plugin;
     send({ type: 'ready', shape: shapeOf(exported) });
   } catch (err) {
-    send({ type: 'load-failed', error: toWire(err) });
+    // On parentPort: a message still queued on the private port may be lost when the thread exits.
+    port.postMessage({ type: 'load-failed', error: toWire(err) } satisfies FromWorker);
     process.exit(0);
   }
 }
@@ -169,6 +180,9 @@ function trial(m: Extract<ToWorker, { type: 'trial' }>): void {
 port.on('message', (m: ToWorker) => {
   if (m.type === 'load') return load(m);
   if (m.type === 'trial') return trial(m);
+});
+
+function onMessage(m: ToWorker): void {
   if (!plugin) return;
   switch (m.type) {
     case 'ping':
@@ -196,4 +210,4 @@ port.on('message', (m: ToWorker) => {
       break;
     }
   }
-});
+}
