@@ -48,6 +48,7 @@ import { interactionRouter } from './surfaces/oauth/pages.ts';
 import { invitationRouter } from './surfaces/pages/invite.ts';
 import { scimRouter } from './surfaces/scim/routes.ts';
 import type { TranscribeService } from './domain/transcribe/service.ts';
+import { ProxyTrust, trustProxies } from './surfaces/http/client-address.ts';
 import { isLingering, lingerOnUnreadBodies, requestStarted } from './surfaces/http/linger.ts';
 import { watchBodyPace } from './surfaces/http/slow-body.ts';
 
@@ -202,7 +203,9 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const audiences = (path: string) => () => [`${publicBase}${path}`, publicBase];
 
   const app = new Koa();
-  app.proxy = false;
+  // ctx.ip, ctx.protocol, ctx.host: forwarding headers only from the configured proxies.
+  const proxies = new ProxyTrust(config.http.trustedProxies);
+  trustProxies(app, proxies);
   // In place of Koa's default, which prints the stack to stderr: the request's own log line.
   app.on('error', (err: unknown, ctx?: ParameterizedContext) => requestError(log, err, ctx));
   app.use(requestLog(log));
@@ -386,7 +389,8 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       identity,
       scopes,
       log: log.child({ component: 'oauth' }),
-      behindProxy: config.publicUrl !== null,
+      proxies,
+      publicUrl: config.publicUrl,
       clientMetadata: {
         enabled: config.identity.clientMetadataDocuments,
         allowPrivate: config.identity.clientMetadataPrivateNetworks,

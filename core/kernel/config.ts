@@ -1,6 +1,7 @@
 // Configuration: config/default.json, then config/local.json, then environment variables.
 // Validated with TypeBox at start; a bad value stops the start with a message naming it.
 import { readFileSync, existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { Ajv } from 'ajv';
 import { Type, type Static } from 'typebox';
@@ -172,6 +173,13 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    http: Type.Object(
+      {
+        /** Reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For/-Proto/-Host and Forwarded are believed. */
+        trustedProxies: Type.Array(Type.String({ minLength: 1 })),
+      },
+      { additionalProperties: false },
+    ),
     mcp: Type.Object(
       {
         /** stateful: sessions with live list_changed; stateless: any node answers any request. */
@@ -251,6 +259,7 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   RELOAD_WATCH: { at: ['reload', 'watch'], parse: bool },
   RELOAD_DEBOUNCE_MS: { at: ['reload', 'debounceMs'], parse: num },
   MCP_MODE: { at: ['mcp', 'mode'], parse: str },
+  TRUSTED_PROXIES: { at: ['http', 'trustedProxies'], parse: (v) => v.split(/[\s,]+/).filter((p) => p !== '') },
   STORAGE_QUOTA_BYTES: { at: ['storage', 'quotaBytesPerUser'], parse: (v) => (v === '' ? null : num(v)) },
   FILES_MAX_FILE_BYTES: { at: ['files', 'maxFileBytes'], parse: num },
   NOTES_TRASH_RETENTION_DAYS: { at: ['notes', 'trashRetentionDays'], parse: num },
@@ -377,6 +386,13 @@ export function loadConfig(opts: { env?: NodeJS.ProcessEnv; overrides?: Record<s
   if (cfg.tokens.mintDefaultTtlSeconds > cfg.tokens.mintMaxTtlSeconds) {
     throw new ConfigError('invalid configuration:\n  tokens.mintDefaultTtlSeconds: must not exceed tokens.mintMaxTtlSeconds');
   }
+  const notAddress = cfg.http.trustedProxies.filter((p) => !isAddressOrRange(p));
+  if (notAddress.length) {
+    const source = envNames['http.trustedProxies'] ? ' (from TRUSTED_PROXIES)' : '';
+    throw new ConfigError(
+      `invalid configuration:\n  http.trustedProxies${source}: each must be an IP address or a CIDR range (10.0.0.0/8, fd00::/8); got ${JSON.stringify(notAddress)}`,
+    );
+  }
   if (cfg.files.blobStore.kind === 's3' && !cfg.files.blobStore.s3.bucket) {
     throw new ConfigError('invalid configuration:\n  files.blobStore.s3.bucket (S3_BUCKET): required when files.blobStore.kind is s3');
   }
@@ -391,6 +407,14 @@ export function loadConfig(opts: { env?: NodeJS.ProcessEnv; overrides?: Record<s
     pluginsDir: cfg.pluginsDir.map((d) => path.resolve(d)),
     skillsDir: cfg.skillsDir.map((d) => path.resolve(d)),
   };
+}
+
+/** `192.0.2.7`, `10.0.0.0/8`, `::1`, `fd00::/8`. */
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', bits, more] = entry.split('/');
+  const v = isIP(address);
+  if (v === 0 || more !== undefined) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (v === 4 ? 32 : 128));
 }
 
 function valueAt(obj: unknown, key: string): unknown {

@@ -115,6 +115,23 @@ t.test('passwords: header for programs, a form for browsers, throttled when wron
   t.ok(Number(blocked.headers.get('retry-after')) > 0);
 });
 
+t.test('parallel wrong passwords on one link: at most the limit checked; other links stay open', async (t) => {
+  const link = await share((await upload('hammered.txt', 'alice data')).id, { password: 'alice password' });
+  const bobs = await share((await upload('bob.txt', 'bob data', bob.token)).id, { password: 'bob password' }, bob.token);
+  const free = await share((await upload('open.txt', 'open data', bob.token)).id, {}, bob.token);
+  const statuses = await Promise.all(
+    Array.from({ length: 30 }, (_, i) => fetch(link.url, { headers: { 'x-share-password': `guess ${i}` } }).then((r) => r.status)),
+  );
+  t.equal(statuses.filter((x) => x === 401).length, 5, 'five wrong passwords checked (per link and client), no more');
+  t.equal(statuses.filter((x) => x === 429).length, 25, 'the rest refused before any check');
+  t.equal((await fetch(link.url, { headers: { 'x-share-password': 'alice password' } })).status, 429, 'the right one waits too');
+  const other = await fetch(bobs.url, { headers: { 'x-share-password': 'bob password' } });
+  t.equal(await other.text(), 'bob data', "another user's link with a password still opens for this client");
+  t.equal((await fetch(bobs.url, { headers: { 'x-share-password': 'not it' } })).status, 401, 'and a wrong one there is just wrong');
+  t.equal(await (await fetch(free.url)).text(), 'open data', 'a link without a password is never throttled');
+  t.equal(await (await fetch(free.url, { headers: { 'x-share-password': 'whatever' } })).text(), 'open data');
+});
+
 t.test('curl: files.read in parts, files.download raw bytes, write, attach', async (t) => {
   const text = 'é'.repeat(3000); // 6000 bytes, two bytes per character
   const f = await upload('long.txt', text);

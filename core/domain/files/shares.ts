@@ -1,8 +1,10 @@
 // Share links: a file (its current version) or one version, reachable without an account through
 // an unguessable token (256 random bits). Only the token's sha256 is stored; the token is shown
 // once, when the link is made. Optional expiry, password (argon2id), download limit and label. An
-// expired or exhausted link answers exactly like an unknown one; wrong passwords are throttled per
-// link and per client (in this process: a multi-node deployment multiplies the allowance by nodes).
+// expired or exhausted link answers exactly like an unknown one. Wrong passwords are throttled per
+// link and per (link, client), never per client across links: one address hammering a link must
+// not close other links, and a link with no password is never throttled. The counts are this
+// process's: behind a load balancer of N nodes a link allows N times the wrong passwords.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -25,27 +27,43 @@ export const LABEL_MAX = 200;
 export const PASSWORD_MAX = 1024;
 const EXPIRY_MAX_SECONDS = 10 * 365 * 86_400;
 
-/** Failures allowed in a window, per link and per client, before refusing for the rest of it. */
+/**
+ * Wrong passwords allowed in a window, per link (from anyone) and per link and client, before
+ * refusing for the rest of it. A client alone cannot use up the link's allowance and lock others out.
+ */
 const WINDOW_MS = 15 * 60_000;
 const PER_LINK = 10;
-const PER_CLIENT = 30;
+const PER_LINK_AND_CLIENT = 5;
 
 class Throttle {
   readonly #hits = new Map<string, { count: number; until: number }>();
-  readonly max: number;
-  constructor(max: number) {
-    this.max = max;
-  }
-  blockedFor(key: string, now: number): number {
-    const h = this.#hits.get(key);
-    if (!h || h.until <= now) return 0;
-    return h.count >= this.max ? Math.ceil((h.until - now) / 1000) : 0;
-  }
-  fail(key: string, now: number): void {
-    const h = this.#hits.get(key);
-    if (!h || h.until <= now) this.#hits.set(key, { count: 1, until: now + WINDOW_MS });
-    else h.count++;
+
+  /**
+   * Counts one attempt against every key, or, when one has reached its limit, none: the seconds to
+   * wait (0: counted, go on). Synchronous, so attempts that arrive together are counted one by one.
+   */
+  take(keys: Array<[key: string, max: number]>, now: number): number {
+    let wait = 0;
+    for (const [key, max] of keys) {
+      const h = this.#hits.get(key);
+      if (h && h.until > now && h.count >= max) wait = Math.max(wait, Math.ceil((h.until - now) / 1000));
+    }
+    if (wait > 0) return wait;
+    for (const [key] of keys) {
+      const h = this.#hits.get(key);
+      if (!h || h.until <= now) this.#hits.set(key, { count: 1, until: now + WINDOW_MS });
+      else h.count++;
+    }
     if (this.#hits.size > 100_000) for (const [k, e] of this.#hits) if (e.until <= now) this.#hits.delete(k);
+    return 0;
+  }
+
+  /** An attempt that was right is given back. */
+  giveBack(keys: string[]): void {
+    for (const key of keys) {
+      const h = this.#hits.get(key);
+      if (h && h.count > 0) h.count--;
+    }
   }
 }
 
@@ -60,8 +78,7 @@ export interface OpenedShare {
 
 export class Shares {
   readonly #em: () => EntityManager;
-  readonly #byLink = new Throttle(PER_LINK);
-  readonly #byClient = new Throttle(PER_CLIENT);
+  readonly #wrongPasswords = new Throttle();
 
   constructor(em: () => EntityManager, _log?: Logger) {
     this.#em = em;
@@ -115,15 +132,13 @@ export class Shares {
   }
 
   /**
-   * The content a public link serves, after its password. `client` keys the wrong-password
-   * throttle. Unknown, revoked, expired and exhausted links, and links to trashed files: NotFound.
+   * The content a public link serves, after its password. `client` (the client's address) keys the
+   * wrong-password throttle with the link. Unknown, revoked, expired and exhausted links, and links
+   * to trashed files: NotFound.
    */
   async open(token: string, password: string | undefined, client: string): Promise<OpenedShare & { protected: boolean }> {
     if (!TOKEN_RE.test(token)) throw notFound();
     const key = tokenHash(token);
-    const now = Date.now();
-    const wait = Math.max(this.#byLink.blockedFor(key, now), this.#byClient.blockedFor(client, now));
-    if (wait > 0) throw new TooManyRequests(`too many wrong passwords; try again in ${wait} seconds.`, wait);
     const [row] = await this.#em().execute<
       Array<{
         id: string;
@@ -151,19 +166,20 @@ export class Shares {
     );
     if (!row) throw notFound();
     if (row.password_hash !== null) {
-      const ok =
-        password !== undefined && password.length <= PASSWORD_MAX && (await argonVerify(row.password_hash, password).catch(() => false));
-      if (!ok) {
-        if (password !== undefined) {
-          this.#byLink.fail(key, now);
-          this.#byClient.fail(client, now);
-        }
-        throw new PasswordRequired(
-          password === undefined
-            ? 'this link needs its password: send it as the X-Share-Password header.'
-            : 'wrong password for this link.',
-        );
-      }
+      if (password === undefined) throw new PasswordRequired('this link needs its password: send it as the X-Share-Password header.');
+      // Counted before the (slow) verification, with nothing awaited in between.
+      const keys = [`link:${key}`, `client:${key}:${client}`];
+      const wait = this.#wrongPasswords.take(
+        [
+          [keys[0]!, PER_LINK],
+          [keys[1]!, PER_LINK_AND_CLIENT],
+        ],
+        Date.now(),
+      );
+      if (wait > 0) throw new TooManyRequests(`too many wrong passwords for this link; try again in ${wait} seconds.`, wait);
+      const ok = password.length <= PASSWORD_MAX && (await argonVerify(row.password_hash, password).catch(() => false));
+      if (!ok) throw new PasswordRequired('wrong password for this link.');
+      this.#wrongPasswords.giveBack(keys);
     }
     return {
       share_id: row.id,

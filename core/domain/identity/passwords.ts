@@ -3,10 +3,15 @@
 // stored as its sha-256, good until it expires or is used, whichever is first).
 //
 // Sign-in is throttled per account and per client: after too many wrong attempts in a window the
-// next one is refused with a wait (TooManyRequests, Retry-After) before any check. The counts are
-// kept in the database (as sha-256 of the key), so every node enforces the same limit. Nothing tells an
-// unknown email from a wrong password: the same answer, the same throttle (keyed by the email as
-// typed, known or not) and an argon2 verification on every attempt.
+// next one is refused with a wait (TooManyRequests, Retry-After) before any check. Each attempt is
+// counted as a failure before its password is verified (argon2 takes a while: attempts checked
+// first and counted after all got through at once), under a row lock, and given back when it
+// succeeds; so at most the limit is ever verified, however many arrive together. The counts are
+// kept in the database (as sha-256 of the key), so every node enforces the same limit. The limit per
+// client address is much higher than per account: an address is often shared (an office, a mobile
+// carrier, a VPN), and others' failures there must not lock out an account owner signing in right.
+// Nothing tells an unknown email from a wrong password: the same answer, the same throttle (keyed
+// by the email as typed, known or not) and an argon2 verification on every attempt.
 import { createHash, randomBytes } from 'node:crypto';
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -28,7 +33,7 @@ export const INVITATION_PATH = '/invite/';
 /** Wrong sign-ins allowed in a window, per account and per client, before refusing for the rest of it. */
 const WINDOW_MS = 15 * 60_000;
 export const SIGN_IN_FAILURES_PER_ACCOUNT = 5;
-export const SIGN_IN_FAILURES_PER_CLIENT = 20;
+export const SIGN_IN_FAILURES_PER_CLIENT = 100;
 
 const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 const INVITATION_RE = /^[A-Za-z0-9_-]{43}$/;
@@ -197,36 +202,57 @@ export class Passwords {
    */
   async signIn(emailIn: string, secret: string, client: string): Promise<SignedIn | null> {
     const email = emailIn.trim().toLowerCase().slice(0, 320);
-    const account = sha(`account:${email}`);
-    const from = sha(`client:${client}`);
-    const wait = await this.#blockedFor(account, from);
+    const keys = { account: sha(`account:${email}`), client: sha(`client:${client}`) };
+    const wait = await this.#take(keys);
     if (wait > 0) throw new TooManyRequests(`too many failed sign-ins; try again in ${wait} seconds.`, wait);
     const signedIn = await this.#check(email, secret);
-    if (!signedIn) await this.#failed(account, from);
+    if (signedIn) await this.#giveBack(keys);
     return signedIn;
   }
 
-  /** Seconds until both keys may try again (0: now). The counts are in the database: every node sees them. */
-  async #blockedFor(account: string, client: string): Promise<number> {
-    const rows = await this.#em().execute<Array<{ wait: number }>>(
-      `select ceil(extract(epoch from window_ends - now()))::int as wait from sign_in_failures
-        where window_ends > now() and ((key = ? and failures >= ?) or (key = ? and failures >= ?))`,
-      [account, SIGN_IN_FAILURES_PER_ACCOUNT, client, SIGN_IN_FAILURES_PER_CLIENT],
-    );
-    return Math.max(0, ...rows.map((r) => Number(r.wait)));
+  /**
+   * Counts this attempt as a failure of both keys, unless one has reached its limit in its window:
+   * then nothing is counted and the answer is the seconds until both may try again (0: counted, go
+   * on). In one transaction holding both rows locked (taken in one order, so two attempts never
+   * wait on each other), so attempts that arrive together are counted one after the other. The
+   * counts are in the database: every node sees them.
+   */
+  async #take(keys: { account: string; client: string }): Promise<number> {
+    const limits = new Map([
+      [keys.account, SIGN_IN_FAILURES_PER_ACCOUNT],
+      [keys.client, SIGN_IN_FAILURES_PER_CLIENT],
+    ]);
+    const [first, second] = [...limits.keys()].sort();
+    const wait = await this.#em().transactional(async (em) => {
+      // Makes both rows (a window that ended starts again at 0) and locks them.
+      const rows = await em.execute<Array<{ key: string; failures: number; wait: number }>>(
+        `insert into sign_in_failures (key, failures, window_ends)
+         values (?, 0, now() + ? * interval '1 millisecond'), (?, 0, now() + ? * interval '1 millisecond')
+         on conflict (key) do update set
+           failures = case when sign_in_failures.window_ends <= now() then 0 else sign_in_failures.failures end,
+           window_ends = case when sign_in_failures.window_ends <= now() then excluded.window_ends else sign_in_failures.window_ends end
+         returning key, failures, ceil(extract(epoch from window_ends - now()))::int as wait`,
+        [first, WINDOW_MS, second, WINDOW_MS],
+      );
+      const over = rows.filter((r) => Number(r.failures) >= limits.get(r.key)!);
+      if (over.length > 0) return Math.max(1, ...over.map((r) => Number(r.wait)));
+      await em.execute(`update sign_in_failures set failures = failures + 1 where key in (?, ?)`, [first, second]);
+      return 0;
+    });
+    // Now and then, forget the windows that ended.
+    if (Math.random() < 0.05)
+      await this.#em()
+        .execute(`delete from sign_in_failures where window_ends <= now()`)
+        .catch(() => {});
+    return wait;
   }
 
-  async #failed(account: string, client: string): Promise<void> {
-    const em = this.#em();
-    await em.execute(
-      `insert into sign_in_failures (key, failures, window_ends) values (?, 1, now() + ? * interval '1 millisecond'), (?, 1, now() + ? * interval '1 millisecond')
-       on conflict (key) do update set
-         failures = case when sign_in_failures.window_ends <= now() then 1 else sign_in_failures.failures + 1 end,
-         window_ends = case when sign_in_failures.window_ends <= now() then excluded.window_ends else sign_in_failures.window_ends end`,
-      [account, WINDOW_MS, client, WINDOW_MS],
+  /** A sign-in that succeeded was no failure: its count is given back. */
+  async #giveBack(keys: { account: string; client: string }): Promise<void> {
+    await this.#em().execute(
+      `update sign_in_failures set failures = greatest(failures - 1, 0) where key in (?, ?) and window_ends > now()`,
+      [keys.account, keys.client],
     );
-    // Now and then, forget the windows that ended.
-    if (Math.random() < 0.05) await em.execute(`delete from sign_in_failures where window_ends <= now()`).catch(() => {});
   }
 
   async #check(email: string, secret: string): Promise<SignedIn | null> {

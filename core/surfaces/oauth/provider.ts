@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import type { IdentityService } from '../../domain/identity/service.ts';
 import type { ScopeRules } from '../../contract/domain.ts';
 import { metadataFetch } from './metadata-fetch.ts';
+import { ProxyTrust, trustProxies } from '../http/client-address.ts';
 
 import { INTERACTION_PREFIX } from './mount.ts';
 
@@ -27,8 +28,10 @@ export interface OAuthServerDeps {
   identity: IdentityService;
   scopes: ScopeRules;
   log: Logger;
-  /** Trust X-Forwarded-Proto/Host (when Folio is reached through its public URL). */
-  behindProxy: boolean;
+  /** The proxies whose forwarding headers are believed (the client's address in ctx.ip). */
+  proxies: ProxyTrust;
+  /** Where Folio is reached, when configured: the endpoints the provider announces are under it. */
+  publicUrl: string | null;
   /** Client ID metadata documents: on or off, from private addresses too, extra CAs (PEM). */
   clientMetadata: { enabled: boolean; allowPrivate: boolean; ca?: string | undefined };
 }
@@ -122,8 +125,9 @@ export async function createProvider(issuer: string, base: string, deps: OAuthSe
     },
   };
   const provider = new Provider(issuer, configuration);
-  // Behind a TLS proxy (a public URL is set) the endpoints it announces must be https ones.
-  provider.proxy = deps.behindProxy;
+  // Behind a TLS proxy (a public URL is set) the endpoints it announces must be the public URL's
+  // (https) whatever a request's headers say; the client's address is Folio's reading of it.
+  trustProxies(provider, deps.proxies, deps.publicUrl ? new URL(deps.publicUrl) : undefined);
   provider.on('server_error', (_ctx, err) => deps.log.error({ err }, 'oauth server error'));
   return provider;
 }
