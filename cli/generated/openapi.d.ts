@@ -622,7 +622,7 @@ export interface paths {
         };
         /**
          * Registered OAuth clients
-         * @description Every client registered with the authorization server. Admins only.
+         * @description The clients registered with the authorization server, newest first, a page at a time (limit, cursor). Admins only.
          */
         get: operations["listOAuthClients"];
         put?: never;
@@ -789,7 +789,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a token
-         * @description Revokes the token and returns a new one with the same name, description and scopes; the new secret is shown this once. Expiry: as given, else the old lifetime again from now. A revoked token cannot be rotated (409).
+         * @description Revokes the token and returns a new one with the same name, description and scopes; the new secret is shown this once. Expiry: as given, else the old lifetime again from now. A revoked token cannot be rotated (409); one whose scopes are beyond the token you call with is refused (403, naming them).
          */
         post: operations["rotateToken"];
         delete?: never;
@@ -873,7 +873,7 @@ export interface paths {
         put?: never;
         /**
          * Transcribe one of your audio files
-         * @description Queues a transcription of a stored file (any format ffmpeg reads). 202 with the job and its URL in Location; poll it (Retry-After says when). By default the transcript is written as a note tagged transcript and the given tags. An engine that cannot run here is 503 engine_unavailable, naming what to install; nothing is queued.
+         * @description Queues a transcription of a stored file (WAV, MP3, FLAC, Ogg (Vorbis, Opus, Speex), MP4, M4A, MOV, 3GP, Matroska, WebM, AAC, AIFF, CAF, AMR, WMA, WMV, AVI, AU, Wave64, MPEG-TS; another format, a playlist or a list of other files among them, fails the job saying so). 202 with the job and its URL in Location; poll it (Retry-After says when). By default the transcript is written as a note tagged transcript and the given tags. An engine that cannot run here is 503 engine_unavailable, naming what to install; nothing is queued. An account may have so many jobs queued or running at a time (5 by default): one more is 429 too_many_queued_jobs, naming the limit; nothing is queued.
          */
         post: operations["createTranscription"];
         delete?: never;
@@ -957,7 +957,7 @@ export interface paths {
         put?: never;
         /**
          * Run a finished transcription job again
-         * @description Queues it again (a failed, cancelled or succeeded one). Its note, if it wrote one, gets a new version; no second note is made.
+         * @description Queues it again (a failed, cancelled or succeeded one). Its note, if it wrote one, gets a new version; no second note is made. One retry is queued however many arrive at once: a job queued or running (a retry of it came first) is 409 with the job as it is in `current`. It counts against the per-account limit of jobs queued at a time (429 too_many_queued_jobs).
          */
         post: operations["retryTranscription"];
         delete?: never;
@@ -1065,7 +1065,7 @@ export interface paths {
         get?: never;
         /**
          * Set your password
-         * @description The password you sign in with on the authorization pages (an MCP client or the CLI connecting with OAuth). At least 12 characters. When you have one already, send it as current_password. Only a personal API token with the scope tokens may do this (an OAuth client may not).
+         * @description The password you sign in with on the authorization pages (an MCP client or the CLI connecting with OAuth). At least 12 characters. When you have one already, send it as current_password. Only a personal API token with the scope * may do this (a password signs in to everything; an OAuth client may not).
          */
         put: operations["setMyPassword"];
         post?: never;
@@ -1309,8 +1309,15 @@ export interface components {
             redirect_uris: string[];
             registered_at: string | null;
         };
+        /** @description A page of the registered clients, newest first. */
         OAuthClientList: {
             items: components["schemas"]["OAuthClient"][];
+            /** @description The limit actually used. */
+            limit: number;
+            /** @description Present when the limit asked for was over the maximum and was lowered to it (the Folio-Limit-Clamped header says the same). */
+            limit_clamped_from?: number;
+            /** @description Pass it back as `cursor` for the next page. Null on the last page. */
+            next_cursor: string | null;
         };
         /** @description A client you authorised. */
         OAuthGrant: {
@@ -1351,7 +1358,7 @@ export interface components {
         /** @description An RFC 9457 problem detail with a stable `code`. */
         Problem: {
             /** @description Stable, machine-readable. Branch on this, not on the text. */
-            code: "bad_request" | "validation_failed" | "unauthenticated" | "password_required" | "forbidden" | "missing_scope" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "file_too_large" | "too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_required" | "too_many_reports" | "quota_exceeded" | "engine_unavailable" | "search_timeout" | "storage_full" | "too_many_requests" | "internal";
+            code: "bad_request" | "validation_failed" | "unauthenticated" | "password_required" | "forbidden" | "missing_scope" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "file_too_large" | "too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_required" | "too_many_reports" | "too_many_queued_jobs" | "quota_exceeded" | "engine_unavailable" | "search_timeout" | "storage_full" | "too_many_requests" | "internal";
             /** @description precondition_failed: the note as it is now. */
             current?: unknown;
             /** @description What went wrong with this request and what to do about it. */
@@ -5294,16 +5301,23 @@ export interface operations {
     };
     listOAuthClients: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+                /** @description How many to return; default 50, at most 100 (a larger value is lowered to it). */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The clients, newest first. */
+            /** @description A page of clients. */
             200: {
                 headers: {
+                    /** @description Present when the requested limit was over the maximum: "requested=<asked>; limit=<used>". */
+                    "Folio-Limit-Clamped"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6408,6 +6422,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `too_many_queued_jobs`: You already have as many transcription jobs queued or running as one account may have at a time (5 by default; the message says how many). Nothing was queued. Wait for one to finish or cancel one, then ask again; Retry-After says how many seconds to wait at least. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
             500: {
                 headers: {
@@ -6789,6 +6812,15 @@ export interface operations {
             };
             /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `too_many_queued_jobs`: You already have as many transcription jobs queued or running as one account may have at a time (5 by default; the message says how many). Nothing was queued. Wait for one to finish or cancel one, then ask again; Retry-After says how many seconds to wait at least. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

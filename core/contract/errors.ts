@@ -94,6 +94,12 @@ export const ERROR_CODES = {
     about:
       'You already have as many reports being generated as one account may have at a time (2 by default). Nothing was started. Wait for one of them to finish, then ask again; Retry-After says how many seconds to wait at least.',
   },
+  too_many_queued_jobs: {
+    status: 429,
+    title: 'Too many transcriptions queued',
+    about:
+      'You already have as many transcription jobs queued or running as one account may have at a time (5 by default; the message says how many). Nothing was queued. Wait for one to finish or cancel one, then ask again; Retry-After says how many seconds to wait at least.',
+  },
   quota_exceeded: {
     status: 507,
     title: 'Storage quota exceeded',
@@ -397,6 +403,11 @@ export class TooManyRequests extends RetryLater {
 /** The user already has as many reports being generated as one account may have at once. */
 export class TooManyReports extends RetryLater {
   readonly code = 'too_many_reports';
+}
+
+/** The user already has as many transcription jobs queued or running as one account may have. */
+export class TooManyQueuedJobs extends RetryLater {
+  readonly code = 'too_many_queued_jobs';
 }
 
 /** A search statement ran past its time limit (PostgreSQL's statement_timeout) and was stopped. */

@@ -150,6 +150,8 @@ export const ConfigSchema = Type.Object(
         timeoutSeconds: Int(1),
         /** Transcriptions at once per process (the offline engine takes a core each). */
         concurrency: Int(1, 64),
+        /** Jobs one user may have queued or running at once; one more is 429 too_many_queued_jobs. */
+        maxQueuedPerUser: Int(1, 10_000),
         /** The offline engine: pocketsphinx on 16 kHz mono audio made by ffmpeg (Debian packages). */
         local: Type.Object(
           {
@@ -281,6 +283,7 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   TRANSCRIBE_MAX_SECONDS: { at: ['transcribe', 'maxSeconds'], parse: num },
   TRANSCRIBE_TIMEOUT_SECONDS: { at: ['transcribe', 'timeoutSeconds'], parse: num },
   TRANSCRIBE_CONCURRENCY: { at: ['transcribe', 'concurrency'], parse: num },
+  TRANSCRIBE_MAX_QUEUED_PER_USER: { at: ['transcribe', 'maxQueuedPerUser'], parse: num },
   TRANSCRIBE_FFMPEG: { at: ['transcribe', 'local', 'ffmpeg'], parse: str },
   TRANSCRIBE_FFPROBE: { at: ['transcribe', 'local', 'ffprobe'], parse: str },
   TRANSCRIBE_POCKETSPHINX: { at: ['transcribe', 'local', 'pocketsphinx'], parse: str },

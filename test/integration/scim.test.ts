@@ -196,6 +196,30 @@ t.test('the SCIM schema is enforced, PATCH takes full paths, and nothing odd is 
   t.equal(only.json().userName, 'paths@example.com');
   t.equal(only.json().name, undefined, 'attributes= narrows what is returned');
   t.equal((await scim('GET', '/Users?startIndex=x')).status, 400, 'startIndex must be an integer');
+  // A number past what the database takes as an offset is refused in SCIM's terms, on either path.
+  const userNameEq = `&filter=${encodeURIComponent('userName eq "paths@example.com"')}`;
+  for (const q of ['startIndex=99999999999999999999', 'count=99999999999999999999', 'startIndex=9223372036854775807', 'startIndex=1e20']) {
+    for (const extra of ['', userNameEq]) {
+      const r = await scim('GET', `/Users?${q}${extra}`);
+      t.equal(r.status, 400, `${q}${extra ? ' with a filter' : ''}: 400`);
+      t.same(r.json().schemas, ['urn:ietf:params:scim:api:messages:2.0:Error']);
+      t.equal(r.json().scimType, 'invalidValue');
+      t.match(r.json().detail, /^(startIndex|count) must be an integer of at most 15 digits/);
+    }
+  }
+  const far = await scim('GET', `/Users?startIndex=999999999999999&count=999999999999999${userNameEq}`);
+  t.equal(far.status, 200, 'a large start within range is a page past the end');
+  t.match(far.json(), { totalResults: 1, itemsPerPage: 0, Resources: [] });
+  t.same((await scim('GET', '/Users?startIndex=-5&count=1')).json().startIndex, 1, 'below 1 is 1');
+  // A filter on a sub-attribute is matched over the directory like any other.
+  for (const f of ['emails.value ew "paths@example.com"', 'meta.created gt "2000-01-01T00:00:00Z"']) {
+    const r = await scim('GET', `/Users?filter=${encodeURIComponent(f)}`);
+    t.equal(r.status, 200, `filter ${f}: 200`);
+    t.ok(
+      r.json().Resources?.some((u: { id: string }) => u.id === id),
+      `filter ${f} finds the user`,
+    );
+  }
   const injected = await scim('GET', `/Users/${encodeURIComponent('x" or userName pr or id eq "y')}`);
   t.equal(injected.status, 404, 'an id is never read as a filter');
   const foreign = await scim('DELETE', `/Users/${crypto.randomUUID()}`);

@@ -13,7 +13,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { startTestServer, req, createUser, type TestServer } from '../helpers/server.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startTestServer, req, call, createUser, type TestServer } from '../helpers/server.ts';
 import { runFolio } from '../helpers/cli.ts';
 import { kill9, startProcess } from '../helpers/process.ts';
 
@@ -245,6 +247,43 @@ t.test(
   },
 );
 
+t.test(
+  'a playlist or a list naming other files or addresses is refused, and what it names is never read',
+  { skip: !localOk && 'pocketsphinx is not installed' },
+  async (t) => {
+    // What the playlists name: speech on this machine (in a format ffmpeg's HLS reader follows), and
+    // a web server that counts what it is asked.
+    const segment = path.join(work, 'segment.mp3');
+    await run('ffmpeg', ['-v', 'error', '-y', '-i', speech, segment]);
+    let asked = 0;
+    const web = http.createServer((_request, res) => {
+      asked++;
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
+    t.teardown(() => new Promise<void>((r) => web.close(() => r())));
+    const port = (web.address() as AddressInfo).port;
+    const hls = (uri: string) => `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n${uri}\n#EXT-X-ENDLIST\n`;
+    for (const c of [
+      { name: 'local.m3u8', text: hls(segment), error: /HLS playlist/ },
+      { name: 'remote.m3u8', text: hls(`http://127.0.0.1:${port}/segment.ts`), error: /HLS playlist/ },
+      { name: 'list.ffconcat', text: 'ffconcat version 1.0\nfile segment.mp3\n', error: /concat list/ },
+    ]) {
+      const file = path.join(work, c.name);
+      await writeFile(file, c.text);
+      const fileId = await upload(s, ann.token, file, c.name, 'application/octet-stream');
+      const created = await req(s, 'POST', '/api/v1/transcribe/jobs', { token: ann.token, body: { file_id: fileId } });
+      t.equal(created.status, 202);
+      const job = await until(s, ann.token, created.json<Job>().id);
+      t.equal(job.status, 'failed', `${c.name} is not transcribed (a transcript would be of what it names)`);
+      t.match(job.error, c.error, `${c.name}: the job says why`);
+      t.match(job.error, /Folio transcribes WAV, MP3/, 'and what it takes');
+      t.equal(job.note_id, null, 'no note');
+    }
+    t.equal(asked, 0, 'the web server was never asked');
+  },
+);
+
 // An OpenAI-compatible server: canned verbose_json, or a 500, garbage, or a hang, per model name.
 const seen: string[] = [];
 let hung: http.ServerResponse | null = null;
@@ -407,6 +446,120 @@ t.test('an engine that cannot run is a 503 engine_unavailable at creation, never
   const done = await until(s3, dee.token, long.id);
   t.equal(done.status, 'failed');
   t.match(done.error, /over this server's limit of 1 s/);
+});
+
+// Jobs that stay queued or running: the engine hangs (language xc) for as long as this server lets
+// an attempt run, and one job runs at a time.
+const s4 = await startTestServer({
+  overrides: {
+    transcribe: {
+      engine: 'openai',
+      timeoutSeconds: 120,
+      concurrency: 1,
+      maxQueuedPerUser: 2,
+      local: { pocketsphinx: '/nonexistent/pocketsphinx' },
+      openai: { url: stubUrl, key: null, model: 'whisper-1' },
+    },
+  },
+});
+t.teardown(() => s4.close());
+
+/** A job made and cancelled at once: a finished job to retry. */
+async function cancelledJob(token: string, fileId: string): Promise<Job> {
+  const created = await req(s4, 'POST', '/api/v1/transcribe/jobs', { token, body: { file_id: fileId, language: 'xc' } });
+  if (created.status !== 202) throw new Error(`create: ${created.status} ${created.text}`);
+  const cancelled = await req(s4, 'POST', `/api/v1/transcribe/jobs/${created.json<Job>().id}/cancel`, { token });
+  if (cancelled.status !== 200) throw new Error(`cancel: ${cancelled.status} ${cancelled.text}`);
+  return cancelled.json<Job>();
+}
+
+async function mcpCall(token: string, name: string, args: Record<string, unknown>) {
+  const client = new Client({ name: 'transcribe-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${s4.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+  );
+  try {
+    return (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: Array<{ type: string; text?: string }> };
+  } finally {
+    await client.close();
+  }
+}
+
+t.test('retries at once queue one run; a retry racing a delete is a 404 or a 409, never a 500', async (t) => {
+  const gus = await createUser(s4, 'gus-transcribe@example.com');
+  const fileId = await upload(s4, gus.token, speech, 'retry.wav');
+  const job = await cancelledJob(gus.token, fileId);
+  const answers = await Promise.all(
+    Array.from({ length: 16 }, () => req(s4, 'POST', `/api/v1/transcribe/jobs/${job.id}/retry`, { token: gus.token })),
+  );
+  t.same(answers.map((a) => a.status).sort(), [202, ...Array<number>(15).fill(409)], 'one retry is queued, the others are 409');
+  for (const a of answers.filter((x) => x.status === 409)) {
+    t.equal(a.json().code, 'conflict');
+    t.match(a.json().current, { id: job.id, status: /^(queued|running)$/ }, 'with the job as it is now');
+  }
+  // The curl surface and MCP say the same of the job queued now.
+  const curl = await call(s4, gus.token, 'transcribe', 'retry', { id: job.id });
+  t.equal(curl.status, 409);
+  t.match(curl.text, /^409 Conflict: the job is (queued|running)/);
+  const mcp = await mcpCall(gus.token, 'transcribe__retry', { id: job.id });
+  t.equal(mcp.isError, true);
+  t.match(mcp.content[0]?.text, /409 Conflict: the job is (queued|running)/);
+  t.equal((await req(s4, 'POST', `/api/v1/transcribe/jobs/${job.id}/cancel`, { token: gus.token })).status, 200);
+
+  // A retry and a delete of one job at once, a few times: each is answered as the job was then.
+  for (let i = 0; i < 6; i++) {
+    const racing = await cancelledJob(gus.token, fileId);
+    const [retry, del] = await Promise.all([
+      req(s4, 'POST', `/api/v1/transcribe/jobs/${racing.id}/retry`, { token: gus.token }),
+      req(s4, 'DELETE', `/api/v1/transcribe/jobs/${racing.id}`, { token: gus.token }),
+    ]);
+    t.ok([202, 404, 409].includes(retry.status), `retry: ${retry.status} ${retry.text.slice(0, 200)}`);
+    t.ok([204, 404].includes(del.status), `delete: ${del.status}`);
+    t.equal((await req(s4, 'GET', `/api/v1/transcribe/jobs/${racing.id}`, { token: gus.token })).status, 404, 'the job is gone');
+  }
+});
+
+t.test('each account may have so many jobs queued or running: one more is 429 on every surface', async (t) => {
+  const eve = await createUser(s4, 'eve-transcribe@example.com');
+  const fay = await createUser(s4, 'fay-transcribe@example.com');
+  const fileId = await upload(s4, eve.token, speech, 'cap.wav');
+  const finished = await cancelledJob(eve.token, fileId);
+  const start = (token = eve.token, file = fileId) =>
+    req(s4, 'POST', '/api/v1/transcribe/jobs', { token, body: { file_id: file, language: 'xc' } });
+  const first = await start();
+  const second = await start();
+  t.same([first.status, second.status], [202, 202], 'two jobs are queued');
+
+  const rest = await start();
+  t.equal(rest.status, 429, 'REST: a third is refused');
+  t.equal(rest.json().code, 'too_many_queued_jobs');
+  t.match(rest.json().detail, /you have 2 transcription jobs queued or running.*at most 2 per account.*transcribe\.maxQueuedPerUser/);
+  t.ok(Number(rest.headers.get('retry-after')) > 0, 'with a Retry-After');
+  const curl = await call(s4, eve.token, 'transcribe', 'start', { file_id: fileId });
+  t.equal(curl.status, 429, 'curl: 429');
+  t.match(curl.text, /^429 Too Many Requests: you have 2 transcription jobs queued or running/);
+  const mcp = await mcpCall(eve.token, 'transcribe__start', { file_id: fileId });
+  t.equal(mcp.isError, true, 'MCP: an error result');
+  t.match(mcp.content[0]?.text, /429 Too Many Requests: you have 2 transcription jobs queued or running/);
+  const retry = await req(s4, 'POST', `/api/v1/transcribe/jobs/${finished.id}/retry`, { token: eve.token });
+  t.equal(retry.status, 429, 'a retry counts too');
+  t.equal(
+    (await req(s4, 'GET', `/api/v1/transcribe/jobs/${finished.id}`, { token: eve.token })).json().status,
+    'cancelled',
+    'left as it was',
+  );
+  const mine = (await req(s4, 'GET', '/api/v1/transcribe/jobs', { token: eve.token })).json<{ items: Job[] }>().items;
+  t.equal(mine.filter((j) => j.status === 'queued' || j.status === 'running').length, 2, 'nothing more was queued');
+
+  // Another account is not held back; one finished job frees a place.
+  const fayFile = await upload(s4, fay.token, speech, 'other.wav');
+  const other = await start(fay.token, fayFile);
+  t.equal(other.status, 202, 'another account starts a job');
+  await req(s4, 'POST', `/api/v1/transcribe/jobs/${other.json<Job>().id}/cancel`, { token: fay.token });
+  await req(s4, 'POST', `/api/v1/transcribe/jobs/${second.json<Job>().id}/cancel`, { token: eve.token });
+  const third = await start();
+  t.equal(third.status, 202, 'after a cancel, a job may be started again');
+  for (const j of [first, third]) await req(s4, 'POST', `/api/v1/transcribe/jobs/${j.json<Job>().id}/cancel`, { token: eve.token });
 });
 
 t.test(

@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { access, constants, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { inputArgs, refusedCodec, refusedContainer } from './input-formats.ts';
 import type { EngineName, Segment, TranscribeSettings, TranscriptResult, Word } from './types.ts';
 
 const run = promisify(execFile);
@@ -16,6 +17,11 @@ const POCKETSPHINX_MODEL = '/usr/share/pocketsphinx/model/en-us/en-us';
 /** A failure a person can act on: its message is shown as the job's error. */
 export class EngineFailed extends Error {
   override name = 'EngineFailed';
+}
+
+/** A file in a container or codec Folio does not transcribe (./input-formats.ts): refused whatever the engine. */
+export class FormatRefused extends EngineFailed {
+  override name = 'FormatRefused';
 }
 
 export interface Availability {
@@ -56,21 +62,43 @@ async function onPath(cmd: string): Promise<boolean> {
   return false;
 }
 
-/** The audio's length in seconds, or EngineFailed when ffprobe finds no audio in it. */
+/**
+ * The audio's length in seconds. FormatRefused for a container or audio codec not on Folio's list;
+ * EngineFailed when ffprobe finds no audio in it.
+ */
 export async function probeAudio(ffprobe: string, file: string, signal?: AbortSignal): Promise<number> {
   let out: string;
   try {
     ({ stdout: out } = await run(
       ffprobe,
-      ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=codec_type:format=duration', '-of', 'json', file],
+      [
+        '-v',
+        'error',
+        ...inputArgs(file),
+        '-select_streams',
+        'a:0',
+        '-show_entries',
+        'stream=codec_type,codec_name:format=duration',
+        '-of',
+        'json',
+      ],
       { signal, maxBuffer: 1024 * 1024 },
     ));
   } catch (err) {
     if (signal?.aborted) throw err;
+    const stderr = (err as { stderr?: unknown }).stderr;
+    const refused = refusedContainer(typeof stderr === 'string' ? stderr : '');
+    if (refused) throw new FormatRefused(refused);
     throw new EngineFailed('this file is not audio that ffmpeg can read (it may be truncated or corrupt)');
   }
-  const info = JSON.parse(out) as { streams?: Array<{ codec_type?: string }>; format?: { duration?: string } };
-  if (!info.streams?.some((s) => s.codec_type === 'audio')) throw new EngineFailed('this file has no audio stream');
+  const info = JSON.parse(out) as {
+    streams?: Array<{ codec_type?: string; codec_name?: string }>;
+    format?: { duration?: string };
+  };
+  const audio = info.streams?.find((s) => s.codec_type === 'audio');
+  if (!audio) throw new EngineFailed('this file has no audio stream');
+  const refused = refusedCodec(audio.codec_name);
+  if (refused) throw new FormatRefused(refused);
   const seconds = Number(info.format?.duration);
   if (!Number.isFinite(seconds)) throw new EngineFailed('the length of this audio cannot be read (it may be truncated or corrupt)');
   return seconds;
@@ -140,9 +168,9 @@ export class LocalEngine implements Engine {
     const duration = await probeAudio(this.#s.ffprobe, input.file, input.signal);
     const wav = `${input.file}.16k.wav`;
     try {
-      await run(this.#s.ffmpeg, ['-v', 'error', '-nostdin', '-y', '-i', input.file, '-ar', '16000', '-ac', '1', '-f', 'wav', wav], {
-        signal: input.signal,
-      });
+      // The probed audio stream only (a video stream is never decoded), read as the probe read it.
+      const args = ['-v', 'error', '-nostdin', '-y', ...inputArgs(input.file), '-map', '0:a:0', '-ar', '16000', '-ac', '1', '-f', 'wav'];
+      await run(this.#s.ffmpeg, [...args, `file:${wav}`], { signal: input.signal });
     } catch (err) {
       if (input.signal.aborted) throw err;
       throw new EngineFailed('ffmpeg could not convert this audio (it may be truncated or corrupt)');

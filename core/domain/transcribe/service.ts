@@ -10,9 +10,9 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { BadArguments, Conflict, EngineUnavailable, NotFound } from '../../contract/errors.ts';
+import { BadArguments, Conflict, EngineUnavailable, NotFound, TooManyQueuedJobs } from '../../contract/errors.ts';
 import type { JobQueue, RunningJob } from '../../db/jobs.ts';
 import type { FilesServiceImpl } from '../files/service.ts';
 import type { IdentityService } from '../identity/service.ts';
@@ -20,7 +20,7 @@ import type { Principal } from '../identity/types.ts';
 import type { NotesService } from '../notes/types.ts';
 import { ms, rows } from '../notes/rows.ts';
 import * as v from '../notes/validate.ts';
-import { EngineFailed, enginesFrom, probeAudio, type Availability, type Engine } from './engines.ts';
+import { EngineFailed, enginesFrom, FormatRefused, probeAudio, type Availability, type Engine } from './engines.ts';
 import { FORMAT_TYPES, renderTranscript, transcriptMarkdown } from './formats.ts';
 import {
   RESULT_FORMATS,
@@ -152,6 +152,7 @@ export class TranscribeService {
     if (!availability.ok) throw new EngineUnavailable(`the ${engine} transcription engine is unavailable: ${availability.reason}`);
     const id = randomUUID();
     return this.#em().transactional(async (em) => {
+      await this.#withinQueueCap(em, p.user.id, 0);
       const jobId = await this.#d.jobs.send(TRANSCRIBE_JOB, { id }, { em });
       const [row] = await rows<Row>(
         em,
@@ -236,22 +237,56 @@ export class TranscribeService {
     return toJob(done ?? (await this.#row(p.user.id, id)));
   }
 
-  /** Runs a finished job again (a failed or cancelled one, or a succeeded one with another engine or language). Its note gets a new version. */
+  /**
+   * Runs a finished job again (a failed or cancelled one, or a succeeded one with another engine or
+   * language). Its note gets a new version. The job moves from finished to queued in one statement,
+   * so however many retries arrive at once one is queued; the others, and a retry racing a delete,
+   * are answered from the job as it is then (409 with it, or 404).
+   */
   async retry(p: Principal, id: string): Promise<Transcription> {
     const row = await this.#row(p.user.id, id);
     if (row.status === 'queued' || row.status === 'running') throw new Conflict(`the job is ${row.status}; cancel it first`, toJob(row));
     const availability = (await this.engines()).engines[row.engine];
     if (!availability.ok) throw new EngineUnavailable(`the ${row.engine} transcription engine is unavailable: ${availability.reason}`);
-    return this.#em().transactional(async (em) => {
-      const jobId = await this.#d.jobs.send(TRANSCRIBE_JOB, { id }, { em });
-      const [again] = await rows<Row>(
+    const again = await this.#em().transactional(async (em) => {
+      const [claimed] = await rows<{ id: string }>(
         em,
-        `update transcriptions set status = 'queued', progress = 0, error = null, started_at = null, finished_at = null, job_id = ?
-          where id = ? and owner_id = ? returning ${COLUMNS}`,
-        [jobId, id, p.user.id],
+        `update transcriptions set status = 'queued', progress = 0, error = null, started_at = null, finished_at = null
+          where id = ? and owner_id = ? and status in ('succeeded', 'failed', 'cancelled') returning id`,
+        [id, p.user.id],
       );
-      return toJob(again!);
+      if (!claimed) return null;
+      await this.#withinQueueCap(em, p.user.id, 1);
+      const jobId = await this.#d.jobs.send(TRANSCRIBE_JOB, { id }, { em });
+      const [queued] = await rows<Row>(em, `update transcriptions set job_id = ? where id = ? returning ${COLUMNS}`, [jobId, id]);
+      return queued!;
     });
+    if (again) return toJob(again);
+    // Another request changed it first: a retry (it is queued now), a delete (404 here), a cancel.
+    const now = await this.#row(p.user.id, id);
+    throw new Conflict(`the job is ${now.status} now: another request changed it while this one was made`, toJob(now));
+  }
+
+  /**
+   * Refuses one more queued job when the owner has transcribe.maxQueuedPerUser queued or running
+   * already (`claimed` of them are this request's own). Creates and retries of one owner pass here
+   * one at a time (a lock held to the end of the transaction), so racing requests cannot all slip
+   * under the cap.
+   */
+  async #withinQueueCap(em: EntityManager, owner: string, claimed: number): Promise<void> {
+    const cap = this.#settings.maxQueuedPerUser;
+    await em.execute(`select pg_advisory_xact_lock(hashtextextended('transcribe-queue:' || ?, 0))`, [owner]);
+    const [row] = await rows<{ n: number }>(
+      em,
+      `select count(*)::int as n from transcriptions where owner_id = ? and status in ('queued', 'running')`,
+      [owner],
+    );
+    const waiting = (row?.n ?? 0) - claimed;
+    if (waiting >= cap)
+      throw new TooManyQueuedJobs(
+        `you have ${waiting} transcription job${waiting === 1 ? '' : 's'} queued or running, and this server takes at most ${cap} per account at a time (transcribe.maxQueuedPerUser); nothing was queued. Wait for one to finish or cancel one, then ask again.`,
+        30,
+      );
   }
 
   /** Removes the job and its result (a running one is stopped first); a note it wrote is kept. */
@@ -306,7 +341,16 @@ export class TranscribeService {
     const [row] = await rows<Row>(this.#em(), `select ${COLUMNS} from transcriptions where id = ?`, [data.id]);
     if (!row || row.status === 'cancelled' || row.status === 'succeeded' || row.status === 'failed')
       return { skipped: row?.status ?? 'gone' };
-    await this.#set(row.id, `status = 'running', started_at = now(), attempt = attempt + 1, error = null`);
+    // A queue entry of an earlier run of this job (the row names the one current run): never two at once.
+    if (row.job_id !== null && row.job_id !== job.id) return { skipped: 'superseded' };
+    // Only from queued (or running, when a process died mid-run): a cancel that came since the read above stays.
+    const [started] = await rows<{ id: string }>(
+      this.#em(),
+      `update transcriptions set status = 'running', started_at = now(), attempt = attempt + 1, error = null
+        where id = ? and status in ('queued', 'running') returning id`,
+      [row.id],
+    );
+    if (!started) return { skipped: 'cancelled' };
     const fail = async (message: string) => {
       await this.#set(row.id, `status = 'failed', error = ?, finished_at = now()`, [message]);
       return { failed: message };
@@ -341,7 +385,9 @@ export class TranscribeService {
       await pipeline(await this.#d.files.read(ref), createWriteStream(audio), { signal });
       // The length limit, before any transcribing (when ffprobe is here to tell it).
       const seconds = await probeAudio(this.#settings.local.ffprobe, audio, signal).catch((err: unknown) => {
-        if (signal.aborted || (err instanceof EngineFailed && row.engine === 'local')) throw err;
+        // A format Folio does not take is refused whatever the engine; an unreadable file is for
+        // the local engine (another engine's server may read what ffprobe cannot).
+        if (signal.aborted || err instanceof FormatRefused || (err instanceof EngineFailed && row.engine === 'local')) throw err;
         return null;
       });
       if (seconds !== null && seconds > this.#settings.maxSeconds)

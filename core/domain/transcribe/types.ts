@@ -7,6 +7,8 @@ export interface TranscribeSettings {
   timeoutSeconds: number;
   /** Transcriptions at once per process. */
   concurrency: number;
+  /** Jobs one user may have queued or running at once; one more is 429 too_many_queued_jobs. */
+  maxQueuedPerUser: number;
   local: { ffmpeg: string; ffprobe: string; pocketsphinx: string; model: string | null };
   openai: { url: string | null; key: string | null; model: string };
 }

@@ -242,7 +242,11 @@ export function scimRouter(deps: ScimDeps): Router {
     return id.toLowerCase();
   };
 
-  /** Query parameters as scimmy reads them (startIndex and count as integers). */
+  /**
+   * Query parameters as scimmy reads them. startIndex and count are integers of at most 15 digits,
+   * which a number holds exactly and the database takes as an offset (99999999999999999999 is
+   * neither). Below 1 and below 0 they mean 1 and 0 (RFC 7644 §3.4.2.4).
+   */
   const params = (ctx: Context): Record<string, unknown> => {
     const unstorable = queryTextProblem(ctx.querystring);
     if (unstorable) throw new ScimError(400, 'invalidValue', `query parameter ${unstorable.name} ${unstorable.message}`);
@@ -255,9 +259,8 @@ export function scimRouter(deps: ScimDeps): Router {
     for (const k of ['startIndex', 'count']) {
       const v = q.get(k);
       if (v === null || v === '') continue;
-      const n = Number(v);
-      if (!Number.isInteger(n)) throw new ScimError(400, 'invalidValue', `${k} must be an integer`);
-      out[k] = n;
+      if (!/^[+-]?\d{1,15}$/.test(v)) throw new ScimError(400, 'invalidValue', `${k} must be an integer of at most 15 digits`);
+      out[k] = Number(v);
     }
     return out;
   };
@@ -284,7 +287,10 @@ export function scimRouter(deps: ScimDeps): Router {
     const count = Math.min(PAGE_MAX, Math.max(0, (q['count'] as number | undefined) ?? 100));
     const filter = resource.filter as unknown as Array<Record<string, unknown[]>> | undefined;
     const only = filter?.length === 1 ? Object.entries(filter[0]!) : [];
-    const [attr, [op, value] = []] = only.length === 1 ? only[0]! : [];
+    // One comparison of a top-level attribute ({ userName: ['eq', 'x'] }); a sub-attribute's
+    // ({ name: { givenName: [...] } }) is not an array, and goes to the scan like any other.
+    const [attr, comparison] = only.length === 1 ? only[0]! : [];
+    const [op, value] = Array.isArray(comparison) ? comparison : [];
     let items: UserInfo[];
     let total: number;
     if (!filter) {

@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { LIMIT_CLAMPED, pageReply, route, type Route } from '../../../contract/rest.ts';
 import { JOB_404, type TranscribeService } from '../service.ts';
+import { ACCEPTED } from '../input-formats.ts';
 import { RESULT_FORMATS } from '../types.ts';
 
 const SCOPES = ['transcribe'];
@@ -108,8 +109,7 @@ export function transcribeRoutes(t: TranscribeService): Route[] {
       method: 'POST',
       path: '/transcribe/jobs',
       summary: 'Transcribe one of your audio files',
-      description:
-        'Queues a transcription of a stored file (any format ffmpeg reads). 202 with the job and its URL in Location; poll it (Retry-After says when). By default the transcript is written as a note tagged transcript and the given tags. An engine that cannot run here is 503 engine_unavailable, naming what to install; nothing is queued.',
+      description: `Queues a transcription of a stored file (${ACCEPTED}; another format, a playlist or a list of other files among them, fails the job saying so). 202 with the job and its URL in Location; poll it (Retry-After says when). By default the transcript is written as a note tagged transcript and the given tags. An engine that cannot run here is 503 engine_unavailable, naming what to install; nothing is queued. An account may have so many jobs queued or running at a time (5 by default): one more is 429 too_many_queued_jobs, naming the limit; nothing is queued.`,
       tags,
       scopes: SCOPES,
       body: CreateJob,
@@ -124,7 +124,7 @@ export function transcribeRoutes(t: TranscribeService): Route[] {
           ],
         },
       },
-      problems: ['engine_unavailable'],
+      problems: ['engine_unavailable', 'too_many_queued_jobs'],
       notFound: 'no such file or version. It may not exist or belong to another account.',
       handler: async ({ principal, body }) => {
         const job = await t.create(principal, body);
@@ -205,12 +205,12 @@ export function transcribeRoutes(t: TranscribeService): Route[] {
       path: '/transcribe/jobs/{id}/retry',
       summary: 'Run a finished transcription job again',
       description:
-        'Queues it again (a failed, cancelled or succeeded one). Its note, if it wrote one, gets a new version; no second note is made.',
+        'Queues it again (a failed, cancelled or succeeded one). Its note, if it wrote one, gets a new version; no second note is made. One retry is queued however many arrive at once: a job queued or running (a retry of it came first) is 409 with the job as it is in `current`. It counts against the per-account limit of jobs queued at a time (429 too_many_queued_jobs).',
       tags,
       scopes: SCOPES,
       params: IdParams,
       responses: { 202: { description: 'Queued again.', schema: Job } },
-      problems: ['conflict', 'engine_unavailable'],
+      problems: ['conflict', 'engine_unavailable', 'too_many_queued_jobs'],
       notFound: JOB_404,
       handler: async ({ principal, params }) => ({
         status: 202,
