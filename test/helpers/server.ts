@@ -90,6 +90,10 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       bootstrapAdminToken: ADMIN_TOKEN,
       logLevel: 'silent',
       reload: { watch: true, debounceMs: 50 },
+      // Every plugin is first loaded in a trial worker within the import deadline; on a loaded
+      // machine the first-party ones can miss the default 5 s and a test would find no 'admin'.
+      // Tests of the deadline itself set their own.
+      isolation: { importTimeoutMs: 30_000 },
       ...opts.overrides,
     },
   });
