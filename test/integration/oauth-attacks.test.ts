@@ -261,6 +261,35 @@ t.test('the database holds no usable token, code or registration access token', 
   t.equal(((await again.json()) as { error: string }).error, 'invalid_grant');
 });
 
+t.test('an access token stored before its secret left the payload still works', async (t) => {
+  // As rows were written before: the raw token in payload.jti (the migration strips it from them).
+  const raw = randomBytes(32).toString('base64url');
+  const exp = Math.floor(Date.now() / 1000) + 600;
+  const grantId = `g-old-${raw.slice(0, 8)}`;
+  const em = s.folio.db.orm.em.fork();
+  await s.folio.identity.oauth.adapter('Grant').upsert(grantId, { kind: 'Grant', jti: grantId, accountId: user.id, clientId, exp }, 600);
+  await em.execute(
+    `insert into oauth_records (model, id, payload, grant_id, expires_at) values ('AccessToken', ?, ?::jsonb, ?, now() + interval '10 minutes')`,
+    [
+      createHash('sha256').update(raw).digest('hex'),
+      JSON.stringify({
+        kind: 'AccessToken',
+        jti: raw,
+        aud: s.url,
+        accountId: user.id,
+        clientId,
+        grantId,
+        scope: 'notes:read',
+        exp,
+        iat: exp - 600,
+      }),
+      grantId,
+    ],
+  );
+  t.equal((await s.folio.identity.oauth.adapter('AccessToken').find(raw))?.['jti'], raw, 'found with its value');
+  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: raw })).status, 200, 'and it authenticates');
+});
+
 t.test('expired OAuth records are purged after a day; live ones stay', async (t) => {
   const store = s.folio.identity.oauth.adapter('AccessToken');
   const payload = (jti: string) => ({ kind: 'AccessToken', jti, accountId: user.id, clientId, grantId: `g-${jti}` });
