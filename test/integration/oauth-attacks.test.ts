@@ -191,6 +191,105 @@ t.test("another user's client registration and grants are not theirs to see", as
   );
 });
 
+t.test('the database holds no usable token, code or registration access token', async (t) => {
+  // Whoever reads the database (a backup, a replica) must find nothing a client could present.
+  const reg = await fetch(`${s.url}/oauth/reg`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'Stored App', redirect_uris: [LOOPBACK_REDIRECT], token_endpoint_auth_method: 'none' }),
+  });
+  const { client_id, registration_access_token } = (await reg.json()) as { client_id: string; registration_access_token: string };
+  const flow = await authorize(
+    s.url,
+    client_id,
+    { email: 'attacked@example.com', password: user.token },
+    { scope: 'notes:read offline_access' },
+  );
+  const code = new URL(flow.landed!).searchParams.get('code')!;
+  const first = flow.tokens!;
+  t.ok(code && first.access_token && first.refresh_token, 'a code, an access and a refresh token');
+  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: first.access_token })).status, 200, 'the access token works');
+  const token = (form: Record<string, string>) =>
+    fetch(`${s.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id, ...form }).toString(),
+    });
+  const refreshed = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token! });
+  t.equal(refreshed.status, 200, 'the refresh token works');
+  const second = (await refreshed.json()) as { access_token: string; refresh_token: string };
+
+  const rows = await s.folio.db.orm.em
+    .fork()
+    .execute<Array<{ model: string; text: string }>>(`select model, payload::text as text from oauth_records`);
+  t.ok(rows.some((r) => r.model === 'AccessToken') && rows.some((r) => r.model === 'RefreshToken'), 'the tokens are stored');
+  const secrets = {
+    code,
+    registration_access_token,
+    ...Object.fromEntries(
+      Object.entries({ first, second }).flatMap(([k, v]) => [
+        [`${k} access`, v.access_token],
+        [`${k} refresh`, v.refresh_token!],
+      ]),
+    ),
+  };
+  for (const [what, secret] of Object.entries(secrets)) {
+    t.same(
+      rows.filter((r) => r.text.includes(secret)).map((r) => r.model),
+      [],
+      `no record holds the ${what}`,
+    );
+  }
+
+  // Everything found by its secret still works: the token, client management, revocation.
+  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: second.access_token })).status, 200, 'the new access token works');
+  const managed = await fetch(`${s.url}/oauth/reg/${encodeURIComponent(client_id)}`, {
+    headers: { authorization: `Bearer ${registration_access_token}` },
+  });
+  t.equal(managed.status, 200, 'the registration access token reads the client');
+  await managed.body?.cancel();
+  const revoke = await fetch(`${s.url}/oauth/token/revocation`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ client_id, token: second.access_token }).toString(),
+  });
+  t.equal(revoke.status, 200);
+  await revoke.body?.cancel();
+  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: second.access_token })).status, 401, 'a revoked access token is refused');
+  const again = await token({ grant_type: 'refresh_token', refresh_token: second.refresh_token });
+  t.equal(again.status, 400, 'and its grant with it: the refresh token too');
+  t.equal(((await again.json()) as { error: string }).error, 'invalid_grant');
+});
+
+t.test('an access token stored before its secret left the payload still works', async (t) => {
+  // As rows were written before: the raw token in payload.jti (the migration strips it from them).
+  const raw = randomBytes(32).toString('base64url');
+  const exp = Math.floor(Date.now() / 1000) + 600;
+  const grantId = `g-old-${raw.slice(0, 8)}`;
+  const em = s.folio.db.orm.em.fork();
+  await s.folio.identity.oauth.adapter('Grant').upsert(grantId, { kind: 'Grant', jti: grantId, accountId: user.id, clientId, exp }, 600);
+  await em.execute(
+    `insert into oauth_records (model, id, payload, grant_id, expires_at) values ('AccessToken', ?, ?::jsonb, ?, now() + interval '10 minutes')`,
+    [
+      createHash('sha256').update(raw).digest('hex'),
+      JSON.stringify({
+        kind: 'AccessToken',
+        jti: raw,
+        aud: s.url,
+        accountId: user.id,
+        clientId,
+        grantId,
+        scope: 'notes:read',
+        exp,
+        iat: exp - 600,
+      }),
+      grantId,
+    ],
+  );
+  t.equal((await s.folio.identity.oauth.adapter('AccessToken').find(raw))?.['jti'], raw, 'found with its value');
+  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: raw })).status, 200, 'and it authenticates');
+});
+
 t.test('expired OAuth records are purged after a day; live ones stay', async (t) => {
   const store = s.folio.identity.oauth.adapter('AccessToken');
   const payload = (jti: string) => ({ kind: 'AccessToken', jti, accountId: user.id, clientId, grantId: `g-${jti}` });

@@ -1,7 +1,8 @@
 // Storage of the OAuth authorization server in Folio's database: the adapter interface of
 // oidc-provider (upsert, find, findByUid, findByUserCode, consume, destroy, revokeByGrantId) over
-// one table, on PostgreSQL and PGlite alike. Ids are stored as their sha-256, so the table holds no
-// usable token. Revoking a grant or a token tells every node (the change feed) to drop what it
+// one table, on PostgreSQL and PGlite alike. Ids are stored as their sha-256, and a record whose id
+// is the secret itself holds it nowhere else (see SECRET_ID_MODELS), so the table holds no usable
+// token. Revoking a grant or a token tells every node (the change feed) to drop what it
 // cached of that user. Also the lookup of an OAuth access token for authentication.
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -15,6 +16,27 @@ const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
  * user is deactivated, not only deleted: reactivating must not bring back what was issued before.
  */
 export const DELETE_ACCOUNT_OAUTH_SQL = `delete from oauth_records where payload->>'accountId' = ?`;
+
+/**
+ * The models whose id is the secret a client presents (a token, a code, a registration access
+ * token, a request_uri) and which oidc-provider finds only by that id. oidc-provider puts the id in
+ * the payload as `jti`; it is stored without it, and `find` puts it back from the value it was
+ * asked for. Not Session (also found by its uid, whose answer must carry the id), DeviceCode (by its
+ * user code), Grant, Client or Interaction (an id that is no credential on its own), nor ReplayDetection
+ * (its id is already a hash).
+ */
+const SECRET_ID_MODELS: readonly string[] = [
+  'AccessToken',
+  'AuthorizationCode',
+  'RefreshToken',
+  'ClientCredentials',
+  'RegistrationAccessToken',
+  'InitialAccessToken',
+  'PushedAuthorizationRequest',
+  'BackchannelAuthenticationRequest',
+  'PreAuthorizedCode',
+];
+const secretId = new Set(SECRET_ID_MODELS);
 
 /** An OAuth access token as authentication needs it. */
 export interface OAuthAccess {
@@ -83,8 +105,11 @@ export class OAuthStore {
 
   /** The adapter oidc-provider asks for, one per model name. */
   adapter(model: string) {
+    const secret = secretId.has(model);
     return {
-      upsert: async (id: string, payload: Record<string, unknown>, expiresIn?: number) => {
+      upsert: async (id: string, given: Record<string, unknown>, expiresIn?: number) => {
+        const { jti: _id, ...rest } = given;
+        const payload = secret ? rest : given;
         const expires = typeof expiresIn === 'number' ? new Date(Date.now() + expiresIn * 1000) : null;
         await this.#em().execute(
           `insert into oauth_records (model, id, payload, grant_id, uid, user_code, expires_at)
@@ -94,7 +119,11 @@ export class OAuthStore {
           [model, sha(id), JSON.stringify(payload), str(payload['grantId']), str(payload['uid']), str(payload['userCode']), expires],
         );
       },
-      find: (id: string) => this.#find('id = ?', [model, sha(id)]),
+      find: async (id: string) => {
+        const found = await this.#find('id = ?', [model, sha(id)]);
+        // The id was asked for, so it is known: oidc-provider reads the token's value from `jti`.
+        return found && secret ? { ...found, jti: id } : found;
+      },
       findByUid: (uid: string) => this.#find('uid = ?', [model, uid]),
       findByUserCode: (code: string) => this.#find('user_code = ?', [model, code]),
       consume: async (id: string) => {
@@ -232,7 +261,10 @@ export class OAuthStore {
     return rows[0]?.expired ? 'expired' : null;
   }
 
-  /** A live access token, or null: unknown, expired, or its grant revoked. */
+  /**
+   * A live access token, or null: unknown, expired, or its grant revoked. Its `tokenId` is the row
+   * id (the hash), never the token: it travels to the other nodes (MCP cancellations).
+   */
   async access(raw: string): Promise<OAuthAccess | null> {
     const em = this.#em();
     const rows = await em.execute<Array<{ payload: Record<string, unknown>; grant_live: boolean }>>(
@@ -249,7 +281,7 @@ export class OAuthStore {
     const exp = typeof p['exp'] === 'number' ? p['exp'] * 1000 : null;
     if (!userId || exp === null) return null;
     return {
-      tokenId: str(p['jti']) ?? '',
+      tokenId: sha(raw),
       userId,
       scopes: (str(p['scope']) ?? '').split(' ').filter((s) => s && s !== 'openid' && s !== 'offline_access'),
       expiresMs: exp,
