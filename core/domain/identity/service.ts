@@ -307,7 +307,8 @@ export class IdentityService {
       this.#principals.delete(hash);
       return undefined;
     }
-    if (now - hit.lastUsedMs >= LAST_USED_GRANULARITY_MS) {
+    // An OAuth access token has no api_tokens row to mark (its id is not one).
+    if (hit.principal.tokenKind !== 'oauth' && now - hit.lastUsedMs >= LAST_USED_GRANULARITY_MS) {
       hit.lastUsedMs = now;
       // Bookkeeping only, off the request's path: a failure must not turn a valid token away.
       this.#em()
