@@ -308,6 +308,16 @@ t.test('expired OAuth records are purged after a day; live ones stay', async (t)
   t.equal(await store.find('just-expired'), undefined, 'an expired one is not found, purged or not');
 });
 
+t.test('client metadata holding NUL is a 400 invalid_request, not a database error', async (t) => {
+  const r = await fetch(`${s.url}/oauth/reg`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'a\u0000b', redirect_uris: [LOOPBACK_REDIRECT], token_endpoint_auth_method: 'none' }),
+  });
+  t.equal(r.status, 400);
+  t.equal(((await r.json()) as { error: string }).error, 'invalid_request');
+});
+
 t.test('a registration flood: bounded per address, unused clients expire, the admin list is paged', async (t) => {
   const before = (await req(s, 'GET', '/api/v1/oauth/clients?limit=100', { token: s.adminToken })).json().items.length;
   // Last in this file: every registration from this address so far counted towards the limit.
@@ -330,6 +340,15 @@ t.test('a registration flood: bounded per address, unused clients expire, the ad
   t.ok(made <= 20, 'at most 20 an hour from one address');
   t.ok(Number(refused?.headers.get('retry-after')) > 0, 'with Retry-After');
   t.equal(((await refused?.json()) as { error: string }).error, 'temporarily_unavailable', "in OAuth's error shape");
+  for (const spelling of ['/oauth/reg/', '/oauth/REG', '/oauth//reg']) {
+    const r = await fetch(`${s.url}${spelling}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'x', redirect_uris: [LOOPBACK_REDIRECT], token_endpoint_auth_method: 'none' }),
+    });
+    t.equal(r.status, 429, `${spelling}: the provider's router takes it for /reg, so the limit holds there too`);
+    await r.text();
+  }
   t.equal((await fetch(`${s.url}/health`)).status, 200, 'the server answers on');
 
   // The admin's list comes a page at a time, over REST and curl alike.

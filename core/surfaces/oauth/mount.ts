@@ -41,9 +41,14 @@ export function mountProvider(get: ProviderSource, opts: MountOptions = {}) {
       oauthError(ctx, 400, 'invalid_request', `${bad} must not contain control characters`);
       return;
     }
-    if (ctx.method === 'POST' && path === `${OAUTH_PREFIX}/reg` && !(await registrationAllowed(ctx, opts))) return;
+    if (ctx.method === 'POST' && isRegistration(path) && !(await registrationAllowed(ctx, opts))) return;
     await passTo(await provider, ctx, ctx.req.url!.slice(OAUTH_PREFIX.length) || '/');
   };
+}
+
+/** The provider's router matches paths ignoring case, repeated and trailing slashes: so must the throttle. */
+function isRegistration(path: string): boolean {
+  return path.slice(OAUTH_PREFIX.length).replace(/\/+/g, '/').replace(/\/$/, '').toLowerCase() === '/reg';
 }
 
 /**

@@ -53,7 +53,7 @@ export async function createProvider(issuer: string, base: string, deps: OAuthSe
   const resources = new Set(resourcesOf(base));
   const scopeNames = scopes.list().map((s) => s.scope);
   const configuration: Configuration = {
-    adapter: (name: string) => identity.oauth.adapter(name),
+    adapter: (name: string) => refusingNul(identity.oauth.adapter(name)),
     clients: [],
     jwks: keys.jwks,
     cookies: { keys: keys.cookieKeys, long: { httpOnly: true, sameSite: 'lax' }, short: { httpOnly: true, sameSite: 'lax' } },
@@ -130,4 +130,19 @@ export async function createProvider(issuer: string, base: string, deps: OAuthSe
   trustProxies(provider, deps.proxies, deps.publicUrl ? new URL(deps.publicUrl) : undefined);
   provider.on('server_error', (_ctx, err) => deps.log.error({ err }, 'oauth server error'));
   return provider;
+}
+
+/**
+ * PostgreSQL cannot store NUL in the jsonb records the provider writes: a client's metadata or a
+ * request parameter holding one (`{"client_name":"a\u0000b"}` at /oauth/reg, a form field at
+ * /oauth/auth) is the client's mistake, a 400, never a database error and a 500.
+ */
+function refusingNul<A extends { upsert(id: string, payload: Record<string, unknown>, expiresIn?: number): Promise<void> }>(adapter: A): A {
+  return {
+    ...adapter,
+    upsert: async (id: string, payload: Record<string, unknown>, expiresIn?: number) => {
+      if (JSON.stringify(payload).includes('\\u0000')) throw new errors.InvalidRequest('parameters must not contain NUL characters');
+      await adapter.upsert(id, payload, expiresIn);
+    },
+  };
 }
