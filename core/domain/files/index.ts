@@ -93,6 +93,9 @@ export const filesDomain = defineDomain<FilesServiceImpl, FilesSettings>({
     jobs.define<ExtractJobData>(EXTRACT_JOB, {
       // An upload is searchable by its text within about two seconds.
       pollSeconds: 0.5,
+      // Exactly one retry, whatever jobs.retryLimit says: lastAttempt below counts on it (with
+      // none, a killed extraction would be dead-lettered and its text left pending for good).
+      retryLimit: 1,
       handler: async (data, job) => {
         const out = await files.extractVersion(data, {
           maxBytes: EXTRACT_MAX_BYTES,
