@@ -57,3 +57,18 @@ t.test('the diff thread answers off the event loop, in turn, and lets the proces
   t.equal(small.coarse, false);
   t.ok(ticks.length > 1, 'the event loop ran timers while the diffs were computed');
 });
+
+t.test('over its waiting line the diff thread refuses at once with a 429; the others are answered', async (t) => {
+  const thread = new DiffThread({ maxWaiting: 1 });
+  const running = thread.diff(numbered(10_000, 'a'), numbered(10_000, 'b'), 'v1', 'v2');
+  const waiting = thread.diff('a\n', 'b\n', 'v1', 'v2');
+  t.throws(() => thread.diff('a\n', 'c\n', 'v1', 'v2'), { code: 'too_many_requests' });
+  t.equal((await running).coarse, true);
+  t.equal((await waiting).coarse, false);
+});
+
+t.test('a diff past its deadline fails with the reason, not a hang', async (t) => {
+  const thread = new DiffThread({ deadlineMs: 1 });
+  const slow = thread.diff(numbered(10_000, 'a'), numbered(10_000, 'b'), 'v1', 'v2');
+  await t.rejects(slow, /took longer than 1 ms/);
+});
