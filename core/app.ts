@@ -206,6 +206,10 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   // ctx.ip, ctx.protocol, ctx.host: forwarding headers only from the configured proxies.
   const proxies = new ProxyTrust(config.http.trustedProxies);
   trustProxies(app, proxies);
+  if (config.publicUrl && config.http.trustedProxies.length === 0)
+    log.warn(
+      "PUBLIC_URL is set but TRUSTED_PROXIES is empty: behind a reverse proxy every client has the proxy's address, and the per-address sign-in and registration limits count them all as one. Set TRUSTED_PROXIES to the proxy's address.",
+    );
   // In place of Koa's default, which prints the stack to stderr: the request's own log line.
   app.on('error', (err: unknown, ctx?: ParameterizedContext) => requestError(log, err, ctx));
   app.use(requestLog(log));
