@@ -16,11 +16,11 @@ import { UserDirectory } from './users.ts';
 import { Passwords } from './passwords.ts';
 import { requireWithinCaller } from './within-caller.ts';
 
-/** Without a catalogue (a service made on its own, in tests): only '*' is a scope. */
+/** Without a catalogue (a service made on its own, in tests): '*' grants all, any other scope itself. */
 const ONLY_STAR: ScopeRules = {
   list: () => [],
   known: (s) => s === '*',
-  allows: (granted) => granted.includes('*'),
+  allows: (granted, wanted) => granted.includes('*') || granted.includes(wanted),
   expand: (scopes) => [...new Set(scopes)],
 };
 
@@ -263,11 +263,13 @@ export class IdentityService {
     }
     const em = this.#em();
     const source = await em.findOne(ApiToken, { id: parent.tokenId, user: parent.user.id, kind: 'api' });
-    requireWithinCaller(this.#scopes, parent, scopes ?? source?.scopes ?? [], 'minting this token');
     const now = Date.now();
     if (!source || source.revokedAt || (source.expiresAt && source.expiresAt.getTime() <= now)) {
       throw new Forbidden('the parent token is no longer valid');
     }
+    // Narrowing is the caller's choice; never wider than the calling token.
+    const granted = scopes ? stringList(scopes, 'scopes') : [...source.scopes];
+    requireWithinCaller(this.#scopes, parent, granted, 'minting this token');
     let expires = now + Math.round(ttlSeconds * 1000);
     if (source.expiresAt) expires = Math.min(expires, source.expiresAt.getTime());
     const expiresAt = new Date(expires);
@@ -277,8 +279,7 @@ export class IdentityService {
       kind: 'minted',
       name: null,
       tokenHash: hashToken(token),
-      // Narrowing is the caller's choice; the kernel checked `scopes` lies within the parent's.
-      scopes: scopes ? stringList(scopes, 'scopes') : [...source.scopes],
+      scopes: granted,
       expiresAt,
       lastUsedAt: null,
       revokedAt: null,
