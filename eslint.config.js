@@ -16,6 +16,7 @@ const LAYERS = [
   { type: 'domain', pattern: 'core/domain' },
   { type: 'contract', pattern: 'core/contract' }, // errors, the REST route contract, the domain registration
   { type: 'db', pattern: 'core/db' },
+  { type: 'plugin', pattern: 'plugins/@folio/*' },
   { type: 'plugin', pattern: 'plugins/*' },
   { type: 'plugin', pattern: 'docs/examples/*' },
   // Elements match in order: what is left directly in a folder is classified last.

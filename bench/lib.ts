@@ -13,7 +13,7 @@ export * from './util.ts';
 
 export const ROOT = PACKAGE_ROOT;
 export const BENCH_DIR = path.join(ROOT, 'bench');
-export const FIRST_PARTY_PLUGINS = path.join(ROOT, 'plugins');
+export const FIRST_PARTY_PLUGINS = path.join(ROOT, 'plugins', '@folio');
 export const BENCH_PLUGINS = path.join(BENCH_DIR, 'fixtures/plugins');
 /** The bootstrap admin token of every bench server (32+ characters, loopback only). */
 export const ADMIN_TOKEN = 'bench-bootstrap-admin-token-0123456789abcdef';

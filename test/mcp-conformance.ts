@@ -87,7 +87,7 @@ export async function runConformance(scenario?: string): Promise<number> {
         host: '127.0.0.1',
         dataDir,
         databaseUrl: db?.url ?? null,
-        pluginsDir: [path.join(PACKAGE_ROOT, 'plugins'), FIXTURE_PLUGINS],
+        pluginsDir: [path.join(PACKAGE_ROOT, 'plugins', '@folio'), FIXTURE_PLUGINS],
         skillsDir: [path.join(PACKAGE_ROOT, 'skills')],
         bootstrapAdminToken: ADMIN_TOKEN,
         logLevel: 'silent',

@@ -100,6 +100,12 @@ export const ERROR_CODES = {
     about:
       'You already have as many transcription jobs queued or running as one account may have at a time (5 by default; the message says how many). Nothing was queued. Wait for one to finish or cancel one, then ask again; Retry-After says how many seconds to wait at least.',
   },
+  plugin_busy: {
+    status: 429,
+    title: 'Plugin busy',
+    about:
+      'The plugin that serves this function is already running as many calls as its process may run at once (isolation.maxConcurrentCalls). Nothing was started. Retry-After says when to try again.',
+  },
   quota_exceeded: {
     status: 507,
     title: 'Storage quota exceeded',
@@ -408,6 +414,11 @@ export class TooManyReports extends RetryLater {
 /** The user already has as many transcription jobs queued or running as one account may have. */
 export class TooManyQueuedJobs extends RetryLater {
   readonly code = 'too_many_queued_jobs';
+}
+
+/** An isolated plugin already runs as many calls as its process may run at once. */
+export class PluginBusy extends RetryLater {
+  readonly code = 'plugin_busy';
 }
 
 /** A search statement ran past its time limit (PostgreSQL's statement_timeout) and was stopped. */

@@ -7,6 +7,21 @@ import { Ajv } from 'ajv';
 import { Type, type Static } from 'typebox';
 
 const Int = (min: number, max = Number.MAX_SAFE_INTEGER) => Type.Integer({ minimum: min, maximum: max });
+/** What a plugin may be given beyond its own folder (docs/plugins.md §15). */
+const Grant = Type.Object(
+  {
+    /** Hosts it may reach (ctx.fetch), or true for any; without it the process has no network where the sandbox can cut it. */
+    network: Type.Optional(Type.Union([Type.Array(Type.String({ minLength: 1, maxLength: 253 })), Type.Boolean()])),
+    /** Names of Folio's environment variables passed to it. */
+    env: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }))),
+    /** May start child processes. */
+    processes: Type.Optional(Type.Boolean()),
+    /** May start worker threads. */
+    workers: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type Grant = Static<typeof Grant>;
 const DirList = Type.Array(Type.String({ minLength: 1 }), { minItems: 1 });
 
 export const ConfigSchema = Type.Object(
@@ -40,18 +55,34 @@ export const ConfigSchema = Type.Object(
     ),
     isolation: Type.Object(
       {
-        /** Where plugins run: third-party (a worker each, except Folio's own plugins), worker (all), in-process (none). */
-        mode: Type.Union([Type.Literal('third-party'), Type.Literal('worker'), Type.Literal('in-process')]),
-        /** Per plugin folder name: 'worker' or 'in-process', over `mode`. */
-        plugins: Type.Record(Type.String({ minLength: 1 }), Type.Union([Type.Literal('worker'), Type.Literal('in-process')])),
-        /** An isolated plugin's heap limit in MB: past it its worker dies, not Folio. */
+        /**
+         * Where plugins run: third-party (a sandboxed process each, except Folio's own plugins),
+         * process (every plugin in a process), in-process (none). 'worker' is the former name of 'process'.
+         */
+        mode: Type.Union([Type.Literal('third-party'), Type.Literal('process'), Type.Literal('worker'), Type.Literal('in-process')]),
+        /** Per plugin folder name: 'process' or 'in-process' (an explicit trust), over `mode`. */
+        plugins: Type.Record(
+          Type.String({ minLength: 1 }),
+          Type.Union([Type.Literal('process'), Type.Literal('worker'), Type.Literal('in-process')]),
+        ),
+        /** Per plugin folder name: what the operator grants of what the plugin asks for (package.json folio.capabilities). */
+        grants: Type.Record(Type.String({ minLength: 1 }), Grant),
+        /** How a plugin's process is sandboxed: auto (bubblewrap where it works), bubblewrap (required), none. */
+        sandbox: Type.Union([Type.Literal('auto'), Type.Literal('bubblewrap'), Type.Literal('none')]),
+        /** A plugin process's JavaScript heap limit in MB (--max-old-space-size). */
         heapMb: Int(16, 65_536),
-        /** How long an isolated plugin may compute without a pause before its worker is stopped. */
+        /** A plugin process's resident memory ceiling in MB, external memory included: past it the process is killed. */
+        memoryMb: Int(32, 1_048_576),
+        /** How long a plugin may compute without a pause before its process is stopped. */
         cpuTimeoutMs: Int(10),
         /** How long loading a plugin's module may take (every plugin, isolated or not). */
         importTimeoutMs: Int(10),
         /** Crashes of an isolated plugin within a minute after which it is disabled until its files change. */
         maxCrashes: Int(1, 1000),
+        /** Calls one plugin process runs at once; one more is answered 429 plugin_busy. */
+        maxConcurrentCalls: Int(1, 100_000),
+        /** A plugin process with no call for this long is stopped, and started again by the next call; 0 keeps it. */
+        idleStopSeconds: Int(0),
       },
       { additionalProperties: false },
     ),
@@ -258,6 +289,10 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   PLUGIN_HEAP_MB: { at: ['isolation', 'heapMb'], parse: num },
   PLUGIN_CPU_TIMEOUT_MS: { at: ['isolation', 'cpuTimeoutMs'], parse: num },
   PLUGIN_IMPORT_TIMEOUT_MS: { at: ['isolation', 'importTimeoutMs'], parse: num },
+  PLUGIN_MEMORY_MB: { at: ['isolation', 'memoryMb'], parse: num },
+  PLUGIN_SANDBOX: { at: ['isolation', 'sandbox'], parse: str },
+  PLUGIN_IDLE_STOP_SECONDS: { at: ['isolation', 'idleStopSeconds'], parse: num },
+  PLUGIN_MAX_CONCURRENT_CALLS: { at: ['isolation', 'maxConcurrentCalls'], parse: num },
   RELOAD_WATCH: { at: ['reload', 'watch'], parse: bool },
   RELOAD_DEBOUNCE_MS: { at: ['reload', 'debounceMs'], parse: num },
   MCP_MODE: { at: ['mcp', 'mode'], parse: str },

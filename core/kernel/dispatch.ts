@@ -152,7 +152,10 @@ export class Dispatcher {
         const ref = (name: string, refArgs?: Record<string, unknown>) => callRef(surface, name, refArgs);
         return fn.handler(
           args,
-          handlerContext({ caller: viewer.caller, signal, log: req.log, progress, budget: ceiling, ref }, servicesOf),
+          handlerContext(
+            { caller: viewer.caller, signal, log: req.log, progress, budget: ceiling, ref, fetch: globalThis.fetch },
+            servicesOf,
+          ),
         );
       });
     } catch (err) {

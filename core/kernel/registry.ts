@@ -50,6 +50,12 @@ interface Unit {
   lastAttempt: Date;
 }
 
+function sandboxOf(host: PluginHost | undefined): PluginStatus['sandbox'] {
+  if (!host) return null;
+  const { kind, running, holds, missing, capabilities } = host.sandbox;
+  return { kind, running, holds, missing, capabilities };
+}
+
 export interface RegistryOptions {
   pluginsDirs: string[];
   skillsDirs: string[];
@@ -143,6 +149,7 @@ export class Registry {
           version: u.good?.version ?? null,
           state: u.error ? (u.good ? 'stale' : 'failed') : health?.degraded ? 'degraded' : 'loaded',
           isolation: this.#opts.isolation.modeFor(u.dir),
+          sandbox: sandboxOf(u.good?.host),
           loaded_at: u.good?.loadedAt.toISOString() ?? null,
           last_attempt_at: u.lastAttempt.toISOString(),
           last_error: u.error ?? health?.lastCrash ?? null,
@@ -161,29 +168,31 @@ export class Registry {
       ['plugin', this.#opts.pluginsDirs],
       ['skills', this.#opts.skillsDirs],
     ];
+    // A root inside another (plugins/@folio inside plugins) is scanned as a root, not loaded as a plugin.
+    const rootSet = new Set(roots.flatMap(([, dirs]) => dirs));
     for (const [kind, dirs] of roots)
       for (const root of dirs) {
         if (!existsSync(root)) continue;
         for (const name of readdirSync(root).sort()) {
           const dir = path.join(root, name);
-          if (!IGNORED.test(name) && statSync(dir).isDirectory()) out.push({ kind, dir });
+          if (!IGNORED.test(name) && !rootSet.has(dir) && statSync(dir).isDirectory()) out.push({ kind, dir });
         }
       }
     return out;
   }
 
   #unitFor(file: string): { kind: UnitKind; dir: string } | undefined {
-    const roots: Array<[UnitKind, string[]]> = [
-      ['plugin', this.#opts.pluginsDirs],
-      ['skills', this.#opts.skillsDirs],
-    ];
-    for (const [kind, dirs] of roots)
-      for (const root of dirs) {
-        const rel = path.relative(root, file);
-        if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
-        const first = rel.split(path.sep)[0]!;
-        return { kind, dir: path.join(root, first) };
-      }
+    // The deepest root holding the file names its unit (plugins/@folio/admin, not plugins/@folio).
+    const roots = [
+      ...this.#opts.pluginsDirs.map((root) => ['plugin', root] as const),
+      ...this.#opts.skillsDirs.map((root) => ['skills', root] as const),
+    ].sort((a, b) => b[1].length - a[1].length);
+    for (const [kind, root] of roots) {
+      const rel = path.relative(root, file);
+      if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
+      const first = rel.split(path.sep)[0]!;
+      return { kind, dir: path.join(root, first) };
+    }
     for (const unit of this.#units.values()) if (unit.good?.files.includes(file)) return { kind: unit.kind, dir: unit.dir };
     return undefined;
   }
@@ -269,7 +278,7 @@ export class Registry {
     const bundle = await bundlePlugin(dir);
     let host: PluginHost | undefined;
     let plugin: PluginEntry;
-    if (iso.modeFor(dir) === 'worker') {
+    if (iso.modeFor(dir) === 'process') {
       host = await PluginHost.start(bundle, iso, this.#opts.log.child({ plugin: path.basename(dir) }));
     } else await trialLoad(bundle, iso);
     try {

@@ -93,15 +93,34 @@ export interface PluginStatus {
   version: string | null;
   /**
    * loaded: the current files serve. stale: the last reload failed, the previous version serves.
-   * failed: nothing serves. degraded: an isolated plugin whose worker was stopped (CPU deadline)
-   * or crashed (heap limit, uncaught error) since it loaded; it was restarted and serves.
+   * failed: nothing serves. degraded: an isolated plugin whose process was killed (a limit) or
+   * crashed since it loaded; it was restarted and serves.
    */
   state: 'loaded' | 'stale' | 'failed' | 'degraded';
-  /** worker: the plugin runs in a worker thread of its own; in-process: on Folio's own thread. */
-  isolation: 'worker' | 'in-process';
+  /** process: the plugin runs in a sandboxed process of its own; in-process: on Folio's own thread. */
+  isolation: 'process' | 'in-process';
+  /** For a plugin in a process: how it is sandboxed, what holds, what this platform does not give, what it asked for and got. */
+  sandbox: PluginSandbox | null;
   loaded_at: string | null;
   last_attempt_at: string;
   last_error: string | null;
+}
+
+export interface PluginCapabilities {
+  network: string[];
+  env: string[];
+  processes: boolean;
+  workers: boolean;
+}
+
+export interface PluginSandbox {
+  /** bubblewrap: an OS sandbox (namespaces); permission-model: Node's permission model only. */
+  kind: 'bubblewrap' | 'permission-model';
+  /** Its process is running now (it is stopped after a while without calls, and started by the next). */
+  running: boolean;
+  holds: string[];
+  missing: string[];
+  capabilities: { requested: PluginCapabilities; granted: PluginCapabilities; missing: PluginCapabilities };
 }
 
 type Bound<F> = F extends (p: any, ...args: infer A) => infer R ? (...args: A) => R : never;
@@ -199,6 +218,12 @@ export interface Context {
    * `notetaker__get {"id": "..."}` (the MCP tool) to an MCP client. `fn` is the dotted name.
    */
   ref: (fn: string, args?: Record<string, unknown>) => string;
+  /**
+   * fetch() for the hosts this plugin may reach. In a plugin's own process only the hosts it asked
+   * for in package.json (`folio.capabilities.network`) and the operator granted are reached; any
+   * other is refused with an error naming the host. In-process (Folio's own plugins) it is fetch.
+   */
+  fetch: typeof fetch;
 }
 
 /** A JSON Schema object; TypeBox schemas are JSON Schema and work as they are. */

@@ -15,7 +15,7 @@ import { copyPgliteTemplate, createFromPostgresTemplate } from './template.ts';
 
 export const ADMIN_TOKEN = 'test-bootstrap-admin-token-0123456789abcdef';
 export const FIXTURES = path.join(PACKAGE_ROOT, 'test/fixtures/plugins');
-export const FIRST_PARTY = path.join(PACKAGE_ROOT, 'plugins');
+export const FIRST_PARTY = path.join(PACKAGE_ROOT, 'plugins', '@folio');
 
 export interface TestServer {
   folio: Folio;

@@ -52,7 +52,7 @@ t.test('a module that never finishes loading: Folio starts without it and says w
   t.equal(health.status, 200, 'the server is up');
   const spin = await statusOf('import_spin');
   t.equal(spin?.state, 'failed');
-  t.equal(spin?.isolation, 'worker', 'a plugin outside the first-party folder is isolated by default');
+  t.equal(spin?.isolation, 'process', 'a plugin outside the first-party folder is isolated by default');
   t.match(spin?.last_error, /did not finish within 4000 ms/);
   const logged = lines.filter((l) => l.dir === P('import_spin') && /failed to load/.test(l.msg));
   t.equal(logged.length, 1, 'one log line');

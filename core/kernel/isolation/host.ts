@@ -1,28 +1,44 @@
-// Folio's side of an isolated plugin: one worker thread per plugin version, with a heap limit, a
-// deadline on import, and a CPU deadline (a worker that does not answer a ping for that long is
-// computing without a pause: it is stopped, its calls get the timeout answer, and it is started
-// again with backoff). A plugin that keeps crashing is disabled, with the reason, for admins.
+// Folio's side of an isolated plugin: one host process per plugin version (the pattern of VS Code's
+// extension host and Grafana's backend plugins), started at load, under a sandbox (sandbox.ts) and
+// limits that the OS enforces or Folio checks from outside:
+//   - a heap limit (--max-old-space-size) and a resident-memory ceiling for the whole process tree
+//     (read from /proc: it sees Buffers and ArrayBuffers, which the heap limit does not);
+//   - a CPU deadline: a process that does not answer a ping for that long is computing without a
+//     pause, and is killed;
+//   - a cap on calls running at once, and a deadline for loading.
+// Whatever the plugin does, only its process dies: its calls get a 500 with an error id and the
+// reason, it is started again with backoff, and a plugin that keeps dying is disabled with the
+// reason, for admins. A process with no call for isolation.idleStopSeconds is stopped, and the
+// next call starts it again.
 //
 // The registry entry it makes (entry()) is an ordinary PluginEntry whose handlers and visible rule
 // send messages: dispatch, the policy and every surface use it as they use an in-process plugin.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path, { basename } from 'node:path';
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import type { Socket } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { Aborted, FunctionFailed } from '../../contract/errors.ts';
+import { Aborted, FunctionFailed, PluginBusy } from '../../contract/errors.ts';
 import { bytes, type Caller, type Context, type PromptContext } from '../../sdk/index.ts';
-import { PACKAGE_ROOT, type Config } from '../config.ts';
+import { PACKAGE_ROOT, type Config, type Grant } from '../config.ts';
 import { buildPlugin, type PluginEntry } from '../manifest.ts';
 import { LoadError, type Bundle } from '../plugin-eval.ts';
+import { grantCapabilities, requestedCapabilities, type CapabilityReport } from './capabilities.ts';
+import { Channel } from './channel.ts';
 import { decodeFromWorker, FUNCTION, type CallId, type FromWorker, type Invalid, type ToWorker, type WireResult } from './protocol.ts';
+import { launchPlan, sandboxKind, type Protections, type SandboxSetting } from './sandbox.ts';
 import { fromWire, toWire } from './wire-error.ts';
 
-const WORKER_URL = new URL('./worker.ts', import.meta.url);
-
 export interface IsolationLimits {
-  /** The worker's old-generation heap, in MB: past it the worker dies, not Folio. */
+  /** The process's JavaScript heap, in MB. */
   heapMb: number;
-  /** How long the worker may compute without answering Folio (a call, a rule, a timer: anything). */
+  /** The process tree's resident memory ceiling, in MB (external memory included). */
+  memoryMb: number;
+  /** How long the process may compute without answering Folio (a call, a rule, a timer: anything). */
   cpuTimeoutMs: number;
   /** How long evaluating the plugin's module may take. */
   importTimeoutMs: number;
@@ -31,124 +47,62 @@ export interface IsolationLimits {
   /** Crashes within `crashWindowMs` that disable the plugin until its files change. */
   maxCrashes: number;
   crashWindowMs: number;
+  /** Calls one process runs at once. */
+  maxConcurrentCalls: number;
+  /** A process with nothing to do for this long is stopped (0: never). */
+  idleStopMs: number;
+  /** The largest answer a call may send (limits.responseHardCapBytes). */
+  maxResultBytes: number;
+  sandbox: SandboxSetting;
+  /** The operator's grants, by plugin folder name. */
+  grants: Record<string, Grant>;
 }
 
 export interface HostEvents {
-  /** The worker kept dying: the plugin is no longer served. */
+  /** The process kept dying: the plugin is no longer served. */
   disabled(reason: string): void;
 }
 
-export type IsolationMode = 'worker' | 'in-process';
+export type IsolationMode = 'process' | 'in-process';
 
 /** The registry's isolation settings from the configuration. */
 export function isolationSettings(config: Config): IsolationLimits & { modeFor(dir: string): IsolationMode } {
-  const { mode, plugins, ...limits } = config.isolation;
-  const firstParty = path.join(PACKAGE_ROOT, 'plugins');
+  const { mode, plugins, idleStopSeconds, ...limits } = config.isolation;
   return {
     ...limits,
     crashWindowMs: 60_000,
+    idleStopMs: idleStopSeconds * 1000,
     visibleTimeoutMs: config.limits.visibleTimeoutMs,
-    modeFor: (dir) => isolationModeFor({ mode, plugins }, firstParty, dir),
+    maxResultBytes: config.limits.responseHardCapBytes,
+    modeFor: (dir) => isolationModeFor({ mode, plugins }, FIRST_PARTY, dir),
   };
 }
+
+/** Where Folio's own plugins live: in the package, under plugins/@folio, where nobody drops a plugin. */
+export const FIRST_PARTY = path.join(PACKAGE_ROOT, 'plugins', '@folio');
 
 /**
  * Where a plugin folder runs: the operator's choice for that folder (by folder name), else the
- * default; `third-party` puts every plugin in a worker except Folio's own (those in `firstParty`).
+ * default; `third-party` puts every plugin in a process of its own except Folio's own (those in
+ * `firstParty`). 'worker' is the former name of 'process'.
  */
 export function isolationModeFor(
-  settings: { mode: IsolationMode | 'third-party'; plugins: Record<string, IsolationMode> },
+  settings: { mode: 'process' | 'worker' | 'in-process' | 'third-party'; plugins: Record<string, 'process' | 'worker' | 'in-process'> },
   firstParty: string,
   dir: string,
 ): IsolationMode {
+  const named = (m: 'process' | 'worker' | 'in-process'): IsolationMode => (m === 'in-process' ? 'in-process' : 'process');
   const chosen = settings.plugins[basename(dir)];
-  if (chosen) return chosen;
-  if (settings.mode !== 'third-party') return settings.mode;
-  return path.dirname(dir) === firstParty ? 'in-process' : 'worker';
+  if (chosen) return named(chosen);
+  if (settings.mode !== 'third-party') return named(settings.mode);
+  return path.dirname(dir) === firstParty ? 'in-process' : 'process';
 }
 
-interface PendingCall {
-  what: string;
-  worker: Worker;
-  ctx: Context;
-  resolve(v: unknown): void;
-  reject(e: Error): void;
-  cleanup(): void;
-}
-
-interface PendingRule {
-  worker: Worker;
-  resolve(v: unknown): void;
-  reject(e: Error): void;
-  timer: NodeJS.Timeout;
-}
-
-/** How long a prompt render that never answers is remembered (the surface answered long before). */
-const PROMPT_FORGET_MS = 120_000;
-
-const BLOCKED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms).unref());
-}
-
-function resultOf(w: WireResult): unknown {
-  switch (w.kind) {
-    case 'undefined':
-      return undefined;
-    case 'text':
-      return w.text;
-    case 'json':
-      return JSON.parse(w.json) as unknown;
-    case 'bytes':
-      return bytes(w.data, w.contentType, w.filename);
-  }
-}
-
-// Starting a worker (a V8 isolate, a Node environment, Folio's worker module) is most of the time a
-// load takes. One spare is kept started, ahead of need: a load or reload takes it and only sends the
-// bundle, and the next spare starts in the background. It holds no plugin and does not keep the
-// process alive.
-const spares = new Map<number, { worker: Worker; forget: () => void }>();
-
-function newWorker(heapMb: number): Worker {
-  return new Worker(WORKER_URL, {
-    resourceLimits: { maxOldGenerationSizeMb: heapMb },
-    // Folio's own flags and hooks (a test runner's, a profiler's) are not the plugin's.
-    execArgv: [],
-    name: 'folio plugin',
-  });
-}
-
-function makeSpare(heapMb: number): void {
-  if (spares.has(heapMb)) return;
-  const worker = newWorker(heapMb);
-  worker.unref();
-  const forget = () => {
-    if (spares.get(heapMb)?.worker === worker) spares.delete(heapMb);
-  };
-  worker.on('error', forget);
-  worker.on('exit', forget);
-  spares.set(heapMb, { worker, forget });
-}
-
-function takeSpare(heapMb: number): Worker {
-  const spare = spares.get(heapMb);
-  spares.delete(heapMb);
-  setImmediate(() => makeSpare(heapMb)).unref();
-  if (!spare) return newWorker(heapMb);
-  spare.worker.off('error', spare.forget);
-  spare.worker.off('exit', spare.forget);
-  spare.worker.ref();
-  return spare.worker;
-}
-
-// In-process plugins are first evaluated here, in one long-lived worker, so that a module that never
+// ---- the trial worker -----------------------------------------------------------------------------
+// In-process plugins are first evaluated in one long-lived worker thread, so that a module that never
 // finishes loading stops this worker and not Folio. Each trial's module is dropped after it loads.
+
+const TRIAL_URL = new URL('./worker.ts', import.meta.url);
 type TrialAnswer = Extract<FromWorker, { type: 'trial-result' }> | Error;
 interface TrialWorker {
   worker: Worker;
@@ -159,7 +113,8 @@ let trials: TrialWorker | undefined;
 
 function trialWorker(heapMb: number): TrialWorker {
   if (trials) return trials;
-  const worker = newWorker(heapMb);
+  // Folio's own flags and hooks (a test runner's, a profiler's) are not the plugin's.
+  const worker = new Worker(TRIAL_URL, { resourceLimits: { maxOldGenerationSizeMb: heapMb }, execArgv: [], name: 'folio plugin trial' });
   worker.unref();
   const t: TrialWorker = { worker, seq: 0, waiting: new Map() };
   let reason: string | undefined;
@@ -211,25 +166,109 @@ export async function trialLoad(bundle: Bundle, limits: Pick<IsolationLimits, 'h
   }
 }
 
-/** Stops the spare and trial workers (when the registry closes). */
+/** Stops the trial worker (when the registry closes). */
 export async function stopSpares(): Promise<void> {
-  const all = [...[...spares.values()].map((s) => s.worker), ...(trials ? [trials.worker] : [])];
-  spares.clear();
+  const t = trials;
   trials = undefined;
-  await Promise.all(all.map((w) => w.terminate()));
+  await t?.worker.terminate();
+}
+
+// ---- the host process -------------------------------------------------------------------------------
+
+interface Proc {
+  child: ChildProcess;
+  channel: Channel;
+  /** Why Folio killed it (a limit), when it did: said instead of the exit code. */
+  killedFor: string | undefined;
+  /** Folio stopped it on purpose (unload, idle, retire): its exit is not a crash. */
+  stopping: boolean;
+  stderr: string;
+  watch: NodeJS.Timeout | undefined;
+}
+
+interface PendingCall {
+  what: string;
+  proc: Proc;
+  ctx: Context;
+  resolve(v: unknown): void;
+  reject(e: Error): void;
+  cleanup(): void;
+}
+
+interface PendingRule {
+  proc: Proc;
+  resolve(v: unknown): void;
+  reject(e: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+/** How long a prompt render that never answers is remembered (the surface answered long before). */
+const PROMPT_FORGET_MS = 120_000;
+/** How often a process's resident memory is read. */
+const WATCH_MS = 100;
+/** The tail of a process's stderr kept to say why it died (V8's heap message is there). */
+const STDERR_TAIL = 4096;
+/** Lines of a plugin's own output logged per second; the rest are counted, not logged. */
+const OUTPUT_PER_SECOND = 50;
+
+const BLOCKED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref());
+}
+
+function resultOf(w: WireResult): unknown {
+  switch (w.kind) {
+    case 'undefined':
+      return undefined;
+    case 'text':
+      return w.text;
+    case 'json':
+      return JSON.parse(w.json) as unknown;
+    case 'bytes':
+      return bytes(w.data, w.contentType, w.filename);
+  }
+}
+
+/** Resident memory of a process and its descendants, in MB (Linux /proc); null where it cannot be read. */
+export async function treeRssMb(pid: number): Promise<number | null> {
+  let kb = 0;
+  let seen = 0;
+  const visit = async (p: number, depth: number): Promise<void> => {
+    if (depth > 8 || seen > 256) return;
+    seen++;
+    try {
+      const status = await readFile(`/proc/${p}/status`, 'utf8');
+      kb += Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? 0);
+      const children = await readFile(`/proc/${p}/task/${p}/children`, 'utf8').catch(() => '');
+      for (const c of children.split(' ').filter(Boolean)) await visit(Number(c), depth + 1);
+    } catch {
+      // Gone meanwhile.
+    }
+  };
+  await visit(pid, 0);
+  return seen === 0 ? null : kb / 1024;
 }
 
 export class PluginHost {
   readonly #bundle: Bundle;
   readonly #limits: IsolationLimits;
   readonly #log: Logger;
+  readonly #capabilities: CapabilityReport;
+  readonly #sandbox: 'bubblewrap' | 'permission-model';
+  #protections: Protections | undefined;
+  #scratch: string | undefined;
   #events: HostEvents | undefined;
   /** What the plugin exported, as data (protocol.ts shapeOf). */
   #shape: unknown;
   #namespace: string | undefined;
-  /** The worker serving now, or the start of the next one while it restarts. */
-  #ready: Promise<Worker>;
-  #worker: Worker | undefined;
+  /** The process serving now, or the start of the next one; undefined while stopped for idleness. */
+  #ready: Promise<Proc> | undefined;
+  #proc: Proc | undefined;
   readonly #calls = new Map<CallId, PendingCall>();
   readonly #rules = new Map<number, PendingRule>();
   #seq = 0;
@@ -238,26 +277,31 @@ export class PluginHost {
   #disabled: string | undefined;
   #closed = false;
   #retiring = false;
-  readonly #stopping = new WeakSet<Worker>();
-  /** Each worker's private port: all Folio says to the worker, and all it takes from it once loaded. */
-  readonly #ports = new WeakMap<Worker, MessagePort>();
-  // The heartbeat: a ping in flight since `#pingAt`; unanswered for cpuTimeoutMs, the worker is stopped.
+  #idle: NodeJS.Timeout | undefined;
+  // The heartbeat: a ping in flight since `#pingAt`; unanswered for cpuTimeoutMs, the process is killed.
   #heartbeat: NodeJS.Timeout | undefined;
   #pingAt: number | undefined;
   #pingSeq = 0;
+  #outputBudget = { second: 0, lines: 0, dropped: 0 };
 
   private constructor(bundle: Bundle, limits: IsolationLimits, log: Logger) {
     this.#bundle = bundle;
     this.#limits = limits;
     this.#log = log;
-    this.#ready = this.#start();
+    this.#capabilities = grantCapabilities(requestedCapabilities(bundle.dir), limits.grants[basename(bundle.dir)]);
+    this.#sandbox = sandboxKind(limits.sandbox);
   }
 
-  /** Starts the plugin's worker; resolves once it has loaded, or fails (a LoadError) as the load did. */
+  /** Starts the plugin's process; resolves once it has loaded, or fails (a LoadError) as the load did. */
   static async start(bundle: Bundle, limits: IsolationLimits, log: Logger): Promise<PluginHost> {
-    const host = new PluginHost(bundle, limits, log);
+    let host: PluginHost;
     try {
-      await host.#ready;
+      host = new PluginHost(bundle, limits, log);
+    } catch (err) {
+      throw err instanceof LoadError ? err : new LoadError((err as Error).message);
+    }
+    try {
+      await host.#wake();
     } catch (err) {
       host.close();
       throw err;
@@ -270,14 +314,33 @@ export class PluginHost {
     this.#events = events;
   }
 
-  /** Degraded: the worker was stopped or crashed at least once since this version loaded. */
+  /** Degraded: the process was killed or crashed at least once since this version loaded. */
   get health(): { degraded: boolean; lastCrash: string | undefined; disabled: string | undefined } {
     return { degraded: this.#lastCrash !== undefined, lastCrash: this.#lastCrash, disabled: this.#disabled };
   }
 
+  /** What holds around this plugin, and what it asked for and was given: for plugin_status. */
+  get sandbox(): {
+    kind: Protections['kind'];
+    running: boolean;
+    pid: number | null;
+    holds: string[];
+    missing: string[];
+    capabilities: CapabilityReport;
+  } {
+    return {
+      kind: this.#sandbox,
+      running: this.#proc !== undefined,
+      pid: this.#proc?.child.pid ?? null,
+      holds: this.#protections?.holds ?? [],
+      missing: this.#protections?.missing ?? [],
+      capabilities: this.#capabilities,
+    };
+  }
+
   /**
    * The registry entry: what the plugin exported, validated here by the same rules as an
-   * in-process plugin, with handlers and a rule that send messages to the worker.
+   * in-process plugin, with handlers and a rule that send messages to the process.
    */
   entry(): PluginEntry {
     const shape = this.#shape;
@@ -294,7 +357,7 @@ export class PluginHost {
           return (args: Record<string, unknown>, ctx: Context) => this.#call(fn, args, ctx);
         }
         return () => {
-          throw new Error(`${at.join('.')} cannot be called from outside the plugin's worker`);
+          throw new Error(`${at.join('.')} cannot be called from outside the plugin's process`);
         };
       }
       if (Array.isArray(v)) return v.map((x, i) => withProxies(x, [...at, String(i)]));
@@ -306,106 +369,196 @@ export class PluginHost {
     return plugin;
   }
 
-  /** Stops the worker once the calls it is running have finished (a newer version took over). */
+  /** Stops the process once the calls it is running have finished (a newer version took over). */
   retire(): void {
     this.#retiring = true;
     if (this.#calls.size === 0) this.close();
   }
 
-  /** Stops the worker now; calls still running fail. */
+  /** Stops the process now; calls still running fail. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    clearTimeout(this.#idle);
     this.#stopHeartbeat();
-    const worker = this.#worker;
-    this.#worker = undefined;
-    this.#fail(worker, (p) => new Aborted(`${p.what} was stopped: its plugin was unloaded`));
-    if (worker) {
-      this.#stopping.add(worker);
-      void worker.terminate();
+    const proc = this.#proc;
+    this.#proc = undefined;
+    this.#fail(proc, (p) => new Aborted(`${p.what} was stopped: its plugin was unloaded`));
+    if (proc) this.#stop(proc);
+    if (this.#scratch) rmSync(this.#scratch, { recursive: true, force: true });
+  }
+
+  // ---- process lifecycle ---------------------------------------------------------------------------
+
+  /** The serving process: the one running, the one starting, or a new one (after an idle stop). */
+  #wake(): Promise<Proc> {
+    if (this.#disabled) return Promise.reject(new Error(this.#disabled));
+    this.#ready ??= this.#start();
+    return this.#ready;
+  }
+
+  #stop(proc: Proc): void {
+    proc.stopping = true;
+    clearInterval(proc.watch);
+    proc.channel.close();
+    proc.child.kill('SIGKILL');
+  }
+
+  /** Kills a process over a limit; its exit reports `reason`. */
+  #kill(proc: Proc, reason: string): void {
+    proc.killedFor ??= reason;
+    clearInterval(proc.watch);
+    proc.child.kill('SIGKILL');
+  }
+
+  #spawn(): Proc {
+    this.#scratch ??= mkdtempSync(path.join(tmpdir(), `folio-plugin-${basename(this.#bundle.dir).replace(/[^\w.-]/g, '_')}-`));
+    const plan = launchPlan({
+      dir: this.#bundle.dir,
+      scratch: this.#scratch,
+      heapMb: this.#limits.heapMb,
+      granted: this.#capabilities.granted,
+      sandbox: this.#sandbox,
+    });
+    this.#protections = plan.protections;
+    const child = spawn(plan.command, plan.args, { env: plan.env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], cwd: this.#bundle.dir });
+    // The largest frame Folio reads: an answer at the hard cap, as JSON text, with room for its envelope.
+    const maxFrame = this.#limits.maxResultBytes * 2 + 1024 * 1024;
+    const proc: Proc = {
+      child,
+      channel: undefined as unknown as Channel,
+      killedFor: undefined,
+      stopping: false,
+      stderr: '',
+      watch: undefined,
+    };
+    proc.channel = new Channel(child.stdio[3] as Socket, maxFrame, {
+      message: (raw) => this.#onFrame(proc, raw),
+      broken: (reason) => this.#kill(proc, `${reason}; its process was killed`),
+    });
+    child.stdout?.setEncoding('utf8');
+    child.stderr?.setEncoding('utf8');
+    child.stdout?.on('data', (s: string) => this.#output('info', s));
+    child.stderr?.on('data', (s: string) => {
+      proc.stderr = (proc.stderr + s).slice(-STDERR_TAIL);
+      this.#output('warn', s);
+    });
+    if (child.pid !== undefined) {
+      const pid = child.pid;
+      const ceiling = this.#limits.memoryMb;
+      let reading = false;
+      proc.watch = setInterval(() => {
+        if (reading) return;
+        reading = true;
+        void treeRssMb(pid).then((mb) => {
+          reading = false;
+          if (mb !== null && mb > ceiling)
+            this.#kill(proc, `used ${Math.round(mb)} MB of memory, over its ${ceiling} MB ceiling; its process was killed`);
+        });
+      }, WATCH_MS);
+      proc.watch.unref();
     }
+    proc.channel.send({
+      type: 'load',
+      bundle: this.#bundle,
+      allowedHosts: this.#capabilities.granted.network,
+      maxResultBytes: this.#limits.maxResultBytes,
+    } satisfies ToWorker);
+    return proc;
   }
 
-  // ---- worker lifecycle ------------------------------------------------------------------------
-
-  #spawn(): { worker: Worker; port: MessagePort } {
-    const worker = takeSpare(this.#limits.heapMb);
-    const { port1, port2 } = new MessageChannel();
-    worker.postMessage({ type: 'load', bundle: this.#bundle, port: port2 } satisfies ToWorker, [port2]);
-    this.#ports.set(worker, port1);
-    return { worker, port: port1 };
+  /** A plugin's console output, logged as its own, within a rate (a flood is counted, not logged). */
+  #output(level: 'info' | 'warn', s: string): void {
+    const b = this.#outputBudget;
+    const second = Math.floor(Date.now() / 1000);
+    if (b.second !== second) {
+      if (b.dropped)
+        this.#log.warn(
+          { namespace: this.#namespace, dropped: b.dropped },
+          `isolated plugin's output over ${OUTPUT_PER_SECOND} lines a second was dropped`,
+        );
+      this.#outputBudget = { second, lines: 0, dropped: 0 };
+    }
+    if (++this.#outputBudget.lines > OUTPUT_PER_SECOND) {
+      this.#outputBudget.dropped++;
+      return;
+    }
+    this.#log[level]({ namespace: this.#namespace, output: s.slice(0, 4096) }, 'isolated plugin output');
   }
 
-  /** A message to the worker's own module, on its private port. */
-  #post(worker: Worker, m: ToWorker): void {
-    this.#ports.get(worker)?.postMessage(m);
+  #loading = new WeakMap<Proc, { resolve(shape: unknown): void; reject(err: Error): void }>();
+
+  #onFrame(proc: Proc, raw: unknown): void {
+    const m = decodeFromWorker(raw);
+    const loading = this.#loading.get(proc);
+    if (!loading) return this.#receive(proc, m);
+    if (m.type === 'ready') loading.resolve(m.shape);
+    else if (m.type === 'load-failed') loading.reject(new LoadError(fromWire(m.error).message));
+    else loading.reject(new LoadError(`unexpected first message '${m.type}' from the plugin's process`));
   }
 
-  /** Spawns a worker and waits for its plugin to load, within the import deadline. */
-  async #start(): Promise<Worker> {
-    const { worker, port } = this.#spawn();
+  /** Starts a process and waits for its plugin to load, within the import deadline. */
+  async #start(): Promise<Proc> {
+    const proc = this.#spawn();
     const ms = this.#limits.importTimeoutMs;
-    // One set of listeners for the worker's whole life (an 'error' without a listener would throw here).
-    let loading: { resolve(shape: unknown): void; reject(err: Error): void } | undefined;
-    let reason: string | undefined;
-    port.on('message', (raw: unknown) => {
-      const m = decodeFromWorker(raw);
-      if (!loading) return this.#receive(worker, m);
-      if (m.type === 'ready') loading.resolve(m.shape);
-      else loading.reject(new LoadError(`unexpected first message '${m.type}' from the plugin's worker`));
+    const why = (code: number | null, signal: NodeJS.Signals | null): string => {
+      if (proc.killedFor) return proc.killedFor;
+      if (/heap out of memory|Reached heap limit/.test(proc.stderr)) return `ran out of memory (heap limit ${this.#limits.heapMb} MB)`;
+      const last = proc.stderr.trim().split('\n').filter(Boolean).slice(-1)[0];
+      return `${signal ? `was killed (${signal})` : `exited (code ${code})`}${last ? `: ${last.slice(0, 500)}` : ''}`;
+    };
+    proc.child.on('error', (err) => {
+      proc.killedFor ??= `could not start: ${err.message}`;
     });
-    // parentPort, which the plugin's code can reach too: only a failed load is said there (see worker.ts).
-    let ignored = false;
-    worker.on('message', (raw: unknown) => {
-      const m = decodeFromWorker(raw);
-      if (loading && m.type === 'load-failed') return loading.reject(new LoadError(fromWire(m.error).message));
-      if (ignored) return;
-      ignored = true;
-      this.#log.warn(
-        { dir: this.#bundle.dir, namespace: this.#namespace },
-        `isolated plugin ${this.#namespace ?? this.#bundle.dir} posted on its worker's parentPort; such messages are ignored`,
-      );
-    });
-    worker.on('error', (err: Error) => {
-      reason ??= this.#deathReason(err);
-    });
-    worker.on('exit', (code) => {
-      port.close();
-      if (loading) loading.reject(new LoadError(`its worker ${reason ?? `exited (code ${code})`} while loading`));
-      else if (!this.#stopping.has(worker)) this.#died(worker, reason ?? `exited (code ${code})`);
+    proc.child.on('close', (code, signal) => {
+      clearInterval(proc.watch);
+      proc.channel.close();
+      const loading = this.#loading.get(proc);
+      if (loading) loading.reject(new LoadError(`its process ${why(code, signal)} while loading`));
+      else if (!proc.stopping) this.#died(proc, why(code, signal));
     });
     let timer: NodeJS.Timeout | undefined;
     try {
       const shape = await new Promise<unknown>((resolve, reject) => {
-        loading = { resolve, reject };
+        this.#loading.set(proc, { resolve, reject });
         timer = setTimeout(
-          () => reject(new LoadError(`loading did not finish within ${ms} ms (the import deadline); its worker was stopped`)),
+          () => reject(new LoadError(`loading did not finish within ${ms} ms (the import deadline); its process was stopped`)),
           ms,
         );
       });
       this.#shape ??= shape;
     } catch (err) {
-      this.#stopping.add(worker);
-      void worker.terminate();
+      this.#stop(proc);
       throw err;
     } finally {
-      loading = undefined;
+      this.#loading.delete(proc);
       clearTimeout(timer);
     }
     if (this.#closed) {
-      this.#stopping.add(worker);
-      void worker.terminate();
+      this.#stop(proc);
       throw new LoadError('unloaded while starting');
     }
-    this.#worker = worker;
+    this.#proc = proc;
     this.#pingAt = undefined;
     this.#startHeartbeat();
-    return worker;
+    this.#armIdle();
+    return proc;
   }
 
-  #deathReason(err: Error): string {
-    if ((err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') return `ran out of memory (heap limit ${this.#limits.heapMb} MB)`;
-    return `crashed: ${err.message}`;
+  /** Stops the process after idleStopMs with nothing running; the next call starts it again. */
+  #armIdle(): void {
+    clearTimeout(this.#idle);
+    if (this.#limits.idleStopMs <= 0) return;
+    this.#idle = setTimeout(() => {
+      const proc = this.#proc;
+      if (!proc || this.#calls.size > 0 || this.#rules.size > 0) return this.#armIdle();
+      this.#proc = undefined;
+      this.#ready = undefined;
+      this.#stopHeartbeat();
+      this.#stop(proc);
+      this.#log.debug({ namespace: this.#namespace }, 'isolated plugin idle: its process was stopped');
+    }, this.#limits.idleStopMs);
+    this.#idle.unref();
   }
 
   #startHeartbeat(): void {
@@ -414,21 +567,19 @@ export class PluginHost {
     const every = Math.max(10, Math.floor(ms / 4));
     let lastTick = performance.now();
     this.#heartbeat = setInterval(() => {
-      const worker = this.#worker;
+      const proc = this.#proc;
       const now = performance.now();
       // Folio's own thread was late for this tick (busy, or a busy machine): that delay is not the
-      // worker's, so the ping's clock is moved on by it (a pong may be waiting behind this tick).
+      // plugin's, so the ping's clock is moved on by it (a pong may be waiting behind this tick).
       const lateBy = now - lastTick - every;
       lastTick = now;
-      if (!worker) return;
+      if (!proc) return;
       if (this.#pingAt !== undefined && lateBy > every) this.#pingAt += lateBy;
       if (this.#pingAt === undefined) {
         this.#pingAt = now;
-        this.#post(worker, { type: 'ping', seq: ++this.#pingSeq } satisfies ToWorker);
+        this.#post(proc, { type: 'ping', seq: ++this.#pingSeq });
       } else if (now - this.#pingAt > ms) {
-        this.#stopping.add(worker);
-        void worker.terminate();
-        this.#died(worker, `computed for more than ${ms} ms without a pause (the CPU deadline); its worker was stopped`);
+        this.#kill(proc, `computed for more than ${ms} ms without a pause (the CPU deadline); its process was killed`);
       }
     }, every);
     this.#heartbeat.unref();
@@ -439,13 +590,18 @@ export class PluginHost {
     this.#heartbeat = undefined;
   }
 
-  /** The worker is gone: its calls fail, and it restarts with backoff, or the plugin is disabled. */
-  #died(worker: Worker, reason: string): void {
-    if (this.#worker !== worker) return;
-    this.#worker = undefined;
+  #post(proc: Proc, m: ToWorker): void {
+    proc.channel.send(m);
+  }
+
+  /** The process is gone: its calls fail, and it restarts with backoff, or the plugin is disabled. */
+  #died(proc: Proc, reason: string): void {
+    if (this.#proc !== proc) return;
+    this.#proc = undefined;
     this.#stopHeartbeat();
+    clearTimeout(this.#idle);
     const errorIds: string[] = [];
-    this.#fail(worker, (p) => {
+    this.#fail(proc, (p) => {
       const errorId = randomUUID();
       errorIds.push(errorId);
       return new FunctionFailed(`${p.what} did not finish: the plugin ${reason}`, errorId);
@@ -469,29 +625,30 @@ export class PluginHost {
       return;
     }
     const delay = 100 * 2 ** (this.#crashes.length - 1);
-    this.#ready = sleep(delay).then(() => {
+    const ready = sleep(delay).then(() => {
       if (this.#closed) throw new Error('unloaded');
       return this.#start();
     });
-    this.#ready.catch((err: unknown) => {
+    this.#ready = ready;
+    ready.catch((err: unknown) => {
       // A restart that does not load is one more crash, after its own backoff.
-      if (this.#closed || this.#worker) return;
+      if (this.#closed || this.#proc || this.#ready !== ready) return;
       const why = `failed to restart: ${(err as Error).message}`;
       this.#log.error({ dir: this.#bundle.dir, namespace: this.#namespace }, `isolated plugin ${why}`);
       this.#crashed(why);
     });
   }
 
-  /** Rejects the calls and rules running on `worker`. */
-  #fail(worker: Worker | undefined, error: (p: PendingCall) => Error): void {
+  /** Rejects the calls and rules running on `proc` (every one when none is named). */
+  #fail(proc: Proc | undefined, error: (p: PendingCall) => Error): void {
     for (const [id, p] of this.#calls)
-      if (!worker || p.worker === worker) {
+      if (!proc || p.proc === proc) {
         this.#calls.delete(id);
         p.cleanup();
         p.reject(error(p));
       }
     for (const [id, r] of this.#rules)
-      if (!worker || r.worker === worker) {
+      if (!proc || r.proc === proc) {
         this.#rules.delete(id);
         clearTimeout(r.timer);
         r.reject(new Error('the plugin stopped before its rule answered'));
@@ -503,22 +660,32 @@ export class PluginHost {
   async #call(fn: string, args: Record<string, unknown>, ctx: Context): Promise<unknown> {
     const what = `${this.#namespace}.${fn}`;
     if (this.#disabled) throw new FunctionFailed(`${what} is not available: the plugin was ${this.#disabled}`, randomUUID());
-    const worker = await this.#ready;
+    if (this.#calls.size >= this.#limits.maxConcurrentCalls)
+      throw new PluginBusy(
+        `${what} was not started: its plugin is already running ${this.#calls.size} calls, as many as it may at once`,
+        1,
+      );
+    const proc = await this.#wake();
     if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted');
     const id: CallId = randomUUID();
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         const reason = ctx.signal.reason instanceof Error ? ctx.signal.reason.message : 'aborted';
-        this.#post(worker, { type: 'abort', id, reason } satisfies ToWorker);
+        this.#post(proc, { type: 'abort', id, reason });
         this.#settle(id);
         reject(new Error(reason));
       };
       ctx.signal.addEventListener('abort', onAbort, { once: true });
-      this.#calls.set(id, { what, worker, ctx, resolve, reject, cleanup: () => ctx.signal.removeEventListener('abort', onAbort) });
+      this.#calls.set(id, { what, proc, ctx, resolve, reject, cleanup: () => ctx.signal.removeEventListener('abort', onAbort) });
       // The caller's surface, as the dispatcher's ctx.ref names functions for it, so hints written in
-      // the worker name them the same way (describe.ts callRef is the one rule).
+      // the process name them the same way (describe.ts callRef is the one rule).
       const surface = ctx.ref('a.b') === 'a__b' ? 'mcp' : 'curl';
-      this.#post(worker, { type: 'call', id, fn, args, caller: ctx.caller, budget: ctx.budget, surface } satisfies ToWorker);
+      try {
+        this.#post(proc, { type: 'call', id, fn, args, caller: ctx.caller, budget: ctx.budget, surface });
+      } catch (err) {
+        this.#settle(id);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      }
     });
   }
 
@@ -528,13 +695,16 @@ export class PluginHost {
     if (!p) return undefined;
     this.#calls.delete(id);
     p.cleanup();
-    if (this.#retiring && this.#calls.size === 0) this.close();
+    if (this.#calls.size === 0) {
+      if (this.#retiring) this.close();
+      else this.#armIdle();
+    }
     return p;
   }
 
   async #visible(caller: Caller): Promise<unknown> {
     if (this.#disabled) return false;
-    const worker = await this.#ready;
+    const proc = await this.#wake();
     const id = ++this.#seq;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -542,19 +712,19 @@ export class PluginHost {
         resolve(false);
       }, this.#limits.visibleTimeoutMs);
       timer.unref();
-      this.#rules.set(id, { worker, resolve, reject, timer });
-      this.#post(worker, { type: 'visible', id, caller } satisfies ToWorker);
+      this.#rules.set(id, { proc, resolve, reject, timer });
+      this.#post(proc, { type: 'visible', id, caller });
     });
   }
 
   /**
-   * A prompt's render, in the worker. The surface's deadline answers the client; the CPU deadline
-   * stops a worker that spins; this timer only forgets a render that never answers.
+   * A prompt's render, in the process. The surface's deadline answers the client; the CPU deadline
+   * stops a process that spins; this timer only forgets a render that never answers.
    */
   async #prompt(name: string, args: Record<string, string>, ctx: PromptContext): Promise<unknown> {
     if (this.#disabled)
       throw new FunctionFailed(`prompt ${this.#namespace}.${name} is not available: the plugin was ${this.#disabled}`, randomUUID());
-    const worker = await this.#ready;
+    const proc = await this.#wake();
     const id = ++this.#seq;
     const answer = await new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -562,33 +732,33 @@ export class PluginHost {
         reject(new Error(`prompt ${name} did not answer`));
       }, PROMPT_FORGET_MS);
       timer.unref();
-      this.#rules.set(id, { worker, resolve, reject, timer });
+      this.#rules.set(id, { proc, resolve, reject, timer });
       const surface = ctx.ref('a.b') === 'a__b' ? 'mcp' : 'curl';
-      this.#post(worker, { type: 'prompt', id, name, args, caller: ctx.caller, surface } satisfies ToWorker);
+      this.#post(proc, { type: 'prompt', id, name, args, caller: ctx.caller, surface });
     });
     const v = answer as { text: string } | { not: string };
     if ('text' in v) return v.text;
     throw new Error(`prompt ${name} rendered ${v.not}, not a string`);
   }
 
-  // ---- messages from the worker ---------------------------------------------------------------
-  // Nothing the worker sends may throw here: an exception in a message listener would be uncaught and
-  // end the process. Each message is decoded first (protocol.ts), and a message Folio cannot act on,
+  // ---- messages from the process -----------------------------------------------------------------
+  // Nothing the process sends may throw here: an exception in a message listener would be uncaught
+  // and end Folio. Each message is decoded first (protocol.ts), and a message Folio cannot act on,
   // or whose handling throws, fails only the call it names.
 
-  #receive(worker: Worker, m: FromWorker | Invalid): void {
+  #receive(proc: Proc, m: FromWorker | Invalid): void {
     try {
-      if (m.type === 'invalid') this.#unusable(worker, m.id, m.reason);
-      else this.#onMessage(worker, m);
+      if (m.type === 'invalid') this.#unusable(proc, m.id, m.reason);
+      else this.#onMessage(proc, m);
     } catch (err) {
-      this.#unusable(worker, 'id' in m ? m.id : undefined, 'a message Folio could not act on', err);
+      this.#unusable(proc, 'id' in m ? m.id : undefined, 'a message Folio could not act on', err);
     }
   }
 
   /** A message Folio will not act on: logged with an error id, and the call (or rule) it names fails with that id. */
-  #unusable(worker: Worker, id: CallId | number | undefined, reason: string, err?: unknown): void {
+  #unusable(proc: Proc, id: CallId | number | undefined, reason: string, err?: unknown): void {
     const errorId = randomUUID();
-    const p = typeof id === 'string' ? this.#runningOn(worker, id) : undefined;
+    const p = typeof id === 'string' ? this.#runningOn(proc, id) : undefined;
     this.#log.error(
       { errorId, dir: this.#bundle.dir, namespace: this.#namespace, ...(p ? { fn: p.what } : {}), ...(err ? { err } : {}) },
       `isolated plugin ${this.#namespace} sent ${reason}`,
@@ -599,32 +769,32 @@ export class PluginHost {
       return;
     }
     const r = typeof id === 'number' ? this.#rules.get(id) : undefined;
-    if (r && r.worker === worker) {
+    if (r && r.proc === proc) {
       this.#rules.delete(id as number);
       clearTimeout(r.timer);
       r.reject(new FunctionFailed('the plugin sent an answer Folio could not read', errorId));
     }
   }
 
-  /** The call `id` if this worker is running it: what the worker says about any other call is not acted on. */
-  #runningOn(worker: Worker, id: CallId): PendingCall | undefined {
+  /** The call `id` if this process is running it: what the process says about any other call is not acted on. */
+  #runningOn(proc: Proc, id: CallId): PendingCall | undefined {
     const p = this.#calls.get(id);
-    return p?.worker === worker ? p : undefined;
+    return p?.proc === proc ? p : undefined;
   }
 
-  #onMessage(worker: Worker, m: FromWorker): void {
+  #onMessage(proc: Proc, m: FromWorker): void {
     switch (m.type) {
       case 'pong':
         if (m.seq === this.#pingSeq) this.#pingAt = undefined;
         return;
       case 'result': {
-        if (!this.#runningOn(worker, m.id)) return this.#notRunning(m);
+        if (!this.#runningOn(proc, m.id)) return this.#notRunning(m);
         const p = this.#settle(m.id)!;
         if (!m.ok) return p.reject(fromWire(m.error));
         try {
           p.resolve(resultOf(m.value));
         } catch (err) {
-          // JSON text that is not JSON: only a raw message makes that (the worker sends JSON.stringify's).
+          // JSON text that is not JSON: only a hand-made message makes that (the process sends JSON.stringify's).
           const errorId = randomUUID();
           this.#log.error(
             { errorId, err, fn: p.what, namespace: this.#namespace },
@@ -637,7 +807,7 @@ export class PluginHost {
       case 'prompt-result':
       case 'visible-result': {
         const r = this.#rules.get(m.id);
-        if (!r || r.worker !== worker) return this.#notRunning(m);
+        if (!r || r.proc !== proc) return this.#notRunning(m);
         this.#rules.delete(m.id);
         clearTimeout(r.timer);
         if (m.ok) r.resolve(m.value);
@@ -645,28 +815,28 @@ export class PluginHost {
         return;
       }
       case 'progress': {
-        const p = this.#runningOn(worker, m.id);
+        const p = this.#runningOn(proc, m.id);
         if (!p) return this.#notRunning(m);
         p.ctx.progress(m.progress, m.total, m.message);
         return;
       }
       case 'log': {
-        const log = this.#runningOn(worker, m.id)?.ctx.log ?? this.#log;
+        const log = this.#runningOn(proc, m.id)?.ctx.log ?? this.#log;
         log[m.level]((typeof m.obj === 'object' && m.obj !== null) || typeof m.obj === 'string' ? m.obj : { value: m.obj }, m.msg);
         return;
       }
       case 'service': {
-        const p = this.#runningOn(worker, m.id);
+        const p = this.#runningOn(proc, m.id);
         if (!p) {
           this.#notRunning(m);
           const refused = new Aborted('no such call is running in this plugin: a service is used only within the call it was given to');
-          return this.#post(worker, { type: 'service-result', id: m.id, seq: m.seq, ok: false, error: toWire(refused) });
+          return this.#post(proc, { type: 'service-result', id: m.id, seq: m.seq, ok: false, error: toWire(refused) });
         }
-        this.#service(worker, p, m).catch((err: unknown) => this.#unusable(worker, m.id, 'a service request Folio could not answer', err));
+        this.#service(proc, p, m).catch((err: unknown) => this.#unusable(proc, m.id, 'a service request Folio could not answer', err));
         return;
       }
       default:
-        // 'ready', 'load-failed', 'trial-result' after loading: not a worker's to send now.
+        // 'ready', 'load-failed', 'trial-result' after loading: not a process's to send now.
         this.#log.warn(
           { dir: this.#bundle.dir, namespace: this.#namespace },
           `isolated plugin ${this.#namespace} sent '${m.type}' out of turn; ignored`,
@@ -676,8 +846,8 @@ export class PluginHost {
   }
 
   /**
-   * A message for a call (or rule) this worker is not running: finished, another's, or made up. A late
-   * answer after a timeout is ordinary; a service request is not, and says so louder. Never acted on.
+   * A message for a call (or rule) this process is not running: finished, another's, or made up. A
+   * late answer after a timeout is ordinary; a service request is not, and says so louder. Never acted on.
    */
   #notRunning(m: Extract<FromWorker, { id: unknown }>): void {
     const level = m.type === 'service' ? 'warn' : 'debug';
@@ -688,10 +858,10 @@ export class PluginHost {
   }
 
   /**
-   * ctx.services.<path>(...args) for a call in the worker, run here with the services of that call's
+   * ctx.services.<path>(...args) for a call in the process, run here with the services of that call's
    * caller, as Folio recorded it when the call started (`p`): the message names the call, never the caller.
    */
-  async #service(worker: Worker, p: PendingCall, m: Extract<FromWorker, { type: 'service' }>): Promise<void> {
+  async #service(proc: Proc, p: PendingCall, m: Extract<FromWorker, { type: 'service' }>): Promise<void> {
     let answer: ToWorker;
     try {
       let target: unknown = p.ctx.services;
@@ -709,10 +879,10 @@ export class PluginHost {
       answer = { type: 'service-result', id: m.id, seq: m.seq, ok: false, error: toWire(err) };
     }
     try {
-      this.#post(worker, answer);
+      this.#post(proc, answer);
     } catch (err) {
-      // A value that cannot be cloned: the handler gets the error instead.
-      this.#post(worker, { type: 'service-result', id: m.id, seq: m.seq, ok: false, error: toWire(err) });
+      // A value that cannot cross: the handler gets the error instead.
+      this.#post(proc, { type: 'service-result', id: m.id, seq: m.seq, ok: false, error: toWire(err) });
     }
   }
 }

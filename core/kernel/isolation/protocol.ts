@@ -1,9 +1,9 @@
-// The messages between Folio and an isolated plugin's worker (core/kernel/isolation/host.ts is
-// Folio's side, worker.ts the plugin's). Everything crosses by structured clone; errors cross as
+// The messages between Folio and an isolated plugin's host process (core/kernel/isolation/host.ts
+// is Folio's side, plugin-process.ts the plugin's; the trial worker, worker.ts, takes 'trial').
+// Everything crosses as V8-serialized data (channel.ts); errors cross as
 // plain data and are revived as the same typed outcome on the other side, so a NotFound thrown by
 // a handler answers 404 and a MissingScope from ctx.services reaches the handler as a MissingScope.
 import type { Surface } from '../describe.ts';
-import type { MessagePort } from 'node:worker_threads';
 import type { Caller } from '../../sdk/index.ts';
 import type { Bundle } from '../plugin-eval.ts';
 import type { WireError } from './wire-error.ts';
@@ -39,14 +39,14 @@ export type WireResult =
   | { kind: 'bytes'; data: Uint8Array; contentType: string; filename: string | undefined };
 
 /**
- * A call's id: random, made by Folio for each call and sent only to the worker's own module over the
- * worker's private port (the `load` message brings it), never to the plugin's code. Folio answers a
- * service request only for a call this worker is running, as that call's caller.
+ * A call's id: random, made by Folio for each call. Folio answers a service request only for a call
+ * this process is running, as that call's caller: an id the plugin makes up, or keeps after its
+ * call ended, names nothing.
  */
 export type CallId = string;
 
 export type ToWorker =
-  | { type: 'load'; bundle: Bundle; port: MessagePort }
+  | { type: 'load'; bundle: Bundle; allowedHosts: string[]; maxResultBytes: number }
   | { type: 'trial'; id: number; bundle: Bundle }
   | { type: 'ping'; seq: number }
   | { type: 'call'; id: CallId; fn: string; args: Record<string, unknown>; caller: Caller; budget: number; surface: Surface }

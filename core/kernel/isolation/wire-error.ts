@@ -115,6 +115,7 @@ const REVIVE: { [K in Outcome]: (message: string, p: Props) => errors.FolioError
   TooManyRequests: (m, p) => new errors.TooManyRequests(m, count(p.retryAfter)),
   TooManyReports: (m, p) => new errors.TooManyReports(m, count(p.retryAfter)),
   TooManyQueuedJobs: (m, p) => new errors.TooManyQueuedJobs(m, count(p.retryAfter)),
+  PluginBusy: (m, p) => new errors.PluginBusy(m, count(p.retryAfter)),
   SearchTimeout: (m) => new errors.SearchTimeout(m),
   Aborted: (m) => new errors.Aborted(m),
   FunctionFailed: (m, p) => new errors.FunctionFailed(m, headerSafe(p.errorId, 64) ?? randomUUID()),

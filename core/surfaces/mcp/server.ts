@@ -86,7 +86,7 @@ export async function listResources(dispatcher: Dispatcher, caller: RequestCalle
   return listSkills(await dispatcher.namespaces(await dispatcher.viewer(caller.principal, caller.log)));
 }
 
-/** The namespace of the catalogue tools (plugins/folio): listed even when the caller pinned others. */
+/** The namespace of the catalogue tools (plugins/@folio/folio): listed even when the caller pinned others. */
 export const CATALOGUE_NAMESPACE = 'folio';
 
 /** Hooks a session uses to keep track of what its client has seen. */

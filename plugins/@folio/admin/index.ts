@@ -4,6 +4,12 @@
 import { Type } from 'typebox';
 import { definePlugin } from 'folio/sdk';
 
+const Capabilities = Type.Object({
+  network: Type.Array(Type.String()),
+  env: Type.Array(Type.String()),
+  processes: Type.Boolean(),
+  workers: Type.Boolean(),
+});
 const Uuid = Type.String({ format: 'uuid', description: 'The user id (from create_user or whoami).' });
 
 export default definePlugin({
@@ -82,14 +88,24 @@ export default definePlugin({
       title: 'Plugin status',
       annotations: { readOnlyHint: true, openWorldHint: false },
       description:
-        "Every plugin folder the server watches: its namespace, version, when it last loaded, and the error of its last failed reload. state 'stale' means the last reload failed and the previous good version keeps serving; 'failed' means nothing from that folder serves; 'degraded' means an isolated plugin's worker was stopped or crashed since it loaded (last_error says why) and was restarted. isolation says whether the plugin runs in a worker of its own or on the server's thread.",
+        "Every plugin folder the server watches: its namespace, version, when it last loaded, and the error of its last failed reload. state 'stale' means the last reload failed and the previous good version keeps serving; 'failed' means nothing from that folder serves; 'degraded' means an isolated plugin's process was killed (a limit) or crashed since it loaded (last_error says why) and was restarted. isolation says whether the plugin runs in a sandboxed process of its own or on the server's thread; sandbox says, for a process, which protections hold and which this platform lacks, and the capabilities it asked for, was granted and misses.",
       returns: Type.Array(
         Type.Object({
           namespace: Type.Union([Type.String(), Type.Null()]),
           dir: Type.String(),
           version: Type.Union([Type.String(), Type.Null()]),
           state: Type.Union([Type.Literal('loaded'), Type.Literal('stale'), Type.Literal('failed'), Type.Literal('degraded')]),
-          isolation: Type.Union([Type.Literal('worker'), Type.Literal('in-process')]),
+          isolation: Type.Union([Type.Literal('process'), Type.Literal('in-process')]),
+          sandbox: Type.Union([
+            Type.Object({
+              kind: Type.Union([Type.Literal('bubblewrap'), Type.Literal('permission-model')]),
+              running: Type.Boolean(),
+              holds: Type.Array(Type.String()),
+              missing: Type.Array(Type.String()),
+              capabilities: Type.Object({ requested: Capabilities, granted: Capabilities, missing: Capabilities }),
+            }),
+            Type.Null(),
+          ]),
           loaded_at: Type.Union([Type.String(), Type.Null()]),
           last_attempt_at: Type.String(),
           last_error: Type.Union([Type.String(), Type.Null()]),
