@@ -22,6 +22,7 @@ import { Authenticator } from './kernel/auth.ts';
 import { PACKAGE, type Config } from './kernel/config.ts';
 import { Dispatcher } from './kernel/dispatch.ts';
 import { Registry } from './kernel/registry.ts';
+import { sandboxSummary } from './kernel/isolation/sandbox.ts';
 import { isolationSettings } from './kernel/isolation/host.ts';
 import { Policy } from './kernel/policy.ts';
 import { ScopeCatalogue } from './kernel/scopes.ts';
@@ -181,6 +182,8 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     debounceMs: config.reload.debounceMs,
     isolation: isolationSettings(config),
   });
+  const sandbox = sandboxSummary(config.isolation.sandbox);
+  log[sandbox.level](sandbox.message);
   await registry.loadAll();
   if (config.reload.watch) await registry.watch();
 

@@ -63,6 +63,29 @@ export function sandboxKind(setting: SandboxSetting): 'bubblewrap' | 'permission
   return 'permission-model';
 }
 
+/** One line for the start-up log: how third-party plugins will be sandboxed here, and what does not hold. */
+export function sandboxSummary(setting: SandboxSetting): { level: 'info' | 'warn'; message: string } {
+  let kind: 'bubblewrap' | 'permission-model';
+  try {
+    kind = sandboxKind(setting);
+  } catch (err) {
+    return { level: 'warn', message: `plugin sandbox: ${(err as Error).message}; isolated plugins will not load` };
+  }
+  if (kind === 'bubblewrap')
+    return {
+      level: 'info',
+      message: "plugin sandbox: bubblewrap (own PID and network namespaces, read-only view) and Node's permission model",
+    };
+  const why =
+    setting === 'none'
+      ? 'isolation.sandbox is "none"'
+      : 'bubblewrap is missing or cannot create namespaces here (apt-get install bubblewrap)';
+  return {
+    level: 'warn',
+    message: `plugin sandbox: Node's permission model only (${why}): isolated plugins share Folio's PID namespace and network, and raw sockets are not stopped`,
+  };
+}
+
 /** Paths Folio's side of the host process reads: its entry, the SDK and the packages they import. */
 function runtimePaths(): string[] {
   return ['core', 'node_modules', 'package.json']
