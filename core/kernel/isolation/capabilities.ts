@@ -26,14 +26,14 @@ export interface CapabilityReport {
 
 export const NONE: Capabilities = Object.freeze({ network: [], env: [], processes: false, workers: false });
 
-const HOST_RE = /^(\*|\*\.)?[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?(:\d{1,5})?$|^\*$/i;
+const HOST_RE = /^(\*\.)?[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$|^\*$/i;
 const ENV_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function hosts(v: unknown, where: string): string[] {
   if (v === undefined || v === false) return [];
   if (v === true) return ['*'];
   if (!Array.isArray(v) || !v.every((h) => typeof h === 'string' && HOST_RE.test(h)))
-    throw new LoadError(`${where}.network must be true, false or a list of host names (api.example.com, *.example.com)`);
+    throw new LoadError(`${where}.network must be true, false or a list of host names without ports (api.example.com, *.example.com)`);
   return [...new Set(v.map((h: string) => h.toLowerCase()))];
 }
 
@@ -67,16 +67,26 @@ export function requestedCapabilities(dir: string): Capabilities {
   };
 }
 
-/** A host name matches a granted pattern: the same name, any name under `*.`, or `*`. */
+/** A host name matches a pattern: the same name, `*.d` for d and any name under it, or `*`. */
 export function hostAllowed(allowed: readonly string[], hostname: string): boolean {
   const h = hostname.toLowerCase().replace(/\.$/, '');
-  return allowed.some((p) => p === '*' || p === h || (p.startsWith('*.') && h.endsWith(p.slice(1))));
+  return allowed.some((p) => p === '*' || p === h || (p.startsWith('*.') && (h === p.slice(2) || h.endsWith(p.slice(1)))));
+}
+
+/** What both a request and a grant cover: each pattern of one kept where the other covers it. */
+function commonHosts(requested: readonly string[], granted: readonly string[]): string[] {
+  const covers = (list: readonly string[], p: string): boolean =>
+    list.includes('*') || (p.startsWith('*.') ? list.includes(p) : hostAllowed(list, p));
+  const out = new Set<string>();
+  for (const r of requested) if (covers(granted, r)) out.add(r);
+  for (const g of granted) if (g !== '*' && covers(requested, g)) out.add(g);
+  return [...out];
 }
 
 /** The intersection of what was asked and what the operator granted, and what is missing. */
 export function grantCapabilities(requested: Capabilities, grant: Grant | undefined): CapabilityReport {
-  const grantHosts = grant?.network === true ? ['*'] : grant?.network === false || !grant?.network ? [] : grant.network;
-  const network = requested.network.filter((h) => grantHosts.includes('*') || grantHosts.includes(h));
+  const grantHosts = grant?.network === true ? ['*'] : !grant?.network ? [] : grant.network.map((h) => h.toLowerCase());
+  const network = commonHosts(requested.network, grantHosts);
   const env = requested.env.filter((e) => grant?.env?.includes(e));
   const granted: Capabilities = {
     network,
@@ -88,7 +98,7 @@ export function grantCapabilities(requested: Capabilities, grant: Grant | undefi
     requested,
     granted,
     missing: {
-      network: requested.network.filter((h) => !network.includes(h)),
+      network: requested.network.filter((h) => !network.includes(h) && !(h.startsWith('*') && network.length > 0)),
       env: requested.env.filter((e) => !env.includes(e)),
       processes: requested.processes && !granted.processes,
       workers: requested.workers && !granted.workers,

@@ -13,13 +13,15 @@ export interface ChannelEvents {
   message(m: unknown): void;
   /** The peer sent what is not a frame; the channel reads nothing more. */
   broken(reason: string): void;
+  /** The peer closed its end (or the socket was destroyed). */
+  closed?(): void;
 }
 
 const HEADER = 4;
 
 export class Channel {
   readonly #socket: Duplex;
-  readonly #maxFrame: number;
+  #maxFrame: number;
   readonly #events: ChannelEvents;
   #broken = false;
 
@@ -30,6 +32,7 @@ export class Channel {
     socket.on('data', (chunk: Buffer) => this.#read(chunk));
     // A peer that goes away is seen as the process's exit; the socket's own error adds nothing.
     socket.on('error', () => {});
+    socket.on('close', () => this.#events.closed?.());
   }
 
   /**
@@ -39,12 +42,21 @@ export class Channel {
    */
   send(m: unknown): void {
     const body = v8.serialize(m);
-    if (body.length > this.#maxFrame) throw new RangeError(`a message of ${body.length} bytes is over the channel's ${this.#maxFrame}`);
-    if (this.#socket.destroyed) return;
+    if (body.length > this.#maxFrame)
+      throw new RangeError(`a message of ${body.length} bytes is over the ${this.#maxFrame} bytes the channel takes`);
+    if (this.#socket.destroyed) throw new Error("the plugin's process is gone");
     const frame = Buffer.allocUnsafe(HEADER + body.length);
     frame.writeUInt32BE(body.length, 0);
     body.copy(frame, HEADER);
     this.#socket.write(frame);
+    // A peer that does not read: what waits for it is bounded, then the peer is given up.
+    if (this.#socket.writableLength > this.#maxFrame * 2)
+      this.#break(`stopped reading (${this.#socket.writableLength} bytes waiting for it)`);
+  }
+
+  /** Lowers the largest frame either way (the peer said its limit). */
+  limit(maxFrame: number): void {
+    this.#maxFrame = Math.min(this.#maxFrame, maxFrame);
   }
 
   close(): void {

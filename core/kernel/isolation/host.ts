@@ -14,9 +14,9 @@
 // The registry entry it makes (entry()) is an ordinary PluginEntry whose handlers and visible rule
 // send messages: dispatch, the policy and every surface use it as they use an in-process plugin.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path, { basename } from 'node:path';
 import type { Socket } from 'node:net';
@@ -188,6 +188,8 @@ interface Proc {
 
 interface PendingCall {
   what: string;
+  /** Service requests of this call Folio is running now. */
+  services: number;
   proc: Proc;
   ctx: Context;
   resolve(v: unknown): void;
@@ -210,6 +212,8 @@ const WATCH_MS = 100;
 const STDERR_TAIL = 4096;
 /** Lines of a plugin's own output logged per second; the rest are counted, not logged. */
 const OUTPUT_PER_SECOND = 50;
+/** Service requests one call may have running at once (each holds its answer in Folio until sent). */
+const MAX_SERVICES_PER_CALL = 64;
 
 const BLOCKED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -234,8 +238,17 @@ function resultOf(w: WireResult): unknown {
   }
 }
 
+/** SIGKILL to the process's group (it was started detached: its own group), else to it alone. */
+function killGroup(child: ChildProcess): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}
+
 /** Resident memory of a process and its descendants, in MB (Linux /proc); null where it cannot be read. */
-export async function treeRssMb(pid: number): Promise<number | null> {
+export async function treeRssMb(pid: number, each?: (pid: number) => void): Promise<number | null> {
   let kb = 0;
   let seen = 0;
   const visit = async (p: number, depth: number): Promise<void> => {
@@ -244,6 +257,7 @@ export async function treeRssMb(pid: number): Promise<number | null> {
     try {
       const status = await readFile(`/proc/${p}/status`, 'utf8');
       kb += Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? 0);
+      each?.(p);
       const children = await readFile(`/proc/${p}/task/${p}/children`, 'utf8').catch(() => '');
       for (const c of children.split(' ').filter(Boolean)) await visit(Number(c), depth + 1);
     } catch {
@@ -283,6 +297,10 @@ export class PluginHost {
   #pingAt: number | undefined;
   #pingSeq = 0;
   #outputBudget = { second: 0, lines: 0, dropped: 0 };
+  /** Calls admitted and not yet answered, including those waiting for the process to start. */
+  #admitted = 0;
+  /** The last visible() answers, by caller, for a request that finds the process stopped (idle). */
+  readonly #visibleSeen = new Map<string, boolean>();
 
   private constructor(bundle: Bundle, limits: IsolationLimits, log: Logger) {
     this.#bundle = bundle;
@@ -379,6 +397,7 @@ export class PluginHost {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#ready = undefined;
     clearTimeout(this.#idle);
     this.#stopHeartbeat();
     const proc = this.#proc;
@@ -393,7 +412,19 @@ export class PluginHost {
   /** The serving process: the one running, the one starting, or a new one (after an idle stop). */
   #wake(): Promise<Proc> {
     if (this.#disabled) return Promise.reject(new Error(this.#disabled));
-    this.#ready ??= this.#start();
+    if (this.#closed) return Promise.reject(new Aborted('its plugin was unloaded'));
+    if (!this.#ready) {
+      const first = this.#shape === undefined;
+      const ready = this.#start();
+      this.#ready = ready;
+      // A start after an idle stop that fails is a crash: counted, and retried with backoff. (A
+      // first start that fails is a failed load, which start() reports.)
+      ready.catch((err: unknown) => {
+        if (first || this.#ready !== ready || this.#closed) return;
+        this.#ready = undefined;
+        this.#crashed(`failed to start again: ${(err as Error).message}`);
+      });
+    }
     return this.#ready;
   }
 
@@ -401,14 +432,14 @@ export class PluginHost {
     proc.stopping = true;
     clearInterval(proc.watch);
     proc.channel.close();
-    proc.child.kill('SIGKILL');
+    killGroup(proc.child);
   }
 
   /** Kills a process over a limit; its exit reports `reason`. */
   #kill(proc: Proc, reason: string): void {
     proc.killedFor ??= reason;
     clearInterval(proc.watch);
-    proc.child.kill('SIGKILL');
+    killGroup(proc.child);
   }
 
   #spawn(): Proc {
@@ -421,9 +452,14 @@ export class PluginHost {
       sandbox: this.#sandbox,
     });
     this.#protections = plan.protections;
-    const child = spawn(plan.command, plan.args, { env: plan.env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], cwd: this.#bundle.dir });
-    // The largest frame Folio reads: an answer at the hard cap, as JSON text, with room for its envelope.
-    const maxFrame = this.#limits.maxResultBytes * 2 + 1024 * 1024;
+    // Its own process group (detached), so that killing it kills whatever it started too.
+    const child = spawn(plan.command, plan.args, {
+      env: plan.env,
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      cwd: this.#bundle.dir,
+      detached: true,
+    });
+    const maxFrame = this.#maxFrame();
     const proc: Proc = {
       child,
       channel: undefined as unknown as Channel,
@@ -447,10 +483,16 @@ export class PluginHost {
       const pid = child.pid;
       const ceiling = this.#limits.memoryMb;
       let reading = false;
+      const adjusted = new Set<number>();
       proc.watch = setInterval(() => {
         if (reading) return;
         reading = true;
-        void treeRssMb(pid).then((mb) => {
+        // The kernel's OOM killer, if the machine runs out first, is told to take the plugin, not Folio.
+        void treeRssMb(pid, (p) => {
+          if (adjusted.has(p)) return;
+          adjusted.add(p);
+          writeFile(`/proc/${p}/oom_score_adj`, '1000').catch(() => {});
+        }).then((mb) => {
           reading = false;
           if (mb !== null && mb > ceiling)
             this.#kill(proc, `used ${Math.round(mb)} MB of memory, over its ${ceiling} MB ceiling; its process was killed`);
@@ -463,27 +505,38 @@ export class PluginHost {
       bundle: this.#bundle,
       allowedHosts: this.#capabilities.granted.network,
       maxResultBytes: this.#limits.maxResultBytes,
+      maxFrame,
     } satisfies ToWorker);
     return proc;
   }
 
+  /** The largest frame either way: an answer at the hard cap, as JSON text, with room for its envelope (and the bundle). */
+  #maxFrame(): number {
+    return Math.max(this.#limits.maxResultBytes * 2 + 1024 * 1024, this.#bundle.code.length * 4 + 1024 * 1024);
+  }
+
   /** A plugin's console output, logged as its own, within a rate (a flood is counted, not logged). */
   #output(level: 'info' | 'warn', s: string): void {
+    if (this.#spend()) this.#log[level]({ namespace: this.#namespace, output: s.slice(0, 4096) }, 'isolated plugin output');
+  }
+
+  /** One line of the plugin's log budget (ctx.log and its console together); false past it this second. */
+  #spend(): boolean {
     const b = this.#outputBudget;
     const second = Math.floor(Date.now() / 1000);
     if (b.second !== second) {
       if (b.dropped)
         this.#log.warn(
           { namespace: this.#namespace, dropped: b.dropped },
-          `isolated plugin's output over ${OUTPUT_PER_SECOND} lines a second was dropped`,
+          `isolated plugin's log lines over ${OUTPUT_PER_SECOND} a second were dropped`,
         );
       this.#outputBudget = { second, lines: 0, dropped: 0 };
     }
     if (++this.#outputBudget.lines > OUTPUT_PER_SECOND) {
       this.#outputBudget.dropped++;
-      return;
+      return false;
     }
-    this.#log[level]({ namespace: this.#namespace, output: s.slice(0, 4096) }, 'isolated plugin output');
+    return true;
   }
 
   #loading = new WeakMap<Proc, { resolve(shape: unknown): void; reject(err: Error): void }>();
@@ -510,9 +563,11 @@ export class PluginHost {
     proc.child.on('error', (err) => {
       proc.killedFor ??= `could not start: ${err.message}`;
     });
-    proc.child.on('close', (code, signal) => {
+    // 'exit', not 'close': a grandchild holding its pipes open does not keep a dead process serving.
+    proc.child.on('exit', (code, signal) => {
       clearInterval(proc.watch);
       proc.channel.close();
+      killGroup(proc.child);
       const loading = this.#loading.get(proc);
       if (loading) loading.reject(new LoadError(`its process ${why(code, signal)} while loading`));
       else if (!proc.stopping) this.#died(proc, why(code, signal));
@@ -548,7 +603,7 @@ export class PluginHost {
   /** Stops the process after idleStopMs with nothing running; the next call starts it again. */
   #armIdle(): void {
     clearTimeout(this.#idle);
-    if (this.#limits.idleStopMs <= 0) return;
+    if (this.#limits.idleStopMs <= 0 || this.#closed) return;
     this.#idle = setTimeout(() => {
       const proc = this.#proc;
       if (!proc || this.#calls.size > 0 || this.#rules.size > 0) return this.#armIdle();
@@ -577,7 +632,9 @@ export class PluginHost {
       if (this.#pingAt !== undefined && lateBy > every) this.#pingAt += lateBy;
       if (this.#pingAt === undefined) {
         this.#pingAt = now;
-        this.#post(proc, { type: 'ping', seq: ++this.#pingSeq });
+        // A number the plugin cannot guess, so that it cannot answer for its own process while it spins.
+        this.#pingSeq = randomInt(1, 2 ** 47);
+        this.#post(proc, { type: 'ping', seq: this.#pingSeq });
       } else if (now - this.#pingAt > ms) {
         this.#kill(proc, `computed for more than ${ms} ms without a pause (the CPU deadline); its process was killed`);
       }
@@ -660,11 +717,18 @@ export class PluginHost {
   async #call(fn: string, args: Record<string, unknown>, ctx: Context): Promise<unknown> {
     const what = `${this.#namespace}.${fn}`;
     if (this.#disabled) throw new FunctionFailed(`${what} is not available: the plugin was ${this.#disabled}`, randomUUID());
-    if (this.#calls.size >= this.#limits.maxConcurrentCalls)
-      throw new PluginBusy(
-        `${what} was not started: its plugin is already running ${this.#calls.size} calls, as many as it may at once`,
-        1,
-      );
+    // Counted from here, not from when the process takes it: calls waiting for a start count too.
+    if (this.#admitted >= this.#limits.maxConcurrentCalls)
+      throw new PluginBusy(`${what} was not started: its plugin is already running ${this.#admitted} calls, as many as it may at once`, 1);
+    this.#admitted++;
+    try {
+      return await this.#run(what, fn, args, ctx);
+    } finally {
+      this.#admitted--;
+    }
+  }
+
+  async #run(what: string, fn: string, args: Record<string, unknown>, ctx: Context): Promise<unknown> {
     const proc = await this.#wake();
     if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted');
     const id: CallId = randomUUID();
@@ -676,7 +740,15 @@ export class PluginHost {
         reject(new Error(reason));
       };
       ctx.signal.addEventListener('abort', onAbort, { once: true });
-      this.#calls.set(id, { what, proc, ctx, resolve, reject, cleanup: () => ctx.signal.removeEventListener('abort', onAbort) });
+      this.#calls.set(id, {
+        what,
+        services: 0,
+        proc,
+        ctx,
+        resolve,
+        reject,
+        cleanup: () => ctx.signal.removeEventListener('abort', onAbort),
+      });
       // The caller's surface, as the dispatcher's ctx.ref names functions for it, so hints written in
       // the process name them the same way (describe.ts callRef is the one rule).
       const surface = ctx.ref('a.b') === 'a__b' ? 'mcp' : 'curl';
@@ -704,9 +776,16 @@ export class PluginHost {
 
   async #visible(caller: Caller): Promise<unknown> {
     if (this.#disabled) return false;
+    const key = `${caller.user.id}\u0000${caller.user.roles.join(',')}\u0000${caller.scopes.join(',')}`;
+    if (!this.#proc) {
+      // Stopped while idle: the answer this caller last had serves while the process starts (a
+      // start takes longer than the policy waits), and a caller never seen is answered hidden.
+      this.#wake().catch(() => {});
+      return this.#visibleSeen.get(key) ?? false;
+    }
     const proc = await this.#wake();
     const id = ++this.#seq;
-    return new Promise((resolve, reject) => {
+    const answer = await new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#rules.delete(id);
         resolve(false);
@@ -715,6 +794,11 @@ export class PluginHost {
       this.#rules.set(id, { proc, resolve, reject, timer });
       this.#post(proc, { type: 'visible', id, caller });
     });
+    if (typeof answer === 'boolean') {
+      if (this.#visibleSeen.size >= 10_000) this.#visibleSeen.clear();
+      this.#visibleSeen.set(key, answer);
+    }
+    return answer;
   }
 
   /**
@@ -821,7 +905,9 @@ export class PluginHost {
         return;
       }
       case 'log': {
-        const log = this.#runningOn(proc, m.id)?.ctx.log ?? this.#log;
+        const log = this.#runningOn(proc, m.id)?.ctx.log;
+        if (!log) return this.#notRunning(m);
+        if (!this.#spend()) return;
         log[m.level]((typeof m.obj === 'object' && m.obj !== null) || typeof m.obj === 'string' ? m.obj : { value: m.obj }, m.msg);
         return;
       }
@@ -832,7 +918,14 @@ export class PluginHost {
           const refused = new Aborted('no such call is running in this plugin: a service is used only within the call it was given to');
           return this.#post(proc, { type: 'service-result', id: m.id, seq: m.seq, ok: false, error: toWire(refused) });
         }
-        this.#service(proc, p, m).catch((err: unknown) => this.#unusable(proc, m.id, 'a service request Folio could not answer', err));
+        if (p.services >= MAX_SERVICES_PER_CALL) {
+          const refused = new Error(`a call may have ${MAX_SERVICES_PER_CALL} service requests running at once; await some first`);
+          return this.#post(proc, { type: 'service-result', id: m.id, seq: m.seq, ok: false, error: toWire(refused) });
+        }
+        p.services++;
+        this.#service(proc, p, m)
+          .catch((err: unknown) => this.#unusable(proc, m.id, 'a service request Folio could not answer', err))
+          .finally(() => p.services--);
         return;
       }
       default:

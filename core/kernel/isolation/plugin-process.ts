@@ -35,11 +35,16 @@ let plugin: Plugin | undefined;
 let allowedHosts: string[] = [];
 let maxResult = 8 * 1024 * 1024;
 
-const channel = new Channel(new Socket({ fd: 3, readable: true, writable: true }), 64 * 1024 * 1024, {
-  message: (m) => onMessage(m as ToWorker),
-  broken: () => process.exit(70),
-});
-// Folio went away (or closed the channel): nothing is left to serve.
+// Until 'load' says Folio's limit, frames are bounded by a generous one (the bundle comes first).
+const channel = open(256 * 1024 * 1024);
+function open(maxFrame: number): Channel {
+  return new Channel(new Socket({ fd: 3, readable: true, writable: true }), maxFrame, {
+    message: (m) => onMessage(m as ToWorker),
+    broken: () => process.exit(70),
+    // Folio went away (or closed the channel): nothing is left to serve.
+    closed: () => process.exit(0),
+  });
+}
 const send = (m: FromWorker): void => channel.send(m);
 
 function freezeCaller(c: Caller): Caller {
@@ -192,6 +197,7 @@ async function prompt(p: Plugin, m: Extract<ToWorker, { type: 'prompt' }>): Prom
 function load(m: Extract<ToWorker, { type: 'load' }>): void {
   allowedHosts = m.allowedHosts;
   maxResult = m.maxResultBytes;
+  channel.limit(m.maxFrame);
   try {
     const exported = evaluateBundle(m.bundle);
     plugin = exported as Plugin;

@@ -46,7 +46,7 @@ export type WireResult =
 export type CallId = string;
 
 export type ToWorker =
-  | { type: 'load'; bundle: Bundle; allowedHosts: string[]; maxResultBytes: number }
+  | { type: 'load'; bundle: Bundle; allowedHosts: string[]; maxResultBytes: number; maxFrame: number }
   | { type: 'trial'; id: number; bundle: Bundle }
   | { type: 'ping'; seq: number }
   | { type: 'call'; id: CallId; fn: string; args: Record<string, unknown>; caller: Caller; budget: number; surface: Surface }
@@ -125,12 +125,48 @@ function promptValue(v: unknown): { text: string } | { not: string } | undefined
   return undefined;
 }
 
+/** Values walked in one message, repeats included, and how deep: past either it is not acted on. */
+const MAX_NODES = 200_000;
+const MAX_DEPTH = 64;
+
+/**
+ * Whether walking `v` (as the log, an error's revival or JSON.stringify would) stays within bounds.
+ * V8's deserializer keeps shared references, so a few hundred bytes can describe an object whose
+ * walk doubles at each level, or a sparse array of 2^32 - 1 slots: counted here, repeats included,
+ * before anything walks it.
+ */
+export function withinBounds(v: unknown): boolean {
+  let nodes = 0;
+  const stack: Array<[unknown, number]> = [[v, 0]];
+  while (stack.length > 0) {
+    const [x, depth] = stack.pop()!;
+    if (++nodes > MAX_NODES || depth > MAX_DEPTH) return false;
+    if (typeof x !== 'object' || x === null || ArrayBuffer.isView(x) || x instanceof ArrayBuffer) continue;
+    if (Array.isArray(x)) {
+      if (x.length > MAX_NODES) return false;
+      for (const y of x) stack.push([y, depth + 1]);
+    } else if (x instanceof Map) {
+      if (x.size > MAX_NODES) return false;
+      for (const [k, y] of x) stack.push([k, depth + 1], [y, depth + 1]);
+    } else if (x instanceof Set) {
+      if (x.size > MAX_NODES) return false;
+      for (const y of x) stack.push([y, depth + 1]);
+    } else {
+      const keys = Object.keys(x);
+      if (keys.length > MAX_NODES) return false;
+      for (const k of keys) stack.push([(x as Record<string, unknown>)[k], depth + 1]);
+    }
+  }
+  return true;
+}
+
 /** A message from the worker as Folio will act on it, or `invalid` with why. Never throws. */
 export function decodeFromWorker(raw: unknown): FromWorker | Invalid {
   const m = record(raw);
   const claimed = m && (isCallId(m.id) || isSeq(m.id)) ? m.id : undefined;
   const invalid = (reason: string): Invalid => ({ type: 'invalid', id: claimed, reason });
   if (!m) return invalid('not an object');
+  if (!withinBounds(m)) return invalid(`a message too large or too deep to read (over ${MAX_NODES} values or ${MAX_DEPTH} levels)`);
   switch (m.type) {
     case 'ready':
       return { type: 'ready', shape: m.shape };
