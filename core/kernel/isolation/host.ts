@@ -15,8 +15,8 @@
 // send messages: dispatch, the policy and every surface use it as they use an in-process plugin.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path, { basename } from 'node:path';
 import type { Socket } from 'node:net';
@@ -247,25 +247,39 @@ function killGroup(child: ChildProcess): void {
   }
 }
 
-/** Resident memory of a process and its descendants, in MB (Linux /proc); null where it cannot be read. */
-export async function treeRssMb(pid: number, each?: (pid: number) => void): Promise<number | null> {
-  let kb = 0;
-  let seen = 0;
-  const visit = async (p: number, depth: number): Promise<void> => {
-    if (depth > 8 || seen > 256) return;
-    seen++;
+const PAGE_KB = 4;
+
+/** A process and its descendants (Linux /proc), at most a few levels and a few hundred. */
+export function processTree(pid: number): number[] {
+  const out: number[] = [];
+  const visit = (p: number, depth: number): void => {
+    if (depth > 8 || out.length >= 256) return;
+    let children: string;
     try {
-      const status = await readFile(`/proc/${p}/status`, 'utf8');
-      kb += Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? 0);
-      each?.(p);
-      const children = await readFile(`/proc/${p}/task/${p}/children`, 'utf8').catch(() => '');
-      for (const c of children.split(' ').filter(Boolean)) await visit(Number(c), depth + 1);
+      children = readFileSync(`/proc/${p}/task/${p}/children`, 'utf8');
+    } catch {
+      return;
+    }
+    out.push(p);
+    for (const c of children.split(' ').filter(Boolean)) visit(Number(c), depth + 1);
+  };
+  visit(pid, 0);
+  return out;
+}
+
+/** Resident memory of these processes, in MB (statm, read synchronously: a few microseconds each); null when none is left. */
+export function rssMb(pids: readonly number[]): number | null {
+  let pages = 0;
+  let seen = 0;
+  for (const p of pids) {
+    try {
+      pages += Number(readFileSync(`/proc/${p}/statm`, 'utf8').split(' ')[1]);
+      seen++;
     } catch {
       // Gone meanwhile.
     }
-  };
-  await visit(pid, 0);
-  return seen === 0 ? null : kb / 1024;
+  }
+  return seen === 0 ? null : (pages * PAGE_KB) / 1024;
 }
 
 export class PluginHost {
@@ -482,21 +496,26 @@ export class PluginHost {
     if (child.pid !== undefined) {
       const pid = child.pid;
       const ceiling = this.#limits.memoryMb;
-      let reading = false;
       const adjusted = new Set<number>();
+      let pids: number[] = [];
+      let tick = 0;
+      // Every WATCH_MS while calls run, every tenth tick while idle (a timer of the plugin's can
+      // still allocate); the tree is walked again every 20 ticks (it rarely changes).
       proc.watch = setInterval(() => {
-        if (reading) return;
-        reading = true;
-        // The kernel's OOM killer, if the machine runs out first, is told to take the plugin, not Folio.
-        void treeRssMb(pid, (p) => {
-          if (adjusted.has(p)) return;
-          adjusted.add(p);
-          writeFile(`/proc/${p}/oom_score_adj`, '1000').catch(() => {});
-        }).then((mb) => {
-          reading = false;
-          if (mb !== null && mb > ceiling)
-            this.#kill(proc, `used ${Math.round(mb)} MB of memory, over its ${ceiling} MB ceiling; its process was killed`);
-        });
+        tick++;
+        if (this.#calls.size === 0 && tick % 10 !== 0) return;
+        if (tick % 20 === 1 || pids.length === 0) {
+          pids = processTree(pid);
+          // The kernel's OOM killer, if the machine runs out first, is told to take the plugin, not Folio.
+          for (const p of pids)
+            if (!adjusted.has(p)) {
+              adjusted.add(p);
+              writeFile(`/proc/${p}/oom_score_adj`, '1000').catch(() => {});
+            }
+        }
+        const mb = rssMb(pids);
+        if (mb !== null && mb > ceiling)
+          this.#kill(proc, `used ${Math.round(mb)} MB of memory, over its ${ceiling} MB ceiling; its process was killed`);
       }, WATCH_MS);
       proc.watch.unref();
     }
