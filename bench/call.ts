@@ -14,7 +14,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { freshDatabase } from './lib.ts';
 import { formatProfile, summarizeProfile, type CpuProfile, type ProfileSummary } from './profile.ts';
-import { progress, removeDir, round, sliceSeconds, spawnChild, tempDir, turnOrder } from './util.ts';
+import { progress, removeDir, round, sliceSeconds, spawnChild, tempDir, turnOrder, type Child } from './util.ts';
 
 const PATH = '/curl/call/bench/noop';
 const SERVERS = path.join(import.meta.dirname, 'servers');
@@ -111,7 +111,7 @@ export function median(values: number[]): number {
 }
 
 /** The server process's CPU time so far (user + system, every thread), in microseconds. */
-export async function cpuOf(child: ServerChild): Promise<number> {
+export async function cpuOf(child: Pick<Child<unknown>, 'child' | 'next'>): Promise<number> {
   child.child.send({ cmd: 'cpu' });
   const { cpu } = (await child.next(10_000)) as { cpu: { user: number; system: number } };
   return cpu.user + cpu.system;

@@ -79,8 +79,8 @@ interface Ready {
 
 const ACCEPT = 'application/json, text/event-stream';
 
-/** initialize + notifications/initialized; checks the tool answers; returns the session's headers. */
-async function openSession(ready: Ready): Promise<Record<string, string>> {
+/** initialize + notifications/initialized; checks `tool` answers; returns the session's headers. */
+export async function openSession(ready: Pick<Ready, 'url' | 'token'>, tool = TOOL): Promise<Record<string, string>> {
   const base: Record<string, string> = { 'content-type': 'application/json', accept: ACCEPT };
   if (ready.token !== 'unused') base.authorization = `Bearer ${ready.token}`;
   const init = await fetch(`${ready.url}/mcp`, {
@@ -106,11 +106,11 @@ async function openSession(ready: Ready): Promise<Record<string, string>> {
   const check = await fetch(`${ready.url}/mcp`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 'check', method: 'tools/call', params: { name: TOOL, arguments: {} } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 'check', method: 'tools/call', params: { name: tool, arguments: {} } }),
   });
   const text = await check.text();
   if (!check.ok || !text.includes('"text":"{\\"ok\\":true}"') || text.includes('isError'))
-    throw new Error(`${TOOL} answered ${check.status}: ${text.slice(0, 300)}`);
+    throw new Error(`${tool} answered ${check.status}: ${text.slice(0, 300)}`);
   return headers;
 }
 

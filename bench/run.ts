@@ -16,6 +16,8 @@
 //   npm run bench -- --only=transcribe    the offline engine's real-time factor; the job queue's overhead
 //                                         (not in the default set: ~2-5 min; see bench/report-load.ts)
 //   npm run bench -- --only=fuzz          10,000 hostile requests over every surface (bench/fuzz.ts)
+//   npm run bench -- --only=plugin-host   a plugin in its own process vs in-process vs bare baselines:
+//                                         throughput, CPU, latency, memory, cold start (~3 min)
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +33,7 @@ import { formatReportFormats, runReportFormats, type ReportFormatsResult } from 
 import { formatRevisions, revisionsSummaryRows, runRevisions, type RevisionsResult } from './revisions.ts';
 import { formatReportLoad, runReportLoad, type ReportLoadResult } from './report-load.ts';
 import { formatFuzz, runFuzz, type FuzzRun } from './fuzz.ts';
+import { formatPluginHost, pluginHostSummaryRows, runPluginHost, type PluginHostResult } from './plugin-host.ts';
 import { assertNode24, progress } from './util.ts';
 
 const NAMES = [
@@ -46,9 +49,10 @@ const NAMES = [
   'report-formats',
   'transcribe',
   'fuzz',
+  'plugin-host',
 ] as const;
 type Name = (typeof NAMES)[number];
-/** What a bare `npm run bench` runs; notes, revisions, files, reports and fuzz only with --only (they take long). */
+/** What a bare `npm run bench` runs; notes, revisions, files, reports, fuzz and plugin-host only with --only (they take long). */
 const DEFAULT: Name[] = ['call', 'mcp', 'reload', 'memory', 'isolation'];
 
 function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boolean } {
@@ -72,7 +76,7 @@ function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boo
 function usage(problem?: string): never {
   if (problem) process.stderr.write(`bench: ${problem}\n`);
   process.stderr.write(
-    'usage: npm run bench -- [--only=call|mcp|reload|memory|isolation|notes|revisions|files|reports|report-formats|transcribe|fuzz[,...]] [--quick] [--profile]\n',
+    'usage: npm run bench -- [--only=call|mcp|reload|memory|isolation|notes|revisions|files|reports|report-formats|transcribe|fuzz|plugin-host[,...]] [--quick] [--profile]\n',
   );
   process.exit(problem ? 2 : 0);
 }
@@ -94,6 +98,7 @@ interface Summary {
   reportFormats?: ReportFormatsResult;
   transcribe?: TranscribeBenchResult;
   fuzz?: FuzzRun;
+  pluginHost?: PluginHostResult;
   errors: Record<string, string>;
 }
 
@@ -228,6 +233,7 @@ function summaryRows(s: Summary): string[][] {
       `${s.fuzz.sent} requests in ${s.fuzz.seconds} s on ${s.fuzz.engine}`,
       s.fuzz.serverErrors.length === 0 && s.fuzz.nonJson.length === 0 ? 'PASS (0/0)' : 'FAIL',
     ]);
+  if (s.pluginHost) rows.push(...pluginHostSummaryRows(s.pluginHost));
   for (const [name, err] of Object.entries(s.errors)) rows.push([name, 'ERROR', '', err.split('\n')[0]!.slice(0, 100), 'ERROR']);
   return rows;
 }
@@ -264,6 +270,7 @@ async function main(): Promise<void> {
       if (name === 'transcribe') details.push(formatTranscribeBench((summary.transcribe = await runTranscribeBench({ quick }))));
       if (name === 'report-formats') details.push(formatReportFormats((summary.reportFormats = await runReportFormats({ quick }))));
       if (name === 'reports') details.push(formatReportLoad((summary.reports = await runReportLoad({ quick }))));
+      if (name === 'plugin-host') details.push(formatPluginHost((summary.pluginHost = await runPluginHost({ quick, profile }))));
       if (name === 'fuzz') details.push(formatFuzz((summary.fuzz = await runFuzz(quick ? { requests: 1000 } : {}))));
     } catch (err) {
       summary.errors[name] = (err as Error).stack ?? String(err);

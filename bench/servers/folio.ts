@@ -2,12 +2,14 @@
 // it sends {url, token, engine} once it serves bench.noop to a plain user, then answers commands:
 //   {cmd:'profile-start'} / {cmd:'profile-stop', file}  CPU profiles of a window, main thread and workers
 //   {cmd:'cpu'}           this process's CPU time so far (process.cpuUsage: every thread)
+//   {cmd:'rss'}           this process's resident memory (process.memoryUsage().rss)
 //   {cmd:'breakdown', n}   sequential in-process timings of the per-call database work
 //   {cmd:'stop'}           closes Folio (and its database) and exits
 // argv: [databaseUrl, dataDir]  (databaseUrl '' -> embedded PGlite; dataDir: an empty folder the
 // parent made and removes after this process is gone, even if it had to kill it)
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
+import path from 'node:path';
 import { pino } from 'pino';
 import { BENCH_PLUGINS, callFn, createUserToken, send, startBenchFolio, stopOnParentRequest } from '../lib.ts';
 
@@ -87,7 +89,16 @@ try {
   // The call path itself: the bench plugin runs in-process, as Folio's own plugins do, unless
   // BENCH_ISOLATION says otherwise (the isolation bench measures the worker boundary's cost).
   const mode = process.env['BENCH_ISOLATION'] ?? 'in-process';
-  const b = await startBenchFolio({ plugins: [BENCH_PLUGINS], databaseUrl, dataDir, overrides: { isolation: { mode } } });
+  // bench/plugin-host.ts adds plugin folders (BENCH_PLUGIN_DIRS, path.delimiter-separated) and
+  // configuration (BENCH_CONFIG, JSON deep-merged last, e.g. isolation.plugins, idleStopSeconds).
+  const extraDirs = (process.env['BENCH_PLUGIN_DIRS'] ?? '').split(path.delimiter).filter(Boolean);
+  const extra = JSON.parse(process.env['BENCH_CONFIG'] ?? '{}') as { isolation?: Record<string, unknown> };
+  const b = await startBenchFolio({
+    plugins: [BENCH_PLUGINS, ...extraDirs],
+    databaseUrl,
+    dataDir,
+    overrides: { ...extra, isolation: { mode, ...extra.isolation } },
+  });
   stopOnParentRequest(async () => {
     await b.close();
   });
@@ -101,6 +112,8 @@ try {
       try {
         if (m.cmd === 'cpu') {
           send({ ok: true, cpu: process.cpuUsage() });
+        } else if (m.cmd === 'rss') {
+          send({ ok: true, rss: process.memoryUsage().rss });
         } else if (m.cmd === 'profile-start') {
           profiler = await startProfiler();
           send({ ok: true, threads: profiler.threads() });
