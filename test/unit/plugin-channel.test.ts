@@ -23,8 +23,8 @@ function pipe(): { socket: Duplex; input: PassThrough; written: Buffer[] } {
   return { socket, input, written };
 }
 
-function frame(m: unknown): Buffer {
-  const body = v8.serialize(m);
+function frame(m: unknown, json = false): Buffer {
+  const body = json ? Buffer.from('J' + JSON.stringify(m)) : Buffer.concat([Buffer.from('V'), v8.serialize(m)]);
   const head = Buffer.alloc(4);
   head.writeUInt32BE(body.length, 0);
   return Buffer.concat([head, body]);
@@ -36,7 +36,7 @@ t.test('frames split across chunks, and several in one chunk, arrive whole and i
   new Channel(socket, 1 << 20, { message: (m) => got.push(m), broken: () => t.fail('not broken') });
   const all = Buffer.concat([frame({ a: 1 }), frame('two'), frame(new Uint8Array([1, 2, 3]))]);
   for (let i = 0; i < all.length; i += 3) input.write(all.subarray(i, i + 3));
-  input.write(Buffer.concat([frame(4), frame({ five: [5] })]));
+  input.write(Buffer.concat([frame(4, true), frame({ five: [5] }, true)]));
   await new Promise((r) => setImmediate(r));
   t.same(got, [{ a: 1 }, 'two', new Uint8Array([1, 2, 3]), 4, { five: [5] }]);
 });
@@ -44,7 +44,9 @@ t.test('frames split across chunks, and several in one chunk, arrive whole and i
 t.test('a frame over the limit, or bytes that do not deserialize, break the channel saying why', async (t) => {
   for (const [bytes, why] of [
     [Buffer.from([0xff, 0xff, 0xff, 0xff, 0]), /4294967295 bytes, over the channel's limit of 1024/],
-    [Buffer.from([0, 0, 0, 2, 0xfe, 0xfe]), /does not deserialize/],
+    [Buffer.from([0, 0, 0, 3, 0x56, 0xfe, 0xfe]), /does not deserialize/],
+    [Buffer.from([0, 0, 0, 3, 0x4a, 0x7b, 0x7b]), /does not deserialize/],
+    [Buffer.from([0, 0, 0, 2, 0x00, 0x00]), /unknown format/],
   ] as const) {
     const { socket, input } = pipe();
     const reasons: string[] = [];

@@ -216,6 +216,8 @@ const OUTPUT_PER_SECOND = 50;
 const MAX_SERVICES_PER_CALL = 64;
 
 const BLOCKED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+/** Messages whose every field is JSON data, sent as JSON text (channel.ts); the rest in V8's format. */
+const AS_JSON = new Set<ToWorker['type']>(['call', 'ping', 'abort', 'visible', 'prompt']);
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -667,7 +669,7 @@ export class PluginHost {
   }
 
   #post(proc: Proc, m: ToWorker): void {
-    proc.channel.send(m);
+    proc.channel.send(m, AS_JSON.has(m.type));
   }
 
   /** The process is gone: its calls fail, and it restarts with backoff, or the plugin is disabled. */

@@ -45,7 +45,14 @@ function open(maxFrame: number): Channel {
     closed: () => process.exit(0),
   });
 }
-const send = (m: FromWorker): void => channel.send(m);
+/** What is JSON data through and through goes as JSON text (channel.ts): most of a call's messages. */
+const asJson = (m: FromWorker): boolean =>
+  m.type === 'pong' ||
+  m.type === 'progress' ||
+  (m.type === 'result' && m.ok && m.value.kind !== 'bytes') ||
+  (m.type === 'visible-result' && m.ok) ||
+  (m.type === 'prompt-result' && m.ok);
+const send = (m: FromWorker): void => channel.send(m, asJson(m));
 
 function freezeCaller(c: Caller): Caller {
   return Object.freeze({
