@@ -10,7 +10,7 @@ import { isBytes, type Caller, type Context, type PromptContext, type Services }
 import { evaluateBundle } from '../plugin-eval.ts';
 import { Channel } from './channel.ts';
 import { hostAllowed } from './capabilities.ts';
-import { shapeOf, type CallId, type FromWorker, type ToWorker, type WireResult } from './protocol.ts';
+import { shapeOf, UNCAUGHT_LINE, type CallId, type FromWorker, type ToWorker, type WireResult } from './protocol.ts';
 import { fromWire, toWire } from './wire-error.ts';
 
 // Taken before the plugin's code runs: a plugin that replaces globalThis.fetch or JSON does not
@@ -41,6 +41,26 @@ const channel = new Channel(new Socket({ fd: 3, readable: true, writable: true }
 });
 // Folio went away (or closed the channel): nothing is left to serve.
 const send = (m: FromWorker): void => channel.send(m);
+
+/** A thrown value on one short line, whatever it is (its getters may throw). */
+function describeThrown(v: unknown): string {
+  let text: string;
+  try {
+    text = v instanceof Error ? `${v.name}: ${v.message}` : typeof v === 'string' ? v : String(v);
+  } catch {
+    text = 'a value that cannot be described';
+  }
+  return text.replace(/\s+/g, ' ').slice(0, 500);
+}
+
+// An error nobody caught ends this process, as Node ends any (what the plugin holds can no longer be
+// trusted); first it is said on stderr, for Folio to give as the reason. Not when the plugin
+// handles such errors itself: then the process goes on.
+process.on('uncaughtExceptionMonitor', (err, origin) => {
+  if (process.listenerCount('uncaughtException') > 0) return;
+  const what = origin === 'unhandledRejection' ? 'a promise rejection nobody handled' : 'an uncaught exception';
+  process.stderr.write(`\n${UNCAUGHT_LINE}${what}: ${describeThrown(err)}\n`);
+});
 
 function freezeCaller(c: Caller): Caller {
   return Object.freeze({
