@@ -330,6 +330,21 @@ t.test('floods of log lines, progress and output: Folio keeps answering', async 
   await stillServing(t);
 });
 
+t.test('answers over limits.responseHardCapBytes are refused, with the reason', async (t) => {
+  for (const fn of ['big_text', 'big_bytes', 'big_json']) {
+    const r = await call(s, bob.token, 'sandbox_flood', fn);
+    t.equal(r.status, 413, `${fn}: 413 (${r.text.slice(0, 200)})`);
+    t.match(
+      r.text,
+      new RegExp(
+        `sandbox_flood\\.${fn} returned \\d+ bytes, over the 8388608 bytes any answer may have \\(limits\\.responseHardCapBytes\\)`,
+      ),
+    );
+    await stillServing(t);
+  }
+  t.equal((await statusOf('flood'))?.state, 'loaded', 'the process was not killed for it');
+});
+
 t.test('maxConcurrentCalls: a third call at once is answered 429 plugin_busy', async (t) => {
   const holding = () => lines.filter((l) => l.msg === 'holding').length;
   const before = holding();

@@ -5,6 +5,7 @@
 // ctx.progress and ctx.log send messages to Folio; ctx.signal fires when Folio says the call is
 // over; ctx.fetch reaches only the hosts the operator granted.
 import { Socket } from 'node:net';
+import { TooLarge } from '../../contract/errors.ts';
 import { callRef } from '../describe.ts';
 import { isBytes, type Caller, type Context, type PromptContext, type Services } from '../../sdk/index.ts';
 import { evaluateBundle } from '../plugin-eval.ts';
@@ -26,6 +27,7 @@ interface Running {
 const running = new Map<CallId, Running>();
 
 type Plugin = {
+  namespace: string;
   visible?: (caller: Caller) => unknown;
   functions: Record<string, { handler: (args: Record<string, unknown>, ctx: Context) => unknown }>;
   prompts?: Record<string, { render: (args: Record<string, string>, ctx: PromptContext) => unknown }>;
@@ -174,8 +176,13 @@ async function call(p: Plugin, m: Extract<ToWorker, { type: 'call' }>): Promise<
     };
     const value = wireResult(await fn.handler(m.args, ctx));
     const size = sizeOf(value);
+    // Refused as an answer over a ceiling is in-process (413, with the sizes), not as the plugin's failure.
     if (size > maxResult)
-      throw new Error(`${m.fn} returned ${size} bytes, over the ${maxResult} bytes any answer may have (limits.responseHardCapBytes)`);
+      throw new TooLarge(
+        `${callRef(m.surface, `${p.namespace}.${m.fn}`)} returned ${size} bytes, over the ${maxResult} bytes any answer may have (limits.responseHardCapBytes)`,
+        size,
+        maxResult,
+      );
     send({ type: 'result', id: m.id, ok: true, value });
   } catch (err) {
     send({ type: 'result', id: m.id, ok: false, error: toWire(err) });
