@@ -45,6 +45,8 @@ const s = await startTestServer({
   copyToScratch: ['memory', 'cpu', 'crash', 'granted', 'flood'].map((p) => path.join(SANDBOX, p)),
   log,
   overrides: {
+    // Small, so that a message over what Folio reads from a plugin (twice this, and 1 MB) is quick to make.
+    limits: { responseHardCapBytes: 1024 * 1024 },
     isolation: {
       // Required: CI installs bubblewrap (.ci/run), and what it holds is what these cases check.
       sandbox: 'bubblewrap',
@@ -337,12 +339,31 @@ t.test('answers over limits.responseHardCapBytes are refused, with the reason', 
     t.match(
       r.text,
       new RegExp(
-        `sandbox_flood\\.${fn} returned \\d+ bytes, over the 8388608 bytes any answer may have \\(limits\\.responseHardCapBytes\\)`,
+        `sandbox_flood\\.${fn} returned \\d+ bytes, over the 1048576 bytes any answer may have \\(limits\\.responseHardCapBytes\\)`,
       ),
     );
     await stillServing(t);
   }
   t.equal((await statusOf('flood'))?.state, 'loaded', 'the process was not killed for it');
+});
+
+t.test('a log entry or a service request larger than Folio reads fails alone; the process goes on', async (t) => {
+  const r = await call(s, bob.token, 'sandbox_flood', 'big_log');
+  t.equal(r.status, 200, r.text.slice(0, 300));
+  t.equal(r.text, 'logged');
+  t.ok(
+    lines.some((l) => JSON.stringify(l).includes('(a log entry too large to send)')),
+    'the log says an entry was too large',
+  );
+  const refused = await call(s, bob.token, 'sandbox_flood', 'big_service');
+  t.equal(refused.status, 200, refused.text.slice(0, 300));
+  t.match(
+    refused.text,
+    /^refused: a message of \d+ bytes is over the channel's limit of 3145728/,
+    'the handler is told, its process is not killed',
+  );
+  t.equal((await statusOf('flood'))?.state, 'loaded', 'the process was not killed for it');
+  await stillServing(t);
 });
 
 t.test('maxConcurrentCalls: a third call at once is answered 429 plugin_busy', async (t) => {

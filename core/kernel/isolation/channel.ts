@@ -20,12 +20,14 @@ const HEADER = 4;
 export class Channel {
   readonly #socket: Duplex;
   readonly #maxFrame: number;
+  #maxSend: number;
   readonly #events: ChannelEvents;
   #broken = false;
 
   constructor(socket: Duplex, maxFrame: number, events: ChannelEvents) {
     this.#socket = socket;
     this.#maxFrame = maxFrame;
+    this.#maxSend = maxFrame;
     this.#events = events;
     socket.on('data', (chunk: Buffer) => this.#read(chunk));
     // A peer that goes away is seen as the process's exit; the socket's own error adds nothing.
@@ -39,12 +41,21 @@ export class Channel {
    */
   send(m: unknown): void {
     const body = v8.serialize(m);
-    if (body.length > this.#maxFrame) throw new RangeError(`a message of ${body.length} bytes is over the channel's ${this.#maxFrame}`);
+    if (body.length > this.#maxSend)
+      throw new RangeError(`a message of ${body.length} bytes is over the channel's limit of ${this.#maxSend}`);
     if (this.#socket.destroyed) return;
     const frame = Buffer.allocUnsafe(HEADER + body.length);
     frame.writeUInt32BE(body.length, 0);
     body.copy(frame, HEADER);
     this.#socket.write(frame);
+  }
+
+  /**
+   * Sends no message longer than the peer reads (`maxFrame` otherwise): one longer would break the
+   * channel at the other end, and with it every call the peer is running.
+   */
+  limitSends(bytes: number): void {
+    this.#maxSend = Math.min(this.#maxSend, bytes);
   }
 
   close(): void {

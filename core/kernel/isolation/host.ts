@@ -488,6 +488,7 @@ export class PluginHost {
       bundle: this.#bundle,
       allowedHosts: this.#capabilities.granted.network,
       maxResultBytes: this.#limits.maxResultBytes,
+      maxFrame,
     } satisfies ToWorker);
     return proc;
   }

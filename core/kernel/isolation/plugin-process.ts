@@ -219,6 +219,9 @@ async function prompt(p: Plugin, m: Extract<ToWorker, { type: 'prompt' }>): Prom
 function load(m: Extract<ToWorker, { type: 'load' }>): void {
   allowedHosts = m.allowedHosts;
   maxResult = m.maxResultBytes;
+  // A log entry or a service request Folio would not read fails alone here (a log entry is replaced
+  // by a note), rather than ending the process with every call it runs.
+  channel.limitSends(m.maxFrame);
   try {
     const exported = evaluateBundle(m.bundle);
     plugin = exported as Plugin;

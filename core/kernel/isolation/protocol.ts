@@ -53,7 +53,7 @@ export type WireResult =
 export type CallId = string;
 
 export type ToWorker =
-  | { type: 'load'; bundle: Bundle; allowedHosts: string[]; maxResultBytes: number }
+  | { type: 'load'; bundle: Bundle; allowedHosts: string[]; maxResultBytes: number; maxFrame: number }
   | { type: 'trial'; id: number; bundle: Bundle }
   | { type: 'ping'; seq: number }
   | { type: 'call'; id: CallId; fn: string; args: Record<string, unknown>; caller: Caller; budget: number; surface: Surface }
