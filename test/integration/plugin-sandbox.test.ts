@@ -22,9 +22,19 @@ import { startTestServer, req, call, createUser, eventually, FIXTURES, type Repl
 
 const SANDBOX = path.join(FIXTURES, 'sandbox');
 
-// The server's log, kept to look for error ids and messages.
+// The server's log, kept to look for error ids and messages; the flood's 100 000 lines are only counted.
 const lines: Array<Record<string, any>> = [];
-const log = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s)) });
+let floodLines = 0;
+const log = pino(
+  { level: 'info' },
+  {
+    write: (s: string) => {
+      const line = JSON.parse(s) as Record<string, any>;
+      if (line.msg === 'flood line') floodLines++;
+      else lines.push(line);
+    },
+  },
+);
 
 // Both asked for by the plugin in granted/; the first is granted to it, the second is not.
 process.env.FOLIO_TEST_GRANTED = 'granted value';
@@ -319,16 +329,31 @@ t.test('environment: a granted variable is given, one asked for and not granted 
   await stillServing(t);
 });
 
-t.test('floods of log lines, progress and output: Folio keeps answering', async (t) => {
-  for (const fn of ['print']) {
+t.test('floods of log lines, output and progress: Folio keeps answering', async (t) => {
+  const flood = async (fn: string) => {
+    const from = lines.length;
     const flooding = call(s, bob.token, 'sandbox_flood', fn);
     await stillServing(t);
     const r = await flooding;
-    t.equal(r.status, 200, `${fn}: the flooding call answers`);
-    t.equal(r.text, '100000');
-  }
-  const printed = lines.filter((l) => l.msg === 'isolated plugin output' && /printed line/.test(l.output ?? ''));
-  t.ok(printed.length < 100, `stdout is logged within a rate: ${printed.length} of 1000 writes`);
+    const dropped = lines.slice(from).find((l) => / were dropped: it sent them faster than Folio read them/.test(l.msg));
+    return { r, dropped: (dropped?.dropped as number | undefined) ?? 0 };
+  };
+  const logged = await flood('log');
+  t.equal(logged.r.status, 200, `log: the flooding call answers (${logged.r.text.slice(0, 200)})`);
+  t.equal(logged.r.text, '100000');
+  t.equal(floodLines + logged.dropped, 100_000, `each line was logged (${floodLines}) or counted as dropped (${logged.dropped})`);
+  const printed = await flood('print');
+  t.equal(printed.r.status, 200, `print: the flooding call answers (${printed.r.text.slice(0, 200)})`);
+  const output = lines.filter((l) => l.msg === 'isolated plugin output').map((l) => String(l.output));
+  const shown = output.join('').split('printed line').length - 1;
+  t.ok(shown < 10_000, `stdout is logged within a rate: ${shown} of its 100 000 lines`);
+  t.equal((await statusOf('flood'))?.state, 'loaded', 'the process was not killed for either');
+
+  const progress = await flood('progress');
+  t.equal(progress.r.status, 200, `progress: the flooding call answers (${progress.r.text.slice(0, 200)})`, {
+    todo: 'each message a plugin process sends (v8.serialize, channel.ts) grows its resident memory for good on Node 24, ~1 KB each: 100 000 take it past the 160 MB ceiling',
+  });
+  if (progress.r.status !== 200) failed(t, progress.r, 'progress', /over its 160 MB ceiling; its process was killed/);
   await stillServing(t);
 });
 

@@ -50,6 +50,11 @@ export class Channel {
     this.#socket.write(frame);
   }
 
+  /** Bytes sent and not yet taken by the peer (queued here or in the socket). */
+  get backlog(): number {
+    return this.#socket.writableLength;
+  }
+
   /**
    * Sends no message longer than the peer reads (`maxFrame` otherwise): one longer would break the
    * channel at the other end, and with it every call the peer is running.

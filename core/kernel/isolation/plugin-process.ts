@@ -23,7 +23,19 @@ interface Running {
   controller: AbortController;
   services: Map<number, { resolve(v: unknown): void; reject(e: Error): void }>;
   seq: number;
+  /** Log lines and progress reports not sent (BACKLOG_BYTES). */
+  dropped: number;
 }
+
+/**
+ * Output Folio has not read yet past which a call's log lines and progress reports are dropped. A
+ * flood of them would queue here without bound, taking the process's memory, and hold up the pong
+ * behind it, so that the heartbeat would kill the process as if it computed without a pause.
+ * Results, service requests and pongs are never dropped; the dropped are counted, and said when
+ * the call ends.
+ */
+const BACKLOG_BYTES = 1024 * 1024;
+
 const running = new Map<CallId, Running>();
 
 type Plugin = {
@@ -93,10 +105,14 @@ function servicesFor(id: CallId, run: Running): Services {
   return at([]) as Services;
 }
 
-function logFor(id: CallId): Context['log'] {
+function logFor(id: CallId, run: Running): Context['log'] {
   const at =
     (level: 'info' | 'warn' | 'error' | 'debug') =>
     (obj: object | string, msg?: string): void => {
+      if (channel.backlog > BACKLOG_BYTES) {
+        run.dropped++;
+        return;
+      }
       let data: unknown;
       try {
         data = structuredClone(obj);
@@ -149,8 +165,21 @@ function sizeOf(w: WireResult): number {
   return 0;
 }
 
+/** Says, in the call's log, how many of its log lines and progress reports were dropped. */
+function reportDropped(id: CallId, run: Running): void {
+  if (run.dropped === 0) return;
+  send({
+    type: 'log',
+    id,
+    level: 'warn',
+    obj: { dropped: run.dropped },
+    msg: `${run.dropped} log lines and progress reports of this call were dropped: it sent them faster than Folio read them`,
+  });
+  run.dropped = 0;
+}
+
 async function call(p: Plugin, m: Extract<ToWorker, { type: 'call' }>): Promise<void> {
-  const run: Running = { controller: new AbortController(), services: new Map(), seq: 0 };
+  const run: Running = { controller: new AbortController(), services: new Map(), seq: 0, dropped: 0 };
   running.set(m.id, run);
   try {
     const fn = Object.hasOwn(p.functions, m.fn) ? p.functions[m.fn] : undefined;
@@ -158,10 +187,14 @@ async function call(p: Plugin, m: Extract<ToWorker, { type: 'call' }>): Promise<
     const ctx: Context = {
       caller: freezeCaller(m.caller),
       signal: run.controller.signal,
-      log: logFor(m.id),
+      log: logFor(m.id, run),
       services: servicesFor(m.id, run),
       progress: (progress, total, message) => {
         if (run.controller.signal.aborted || typeof progress !== 'number' || !Number.isFinite(progress)) return;
+        if (channel.backlog > BACKLOG_BYTES) {
+          run.dropped++;
+          return;
+        }
         send({
           type: 'progress',
           id: m.id,
@@ -183,8 +216,10 @@ async function call(p: Plugin, m: Extract<ToWorker, { type: 'call' }>): Promise<
         size,
         maxResult,
       );
+    reportDropped(m.id, run);
     send({ type: 'result', id: m.id, ok: true, value });
   } catch (err) {
+    reportDropped(m.id, run);
     send({ type: 'result', id: m.id, ok: false, error: toWire(err) });
   } finally {
     running.delete(m.id);
