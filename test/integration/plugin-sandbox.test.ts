@@ -185,7 +185,7 @@ t.test('memory: whatever takes it, only the plugin’s process dies', async (t) 
   }
 });
 
-t.test('CPU: a prompt that never finishes rendering', async (t) => {
+t.test('CPU: a prompt that never finishes rendering, and a timer that spins after its call answered', async (t) => {
   const client = new Client({ name: 'sandbox-test', version: '1.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${bob.token}` } } }),
@@ -195,13 +195,31 @@ t.test('CPU: a prompt that never finishes rendering', async (t) => {
   t.ok(rendered instanceof Error, 'the render fails');
   t.match((rendered as Error).message, /error id/i, 'with an error id');
   await stillServing(t);
-  const st = await eventually(
+  let st = await eventually(
     () => statusOf('cpu'),
     (p) => /CPU deadline/.test(p?.last_error ?? ''),
     10_000,
   );
   t.equal(st?.state, 'degraded');
   t.match(st?.last_error, /computed for more than 1000 ms without a pause \(the CPU deadline\); its process was killed/);
+  await answersAgain(t, 'sandbox_cpu');
+
+  // It spins 50 ms after answering; the idle stop (1 s after the answer) comes before the CPU deadline.
+  const before = st?.last_error;
+  const scheduled = await call(s, bob.token, 'sandbox_cpu', 'spin_later');
+  t.equal(scheduled.text, 'scheduled', 'the call answered before the spin');
+  st = await eventually(
+    () => statusOf('cpu'),
+    (p) => p?.last_error !== before,
+    10_000,
+  );
+  t.not(st?.last_error, before, 'plugin_status says it was stopped again');
+  t.match(
+    st?.last_error,
+    /computed for more than 1000 ms without a pause/,
+    'no call was waiting: the heartbeat stopped it, not the idle stop',
+  );
+  await stillServing(t);
   await answersAgain(t, 'sandbox_cpu');
 });
 

@@ -595,7 +595,9 @@ export class PluginHost {
     if (this.#limits.idleStopMs <= 0) return;
     this.#idle = setTimeout(() => {
       const proc = this.#proc;
-      if (!proc || this.#calls.size > 0 || this.#rules.size > 0) return this.#armIdle();
+      // A ping unanswered: it may be computing in a timer, which the heartbeat decides and reports;
+      // stopped now, it would end without a word in plugin_status.
+      if (!proc || this.#calls.size > 0 || this.#rules.size > 0 || this.#pingAt !== undefined) return this.#armIdle();
       this.#proc = undefined;
       this.#ready = undefined;
       this.#stopHeartbeat();
