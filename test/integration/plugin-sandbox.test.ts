@@ -259,6 +259,7 @@ t.test('signals: the plugin sees only its own PID namespace, and Folio survives 
   t.comment(`SIGKILL to its parent: ${JSON.stringify(got.parent)}; SIGTERM to PID 1: ${JSON.stringify(got.init)}`);
   await stillServing(t);
   t.equal((await call(s, bob.token, 'sandbox_granted', 'env')).status, 200, 'another plugin answers');
+  t.equal(await lastError('reach'), null, 'its own process was not ended by what it sent');
 });
 
 t.test("Folio's environment and files, the system's and another plugin's cannot be read", async (t) => {
@@ -271,7 +272,7 @@ t.test("Folio's environment and files, the system's and another plugin's cannot 
     t.ok(['ERR_ACCESS_DENIED', 'ENOENT'].includes(got.code!), `${what}: ${got.code}`);
     t.equal(got.value, undefined, `${what}: nothing of it`);
   }
-  t.notMatch(r.text, /root:|FOLIO_TEST|postgres/, 'nothing of it anywhere in the answer');
+  t.notMatch(r.text, /root:|FOLIO_TEST/, 'nothing of it anywhere in the answer');
   await stillServing(t);
 });
 
@@ -433,8 +434,7 @@ t.test('maxConcurrentCalls: a third call at once is answered 429 plugin_busy', a
     15_000,
   );
   const third = await call(s, bob.token, 'sandbox_flood', 'ok');
-  t.equal(third.status, 429, third.text);
-  t.match(third.text, /plugin_busy|already running 2 calls/);
+  t.equal(third.status, 429, `429 (plugin_busy): ${third.text}`);
   t.match(third.text, /sandbox_flood\.ok was not started: its plugin is already running 2 calls, as many as it may at once/);
   t.ok(third.headers.get('retry-after'), 'with Retry-After');
   await stillServing(t);
