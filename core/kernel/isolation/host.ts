@@ -248,12 +248,9 @@ function resultOf(w: WireResult): unknown {
 /** The error a process said ended it (UNCAUGHT_LINE), if this output of it says so. */
 function uncaughtIn(output: string): string | undefined {
   const at = output.lastIndexOf(UNCAUGHT_LINE);
-  return at < 0
-    ? undefined
-    : output
-        .slice(at + UNCAUGHT_LINE.length)
-        .split('\n', 1)[0]!
-        .slice(0, 600);
+  if (at < 0) return undefined;
+  const line = output.slice(at + UNCAUGHT_LINE.length).split('\n', 1)[0]!;
+  return line.slice(0, 600);
 }
 
 /** Resident memory of a process and its descendants, in MB (Linux /proc); null where it cannot be read. */

@@ -209,7 +209,7 @@ async function call(p: Plugin, m: Extract<ToWorker, { type: 'call' }>): Promise<
     };
     const value = wireResult(await fn.handler(m.args, ctx));
     const size = sizeOf(value);
-    // Refused as an answer over a ceiling is in-process (413, with the sizes), not as the plugin's failure.
+    // Refused as in-process answers over a ceiling are (413, with the sizes), not as a failure of the plugin.
     if (size > maxResult)
       throw new TooLarge(
         `${callRef(m.surface, `${p.namespace}.${m.fn}`)} returned ${size} bytes, over the ${maxResult} bytes any answer may have (limits.responseHardCapBytes)`,
