@@ -78,6 +78,11 @@ export class Channel {
     this.#maxFrame = Math.min(this.#maxFrame, maxFrame);
   }
 
+  /** Bytes sent and not yet taken by the peer (queued here or in the socket). */
+  get backlog(): number {
+    return this.#socket.writableLength;
+  }
+
   close(): void {
     this.#socket.destroy();
   }

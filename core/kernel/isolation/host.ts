@@ -17,7 +17,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { constants, tmpdir } from 'node:os';
 import path, { basename } from 'node:path';
 import type { Socket } from 'node:net';
 import { Worker } from 'node:worker_threads';
@@ -29,7 +29,16 @@ import { buildPlugin, type PluginEntry } from '../manifest.ts';
 import { LoadError, type Bundle } from '../plugin-eval.ts';
 import { grantCapabilities, requestedCapabilities, type CapabilityReport } from './capabilities.ts';
 import { Channel } from './channel.ts';
-import { decodeFromWorker, FUNCTION, type CallId, type FromWorker, type Invalid, type ToWorker, type WireResult } from './protocol.ts';
+import {
+  decodeFromWorker,
+  FUNCTION,
+  UNCAUGHT_LINE,
+  type CallId,
+  type FromWorker,
+  type Invalid,
+  type ToWorker,
+  type WireResult,
+} from './protocol.ts';
 import { launchPlan, sandboxKind, type Protections, type SandboxSetting } from './sandbox.ts';
 import { fromWire, toWire } from './wire-error.ts';
 
@@ -183,6 +192,8 @@ interface Proc {
   /** Folio stopped it on purpose (unload, idle, retire): its exit is not a crash. */
   stopping: boolean;
   stderr: string;
+  /** What the process said ended it (an error nobody caught), from its stderr. */
+  uncaught: string | undefined;
   watch: NodeJS.Timeout | undefined;
 }
 
@@ -238,6 +249,14 @@ function resultOf(w: WireResult): unknown {
     case 'bytes':
       return bytes(w.data, w.contentType, w.filename);
   }
+}
+
+/** The error a process said ended it (UNCAUGHT_LINE), if this output of it says so. */
+function uncaughtIn(output: string): string | undefined {
+  const at = output.lastIndexOf(UNCAUGHT_LINE);
+  if (at < 0) return undefined;
+  const line = output.slice(at + UNCAUGHT_LINE.length).split('\n', 1)[0]!;
+  return line.slice(0, 600);
 }
 
 /** SIGKILL to the process's group (it was started detached: its own group), else to it alone. */
@@ -482,6 +501,7 @@ export class PluginHost {
       killedFor: undefined,
       stopping: false,
       stderr: '',
+      uncaught: undefined,
       watch: undefined,
     };
     proc.channel = new Channel(child.stdio[3] as Socket, maxFrame, {
@@ -493,6 +513,8 @@ export class PluginHost {
     child.stdout?.on('data', (s: string) => this.#output('info', s));
     child.stderr?.on('data', (s: string) => {
       proc.stderr = (proc.stderr + s).slice(-STDERR_TAIL);
+      // Kept apart from the tail: the error's stack, printed after it, can be longer than the tail.
+      proc.uncaught = uncaughtIn(s) ?? proc.uncaught;
       this.#output('warn', s);
     });
     if (child.pid !== undefined) {
@@ -571,6 +593,15 @@ export class PluginHost {
     else loading.reject(new LoadError(`unexpected first message '${m.type}' from the plugin's process`));
   }
 
+  /**
+   * The signal that ended the process, from bubblewrap's exit code: it exits with 128 plus the
+   * signal's number when what it ran was killed by one (process.abort(), the kernel's OOM killer).
+   */
+  #signalOf(code: number | null): string | undefined {
+    if (this.#sandbox !== 'bubblewrap' || code === null || code <= 128) return undefined;
+    return Object.entries(constants.signals).find(([, n]) => n === code - 128)?.[0];
+  }
+
   /** Starts a process and waits for its plugin to load, within the import deadline. */
   async #start(): Promise<Proc> {
     const proc = this.#spawn();
@@ -578,8 +609,17 @@ export class PluginHost {
     const why = (code: number | null, signal: NodeJS.Signals | null): string => {
       if (proc.killedFor) return proc.killedFor;
       if (/heap out of memory|Reached heap limit/.test(proc.stderr)) return `ran out of memory (heap limit ${this.#limits.heapMb} MB)`;
-      const last = proc.stderr.trim().split('\n').filter(Boolean).slice(-1)[0];
-      return `${signal ? `was killed (${signal})` : `exited (code ${code})`}${last ? `: ${last.slice(0, 500)}` : ''}`;
+      if (proc.uncaught) return `ended on ${proc.uncaught}`;
+      // Killed by a signal: what it printed last (a native stack, for an abort) says nothing more.
+      const killedBy = signal ?? this.#signalOf(code);
+      if (killedBy) return `was killed (${killedBy})`;
+      // Else its last line, but not the version Node prints after an error.
+      const last = proc.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => l.trim() && !/^Node\.js v\d/.test(l))
+        .slice(-1)[0];
+      return `exited (code ${code})${last ? `: ${last.slice(0, 500)}` : ''}`;
     };
     proc.child.on('error', (err) => {
       proc.killedFor ??= `could not start: ${err.message}`;
@@ -627,7 +667,9 @@ export class PluginHost {
     if (this.#limits.idleStopMs <= 0 || this.#closed) return;
     this.#idle = setTimeout(() => {
       const proc = this.#proc;
-      if (!proc || this.#calls.size > 0 || this.#rules.size > 0) return this.#armIdle();
+      // A ping unanswered: it may be computing in a timer, which the heartbeat decides and reports;
+      // stopped now, it would end without a word in plugin_status.
+      if (!proc || this.#calls.size > 0 || this.#rules.size > 0 || this.#pingAt !== undefined) return this.#armIdle();
       this.#proc = undefined;
       this.#ready = undefined;
       this.#stopHeartbeat();

@@ -5,12 +5,13 @@
 // ctx.progress and ctx.log send messages to Folio; ctx.signal fires when Folio says the call is
 // over; ctx.fetch reaches only the hosts the operator granted.
 import { Socket } from 'node:net';
+import { TooLarge } from '../../contract/errors.ts';
 import { callRef } from '../describe.ts';
 import { isBytes, type Caller, type Context, type PromptContext, type Services } from '../../sdk/index.ts';
 import { evaluateBundle } from '../plugin-eval.ts';
 import { Channel } from './channel.ts';
 import { hostAllowed } from './capabilities.ts';
-import { shapeOf, type CallId, type FromWorker, type ToWorker, type WireResult } from './protocol.ts';
+import { shapeOf, UNCAUGHT_LINE, type CallId, type FromWorker, type ToWorker, type WireResult } from './protocol.ts';
 import { fromWire, toWire } from './wire-error.ts';
 
 // Taken before the plugin's code runs: a plugin that replaces globalThis.fetch or JSON does not
@@ -22,10 +23,23 @@ interface Running {
   controller: AbortController;
   services: Map<number, { resolve(v: unknown): void; reject(e: Error): void }>;
   seq: number;
+  /** Log lines and progress reports not sent (BACKLOG_BYTES). */
+  dropped: number;
 }
+
+/**
+ * Output Folio has not read yet past which a call's log lines and progress reports are dropped. A
+ * flood of them would queue here without bound, taking the process's memory, and hold up the pong
+ * behind it, so that the heartbeat would kill the process as if it computed without a pause.
+ * Results, service requests and pongs are never dropped; the dropped are counted, and said when
+ * the call ends.
+ */
+const BACKLOG_BYTES = 1024 * 1024;
+
 const running = new Map<CallId, Running>();
 
 type Plugin = {
+  namespace: string;
   visible?: (caller: Caller) => unknown;
   functions: Record<string, { handler: (args: Record<string, unknown>, ctx: Context) => unknown }>;
   prompts?: Record<string, { render: (args: Record<string, string>, ctx: PromptContext) => unknown }>;
@@ -53,6 +67,26 @@ const asJson = (m: FromWorker): boolean =>
   (m.type === 'visible-result' && m.ok) ||
   (m.type === 'prompt-result' && m.ok);
 const send = (m: FromWorker): void => channel.send(m, asJson(m));
+
+/** A thrown value on one short line, whatever it is (its getters may throw). */
+function describeThrown(v: unknown): string {
+  let text: string;
+  try {
+    text = v instanceof Error ? `${v.name}: ${v.message}` : typeof v === 'string' ? v : String(v);
+  } catch {
+    text = 'a value that cannot be described';
+  }
+  return text.replace(/\s+/g, ' ').slice(0, 500);
+}
+
+// An error nobody caught ends this process, as Node ends any (what the plugin holds can no longer be
+// trusted); first it is said on stderr, for Folio to give as the reason. Not when the plugin
+// handles such errors itself: then the process goes on.
+process.on('uncaughtExceptionMonitor', (err, origin) => {
+  if (process.listenerCount('uncaughtException') > 0) return;
+  const what = origin === 'unhandledRejection' ? 'a promise rejection nobody handled' : 'an uncaught exception';
+  process.stderr.write(`\n${UNCAUGHT_LINE}${what}: ${describeThrown(err)}\n`);
+});
 
 function freezeCaller(c: Caller): Caller {
   return Object.freeze({
@@ -83,10 +117,14 @@ function servicesFor(id: CallId, run: Running): Services {
   return at([]) as Services;
 }
 
-function logFor(id: CallId): Context['log'] {
+function logFor(id: CallId, run: Running): Context['log'] {
   const at =
     (level: 'info' | 'warn' | 'error' | 'debug') =>
     (obj: object | string, msg?: string): void => {
+      if (channel.backlog > BACKLOG_BYTES) {
+        run.dropped++;
+        return;
+      }
       let data: unknown;
       try {
         data = structuredClone(obj);
@@ -139,8 +177,21 @@ function sizeOf(w: WireResult): number {
   return 0;
 }
 
+/** Says, in the call's log, how many of its log lines and progress reports were dropped. */
+function reportDropped(id: CallId, run: Running): void {
+  if (run.dropped === 0) return;
+  send({
+    type: 'log',
+    id,
+    level: 'warn',
+    obj: { dropped: run.dropped },
+    msg: `${run.dropped} log lines and progress reports of this call were dropped: it sent them faster than Folio read them`,
+  });
+  run.dropped = 0;
+}
+
 async function call(p: Plugin, m: Extract<ToWorker, { type: 'call' }>): Promise<void> {
-  const run: Running = { controller: new AbortController(), services: new Map(), seq: 0 };
+  const run: Running = { controller: new AbortController(), services: new Map(), seq: 0, dropped: 0 };
   running.set(m.id, run);
   try {
     const fn = Object.hasOwn(p.functions, m.fn) ? p.functions[m.fn] : undefined;
@@ -148,10 +199,14 @@ async function call(p: Plugin, m: Extract<ToWorker, { type: 'call' }>): Promise<
     const ctx: Context = {
       caller: freezeCaller(m.caller),
       signal: run.controller.signal,
-      log: logFor(m.id),
+      log: logFor(m.id, run),
       services: servicesFor(m.id, run),
       progress: (progress, total, message) => {
         if (run.controller.signal.aborted || typeof progress !== 'number' || !Number.isFinite(progress)) return;
+        if (channel.backlog > BACKLOG_BYTES) {
+          run.dropped++;
+          return;
+        }
         send({
           type: 'progress',
           id: m.id,
@@ -166,10 +221,17 @@ async function call(p: Plugin, m: Extract<ToWorker, { type: 'call' }>): Promise<
     };
     const value = wireResult(await fn.handler(m.args, ctx));
     const size = sizeOf(value);
+    // Refused as in-process answers over a ceiling are (413, with the sizes), not as a failure of the plugin.
     if (size > maxResult)
-      throw new Error(`${m.fn} returned ${size} bytes, over the ${maxResult} bytes any answer may have (limits.responseHardCapBytes)`);
+      throw new TooLarge(
+        `${callRef(m.surface, `${p.namespace}.${m.fn}`)} returned ${size} bytes, over the ${maxResult} bytes any answer may have (limits.responseHardCapBytes)`,
+        size,
+        maxResult,
+      );
+    reportDropped(m.id, run);
     send({ type: 'result', id: m.id, ok: true, value });
   } catch (err) {
+    reportDropped(m.id, run);
     send({ type: 'result', id: m.id, ok: false, error: toWire(err) });
   } finally {
     running.delete(m.id);
@@ -204,6 +266,8 @@ async function prompt(p: Plugin, m: Extract<ToWorker, { type: 'prompt' }>): Prom
 function load(m: Extract<ToWorker, { type: 'load' }>): void {
   allowedHosts = m.allowedHosts;
   maxResult = m.maxResultBytes;
+  // A log entry or a service request Folio would not read fails alone here (a log entry is replaced
+  // by a note), rather than ending the process with every call it runs.
   channel.limit(m.maxFrame);
   try {
     const exported = evaluateBundle(m.bundle);

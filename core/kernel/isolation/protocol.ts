@@ -31,6 +31,13 @@ export function shapeOf(v: unknown, depth = 0): unknown {
   }
 }
 
+/**
+ * What a plugin's process writes to stderr, on a line of its own, just before an error nobody caught
+ * ends it; the error follows. Folio reports that line as the reason, rather than the last line Node
+ * prints ("Node.js v24...").
+ */
+export const UNCAUGHT_LINE = 'folio: the plugin process ends on ';
+
 /** A handler's result as data: text, bytes, or JSON text (encoded where it was made, as in-process). */
 export type WireResult =
   | { kind: 'undefined' }
