@@ -364,7 +364,9 @@ t.test('floods of log lines, output and progress: Folio keeps answering', async 
   const logged = await flood('log');
   t.equal(logged.r.status, 200, `log: the flooding call answers (${logged.r.text.slice(0, 200)})`);
   t.equal(logged.r.text, '100000');
-  t.equal(floodLines + logged.dropped, 100_000, `each line was logged (${floodLines}) or counted as dropped (${logged.dropped})`);
+  // Dropped in the plugin's process (its output waiting unread) or in Folio (over the plugin's log lines a second).
+  t.ok(floodLines + logged.dropped <= 100_000, `no line was logged twice (${floodLines} logged, ${logged.dropped} counted as dropped)`);
+  t.ok(floodLines < 10_000, `ctx.log is logged within a rate: ${floodLines} of its 100 000 lines`);
   const printed = await flood('print');
   t.equal(printed.r.status, 200, `print: the flooding call answers (${printed.r.text.slice(0, 200)})`);
   const output = lines.filter((l) => l.msg === 'isolated plugin output').map((l) => String(l.output));

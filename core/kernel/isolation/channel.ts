@@ -69,7 +69,7 @@ export class Channel {
   }
 
   #fits(length: number): void {
-    if (length > this.#maxFrame) throw new RangeError(`a message of ${length} bytes is over the ${this.#maxFrame} bytes the channel takes`);
+    if (length > this.#maxFrame) throw new RangeError(`a message of ${length} bytes is over the channel's limit of ${this.#maxFrame}`);
     if (this.#socket.destroyed) throw new Error("the plugin's process is gone");
   }
 

@@ -194,6 +194,8 @@ interface Proc {
   stderr: string;
   /** What the process said ended it (an error nobody caught), from its stderr. */
   uncaught: string | undefined;
+  /** It said V8 ran out of heap. */
+  heapOom: boolean;
   watch: NodeJS.Timeout | undefined;
 }
 
@@ -502,6 +504,7 @@ export class PluginHost {
       stopping: false,
       stderr: '',
       uncaught: undefined,
+      heapOom: false,
       watch: undefined,
     };
     proc.channel = new Channel(child.stdio[3] as Socket, maxFrame, {
@@ -512,6 +515,8 @@ export class PluginHost {
     child.stderr?.setEncoding('utf8');
     child.stdout?.on('data', (s: string) => this.#output('info', s));
     child.stderr?.on('data', (s: string) => {
+      // V8's heap message comes before a native stack that can be longer than the tail kept.
+      if (/heap out of memory|Reached heap limit/.test(proc.stderr.slice(-64) + s)) proc.heapOom = true;
       proc.stderr = (proc.stderr + s).slice(-STDERR_TAIL);
       // Kept apart from the tail: the error's stack, printed after it, can be longer than the tail.
       proc.uncaught = uncaughtIn(s) ?? proc.uncaught;
@@ -608,7 +613,7 @@ export class PluginHost {
     const ms = this.#limits.importTimeoutMs;
     const why = (code: number | null, signal: NodeJS.Signals | null): string => {
       if (proc.killedFor) return proc.killedFor;
-      if (/heap out of memory|Reached heap limit/.test(proc.stderr)) return `ran out of memory (heap limit ${this.#limits.heapMb} MB)`;
+      if (proc.heapOom) return `ran out of memory (heap limit ${this.#limits.heapMb} MB)`;
       if (proc.uncaught) return `ended on ${proc.uncaught}`;
       // Killed by a signal: what it printed last (a native stack, for an abort) says nothing more.
       const killedBy = signal ?? this.#signalOf(code);
