@@ -351,35 +351,30 @@ t.test('environment: a granted variable is given, one asked for and not granted 
   await stillServing(t);
 });
 
-t.test('floods of log lines, output and progress: Folio keeps answering', async (t) => {
+/** Calls a flooding function; Folio must answer meanwhile. What it answered, and how many messages it says it dropped. */
+async function flood(t: Test, fn: string): Promise<{ r: Reply; dropped: number }> {
+  const from = lines.length;
+  const flooding = call(s, bob.token, 'sandbox_flood', fn);
+  await stillServing(t);
+  const r = await flooding;
+  const dropped = lines.slice(from).find((l) => / were dropped: it sent them faster than Folio read them/.test(l.msg));
+  return { r, dropped: (dropped?.dropped as number | undefined) ?? 0 };
+}
+
+t.test('floods of log lines and output: Folio keeps answering', async (t) => {
   const before = await lastError('flood');
-  const flood = async (fn: string) => {
-    const from = lines.length;
-    const flooding = call(s, bob.token, 'sandbox_flood', fn);
-    await stillServing(t);
-    const r = await flooding;
-    const dropped = lines.slice(from).find((l) => / were dropped: it sent them faster than Folio read them/.test(l.msg));
-    return { r, dropped: (dropped?.dropped as number | undefined) ?? 0 };
-  };
-  const logged = await flood('log');
+  const logged = await flood(t, 'log');
   t.equal(logged.r.status, 200, `log: the flooding call answers (${logged.r.text.slice(0, 200)})`);
   t.equal(logged.r.text, '100000');
   // Dropped in the plugin's process (its output waiting unread) or in Folio (over the plugin's log lines a second).
   t.ok(floodLines + logged.dropped <= 100_000, `no line was logged twice (${floodLines} logged, ${logged.dropped} counted as dropped)`);
   t.ok(floodLines < 10_000, `ctx.log is logged within a rate: ${floodLines} of its 100 000 lines`);
-  const printed = await flood('print');
+  const printed = await flood(t, 'print');
   t.equal(printed.r.status, 200, `print: the flooding call answers (${printed.r.text.slice(0, 200)})`);
   const output = lines.filter((l) => l.msg === 'isolated plugin output').map((l) => String(l.output));
   const shown = output.join('').split('printed line').length - 1;
   t.ok(shown < 10_000, `stdout is logged within a rate: ${shown} of its 100 000 lines`);
   t.equal(await lastError('flood'), before, 'the process was not killed for either');
-
-  const progress = await flood('progress');
-  t.equal(progress.r.status, 200, `progress: the flooding call answers (${progress.r.text.slice(0, 200)})`, {
-    todo: 'each message a plugin process sends (v8.serialize, channel.ts) grows its resident memory for good on Node 24, ~1 KB each: 100 000 take it past the 160 MB ceiling',
-  });
-  if (progress.r.status !== 200) failed(t, progress.r, 'progress', /over its 160 MB ceiling; its process was killed/);
-  await stillServing(t);
 });
 
 t.test('answers over limits.responseHardCapBytes are refused, with the reason', async (t) => {
@@ -400,6 +395,8 @@ t.test('answers over limits.responseHardCapBytes are refused, with the reason', 
 
 t.test('a log entry or a service request larger than Folio reads fails alone; the process goes on', async (t) => {
   const before = await lastError('flood');
+  // The floods before spent this second's log lines (Folio logs a plugin's lines within a rate).
+  await new Promise((r) => setTimeout(r, 1100));
   const r = await call(s, bob.token, 'sandbox_flood', 'big_log');
   t.equal(r.status, 200, r.text.slice(0, 300));
   t.equal(r.text, 'logged');
@@ -459,4 +456,15 @@ t.test('idle stop: a process with nothing to do is stopped, and the next call st
   t.equal(r.status, 200, 'the next call is answered');
   t.equal(r.json<Record<string, string>>().FOLIO_TEST_GRANTED, 'granted value', 'by a process started as the first was');
   t.equal((await statusOf('granted'))?.sandbox?.running, true, 'running again');
+});
+
+// Last: until the leak below is gone, the flood leaves its process near the memory ceiling, and the
+// next call to it would end it.
+t.test('a flood of progress reports: Folio keeps answering', async (t) => {
+  const progress = await flood(t, 'progress');
+  t.equal(progress.r.status, 200, `the flooding call answers (${progress.r.text.slice(0, 200)})`, {
+    todo: 'each message a plugin process sends (v8.serialize, channel.ts) grows its resident memory for good on Node 24, ~1 KB each: 100 000 take it past the 160 MB ceiling',
+  });
+  if (progress.r.status !== 200) failed(t, progress.r, 'progress', /over its 160 MB ceiling; its process was killed/);
+  await stillServing(t);
 });
