@@ -1,4 +1,5 @@
 import t from 'tap';
+import path from 'node:path';
 import { loadConfig, ConfigError } from '../../core/kernel/config.ts';
 
 t.test('defaults load and resolve directories', async (t) => {
@@ -6,7 +7,11 @@ t.test('defaults load and resolve directories', async (t) => {
   t.equal(c.port, 3000);
   t.equal(c.databaseUrl, null);
   t.ok(c.dataDir.startsWith('/'));
-  t.equal(c.pluginsDir.length, 1);
+  // Folio's own plugins first, then the folder a user drops theirs into.
+  t.same(
+    c.pluginsDir.map((d) => d.split('/').slice(-2).join('/')),
+    ['plugins/@folio', path.basename(path.resolve('.')) + '/plugins'],
+  );
 });
 
 t.test('environment variables override, lists split on colons', async (t) => {
