@@ -715,8 +715,17 @@ export class PluginHost {
     this.#heartbeat = undefined;
   }
 
+  /**
+   * Sends to the process. A call or a service answer that cannot be sent throws to its sender; a
+   * ping, an abort or a rule for a process that is gone (its exit not yet seen) is not sent, and
+   * must not throw where it is sent from (a timer: that would end Folio).
+   */
   #post(proc: Proc, m: ToWorker): void {
-    proc.channel.send(m, AS_JSON.has(m.type));
+    try {
+      proc.channel.send(m, AS_JSON.has(m.type));
+    } catch (err) {
+      if (m.type === 'call' || m.type === 'service-result') throw err;
+    }
   }
 
   /** The process is gone: its calls fail, and it restarts with backoff, or the plugin is disabled. */
