@@ -20,6 +20,7 @@ import { scheduledArchives } from '../../core/backup/schedule.ts';
 import { DATABASE_SCHEMA } from '../../core/domains.ts';
 import { loadConfig, PACKAGE_ROOT } from '../../core/kernel/config.ts';
 import { testLogger } from '../helpers/db.ts';
+import { startS3rver } from '../helpers/blob-store-suite.ts';
 import { runScript } from '../helpers/process.ts';
 import { ADMIN_TOKEN, createUser, eventually, fresh, FIRST_PARTY, req, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -464,5 +465,81 @@ t.test('scheduled backups: made by the server, the newest kept', async (t) => {
     t.ok((await stat(path.join(dir, names[1]!))).size > 0);
   } finally {
     await srv.close();
+  }
+});
+
+t.test('S3 blob store: the bytes copied into the archive, or only their keys recorded', async (t) => {
+  const bucket = 'folio-backup';
+  const s3 = await startS3rver(bucket);
+  const s3Settings = (prefix: string) => ({
+    kind: 's3',
+    s3: {
+      endpoint: s3.endpoint,
+      bucket,
+      region: 'us-east-1',
+      prefix,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      forcePathStyle: true,
+    },
+  });
+  const s3Env = (prefix: string) => ({
+    BLOB_STORE: 's3',
+    S3_ENDPOINT: s3.endpoint,
+    S3_BUCKET: bucket,
+    S3_PREFIX: prefix,
+    S3_ACCESS_KEY_ID: 'S3RVER',
+    S3_SECRET_ACCESS_KEY: 'S3RVER',
+    S3_FORCE_PATH_STYLE: 'true',
+  });
+  const srv = await startTestServer({ overrides: { files: { blobStore: s3Settings('src/') } } });
+  try {
+    const user = await createUser(srv, 'sam@example.com');
+    const bytes = randomBytes(100_000);
+    const up = await fetch(`${srv.url}/api/v1/filedb/files?name=s3.bin`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' },
+      body: bytes,
+    });
+    t.equal(up.status, 201);
+    const from = { dataDir: srv.folio.config.dataDir, databaseUrl: srv.folio.config.databaseUrl };
+    const run = (script: string, args: string[], x: { dataDir: string; databaseUrl: string | null }, prefix: string | null) =>
+      runScript(script, args, { ...envOf(x), ...(prefix === null ? {} : s3Env(prefix)) }, 120_000);
+
+    const referenced = path.join(scratch, 's3-reference.zip');
+    const made = await run('core/backup.ts', ['--out', referenced, '--blobs', 'reference'], from, 'src/');
+    t.equal(made.code, 0, made.stderr);
+    const entries = await readArchive(referenced);
+    const m = JSON.parse(entries.get(MANIFEST)!.toString()) as Manifest;
+    t.match(m.blobs, { store: 's3', mode: 'referenced', bucket, prefix: 'src/' });
+    t.same(
+      m.blobs.items.map((b) => b.key),
+      [sha(bytes)],
+    );
+    t.notOk(
+      [...entries.keys()].some((n) => n.startsWith('blobs/')),
+      'no bytes in the archive',
+    );
+
+    const elsewhere = await newTarget(otherEngine);
+    const refused = await run('core/restore.ts', ['--from', referenced], elsewhere, 'other/');
+    t.equal(refused.code, 1);
+    t.match(refused.stderr, /by key only.*1 of them are not in the configured s3 store/);
+    t.ok(await isEmpty(elsewhere), 'nothing restored');
+    const same = await newTarget(otherEngine);
+    const ok = await run('core/restore.ts', ['--from', referenced], same, 'src/');
+    t.equal(ok.code, 0, ok.stderr);
+    t.same(await canonical(same), archiveRows(entries), 'the rows, with the bucket as it is');
+
+    const included = path.join(scratch, 's3-include.zip');
+    t.equal((await run('core/backup.ts', ['--out', included], from, 'src/')).code, 0);
+    const onDisk = await newTarget(otherEngine);
+    const r = await run('core/restore.ts', ['--from', included], onDisk, null);
+    t.equal(r.code, 0, r.stderr);
+    const file = path.join(onDisk.dataDir, 'blobs', sha(bytes).slice(0, 2), sha(bytes).slice(2, 4), sha(bytes));
+    t.equal(sha(await readFile(file)), sha(bytes), 'the bytes, from the bucket into the disk store');
+  } finally {
+    await srv.close();
+    await s3.close();
   }
 });
