@@ -352,6 +352,8 @@ t.test('kill -9 during a backup leaves the previous archive intact', async (t) =
   await closed;
   t.equal(child.signalCode, 'SIGKILL', 'killed mid-way');
   t.equal(sha(await readFile(archive())), before, 'the previous archive is byte for byte as it was');
+  const write = await req(s, 'POST', '/api/v1/notetaker/notes', { token: alice.token, body: { title: 'after the kill' } });
+  t.equal(write.status, 201, 'the server takes writes: nothing of the killed backup holds it');
   const manifest = JSON.parse((await readArchive(archive())).get(MANIFEST)!.toString()) as Manifest;
   t.equal(manifest.format, 'folio-backup', 'and still a whole archive');
   // The next backup to that name clears what the killed one left.
