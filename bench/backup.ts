@@ -1,9 +1,9 @@
 // How long a request waits while `npm run backup` runs against a serving Folio.
 //
-//   npx node bench/backup.ts                       embedded PGlite
+//   npx node bench/backup.ts [--notes=1000]        embedded PGlite
 //   DATABASE_URL=postgres://... npx node bench/backup.ts   also on a fresh PostgreSQL database
 //
-// Seeds 1,000 notes (1 KB bodies) and 5 files of 1 MB through the REST API, then measures a client
+// Seeds 1,000 notes (or --notes; 1 KB bodies) and 5 files of 1 MB through the REST API, then measures a client
 // that writes notes one after another: first alone (the baseline), then while a backup runs in a
 // child process as an operator would start it. On PGlite the backup's snapshot is a transaction on
 // the server's socket, which serves no other connection until it ends: the requests in flight wait
@@ -38,7 +38,7 @@ async function api(url: string, token: string, method: string, p: string, body?:
   return res.json();
 }
 
-export async function runBackupBench(opts: { databaseUrl?: string | undefined } = {}) {
+export async function runBackupBench(opts: { databaseUrl?: string | undefined; notes?: number } = {}) {
   const dataDir = await tempDir('backup');
   const db = opts.databaseUrl ? await freshDatabase(opts.databaseUrl) : undefined;
   const folio = await startBenchFolio({ plugins: [], dataDir, databaseUrl: db?.url, watch: false });
@@ -46,7 +46,7 @@ export async function runBackupBench(opts: { databaseUrl?: string | undefined } 
     const url = folio.url;
     const token = ADMIN_TOKEN;
     const body = 'x'.repeat(1000);
-    for (let i = 0; i < 1000; i++) await api(url, token, 'POST', '/notetaker/notes', { title: `seed ${i}`, body });
+    for (let i = 0; i < (opts.notes ?? 1000); i++) await api(url, token, 'POST', '/notetaker/notes', { title: `seed ${i}`, body });
     for (let i = 0; i < 5; i++) {
       const res = await fetch(`${url}/api/v1/filedb/files?name=f${i}.bin`, {
         method: 'POST',
@@ -100,8 +100,9 @@ export async function runBackupBench(opts: { databaseUrl?: string | undefined } 
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const results = [await runBackupBench()];
-  if (process.env['DATABASE_URL']) results.push(await runBackupBench({ databaseUrl: process.env['DATABASE_URL'] }));
+  const notes = Number(/^--notes=(\d+)$/.exec(process.argv[2] ?? '')?.[1] ?? 1000);
+  const results = [await runBackupBench({ notes })];
+  if (process.env['DATABASE_URL']) results.push(await runBackupBench({ databaseUrl: process.env['DATABASE_URL'], notes }));
   for (const r of results) {
     console.log(
       `${r.engine}: baseline write p50 ${r.baseline.p50} ms (max ${r.baseline.max}); during the backup (${r.during.n} writes) p50 ${r.during.p50} ms, ` +

@@ -140,20 +140,31 @@ export function selectRows(t: TableInfo): string {
   return `select row_to_json(t)::text as j from ${qualified(t)} t order by ${order}`;
 }
 
+/** A fetch of about this many bytes of rows: many small rows per round trip, few large ones. */
+const FETCH_BYTES = 4 * 1024 * 1024;
+
 /**
  * Streams a table's rows (JSON text, one per call) through a cursor inside the caller's
- * transaction: never the whole table in memory.
+ * transaction: never the whole table in memory. The rows per fetch follow their size (a note may
+ * be a megabyte, a search word a few bytes).
  */
-export async function* tableRows(client: pg.ClientBase, t: TableInfo, batch = 1000): AsyncIterable<string> {
+export async function* tableRows(client: pg.ClientBase, t: TableInfo): AsyncIterable<string> {
   const cursor = ident(`folio_backup_${t.schema}_${t.name}`);
   await client.query(`declare ${cursor} no scroll cursor for ${selectRows(t)}`);
   try {
+    let batch = 256;
     for (;;) {
       const { rows } = await client.query<{ j: string }>(`fetch forward ${batch} from ${cursor}`);
-      for (const r of rows) yield r.j;
+      let bytes = 0;
+      for (const r of rows) {
+        bytes += r.j.length;
+        yield r.j;
+      }
       if (rows.length < batch) break;
+      const perRow = Math.max(1, bytes / rows.length);
+      batch = Math.max(1, Math.min(5000, Math.floor(FETCH_BYTES / perRow)));
     }
   } finally {
-    await client.query(`close ${cursor}`);
+    await client.query(`close ${cursor}`).catch(() => {}); // an aborted transaction has closed it
   }
 }
