@@ -444,6 +444,21 @@ t.test('an archive of an older schema is restored and then migrated', async (t) 
     'every migration applied, the newest after the rows',
   );
   t.same(dump.get('public.notes'), archiveRows(entries).get('public.notes'), 'the notes as they were');
+
+  // A blob the rows reference and the store lacks (removed after the snapshot, or lost): the
+  // backup fails saying so, and leaves no archive with a hole in it.
+  const key = manifest.blobs.items[0]!.key;
+  await rm(path.join(x.dataDir, 'blobs', key.slice(0, 2), key.slice(2, 4), key));
+  const out = path.join(scratch, 'holed.zip');
+  const holed = await backup(x, out);
+  t.equal(holed.code, 1);
+  t.match(holed.stderr, new RegExp(`blob ${key}, referenced by the database snapshot, is gone from the blob store`));
+  t.notOk(existsSync(out), 'no archive');
+  t.same(
+    (await readdir(scratch)).filter((n) => n.includes('holed')),
+    [],
+    'and no temporary file',
+  );
 });
 
 t.test('scheduled backups: made by the server, the newest kept', async (t) => {
