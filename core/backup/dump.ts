@@ -46,6 +46,8 @@ export interface BackupOptions {
   /** S3 only: 'reference' records the bucket and keys instead of copying the bytes (default 'include'). */
   blobs?: 'include' | 'reference' | undefined;
   log: Logger;
+  /** Stops the backup (a server shutting down): it fails, and leaves no archive. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface BackupSummary {
@@ -85,7 +87,7 @@ export async function createBackup(settings: BackupSettings, opts: BackupOptions
   ]);
   written.catch(() => {}); // awaited below
   const createdAt = new Date();
-  const archive = new ArchiveWriter(zip, written, createdAt);
+  const archive = new ArchiveWriter(zip, written, createdAt, opts.signal);
   let complete = false;
   try {
     const session = await openSource(settings, opts.log);
@@ -101,6 +103,7 @@ export async function createBackup(settings: BackupSettings, opts: BackupOptions
     const items: BlobEntry[] = [];
     let blobBytes = 0;
     for (const key of db.blobKeys) {
+      opts.signal?.throwIfAborted();
       const item = mode === 'include' ? await copyBlob(store, key, archive) : await referenceBlob(store, key);
       blobBytes += item.size;
       items.push(item);
@@ -236,10 +239,12 @@ class ArchiveWriter {
   readonly #failed: Promise<never>;
 
   readonly #mtime: Date;
+  readonly #signal: AbortSignal | undefined;
 
-  constructor(zip: yazl.ZipFile, written: Promise<void>, mtime: Date) {
+  constructor(zip: yazl.ZipFile, written: Promise<void>, mtime: Date, signal: AbortSignal | undefined) {
     this.#zip = zip;
     this.#mtime = mtime;
+    this.#signal = signal;
     this.#failed = written.then(
       () => Promise.reject(new Error('the archive ended early')),
       (err: unknown) => Promise.reject(err instanceof Error ? err : new Error(String(err))),
@@ -266,6 +271,7 @@ class ArchiveWriter {
       if (!pass.write(buf)) await Promise.race([once(pass, 'drain'), this.#failed]);
     };
     const write = async (chunk: string | Buffer) => {
+      this.#signal?.throwIfAborted();
       const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       hash.update(buf);
       bytes += buf.length;

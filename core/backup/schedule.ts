@@ -10,7 +10,7 @@ import type { Config } from '../kernel/config.ts';
 const NAME = /^folio-backup-\d{8}T\d{6}(\d{3})?Z\.zip$/;
 
 export interface ScheduledBackups {
-  /** Stops the schedule; waits for a backup in progress. */
+  /** Stops the schedule and a backup in progress, and waits for it to end. */
   close(): Promise<void>;
 }
 
@@ -24,6 +24,7 @@ export function scheduleBackups(
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let closed = false;
+  const stop = new AbortController();
 
   const next = (delay: number) => {
     if (closed) return;
@@ -43,12 +44,13 @@ export function scheduleBackups(
     try {
       // Loaded on first use: a server without scheduled backups holds none of the archive code.
       const { createBackup } = await import('./dump.ts');
-      const s = await createBackup(config, { out, blobs, log });
+      const s = await createBackup(config, { out, blobs, log, signal: stop.signal });
       log.info({ ...s }, 'scheduled backup written');
       const removed = await prune(dir, keep);
       if (removed.length) log.info({ removed }, 'removed old scheduled backups');
     } catch (err) {
-      log.error({ err, out }, 'scheduled backup failed');
+      if (stop.signal.aborted) log.info({ out }, 'scheduled backup stopped: the server is stopping');
+      else log.error({ err, out }, 'scheduled backup failed');
     }
   };
 
@@ -61,6 +63,8 @@ export function scheduleBackups(
     async close() {
       closed = true;
       clearTimeout(timer);
+      // A backup in progress stops at its next write (its archive is not made), not after every file.
+      stop.abort();
       await running;
     },
   };
