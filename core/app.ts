@@ -8,6 +8,7 @@ import Koa, { type Next, type ParameterizedContext } from 'koa';
 import Router from '@koa/router';
 import { pino, type Logger } from 'pino';
 import { openDatabase, type Database } from './db/database.ts';
+import { scheduleBackups } from './backup/schedule.ts';
 import { DATABASE_SCHEMA, DOMAINS } from './domains.ts';
 import type { Domain } from './contract/domain.ts';
 import { ResourceEvents, type SearchSource } from './contract/search.ts';
@@ -464,6 +465,9 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     timers.push(timer);
   }
 
+  // Scheduled backups (backup.dir; off by default): core/backup/schedule.ts.
+  const backups = scheduleBackups(config, log.child({ component: 'backup' }));
+
   return {
     config,
     url,
@@ -480,6 +484,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     close() {
       closing ??= (async () => {
         for (const timer of timers) clearInterval(timer);
+        await backups?.close();
         // A run stuck on a hung database must not hold the close up: wait a little, then go on.
         await Promise.race([Promise.all(running), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
         // MCP first: the calls it still runs are answered (with an error) while their plugins are there.

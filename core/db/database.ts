@@ -1,7 +1,7 @@
 // Opens the database: an external PostgreSQL server (DATABASE_URL), or an embedded PGlite persisted
 // under <dataDir>/pglite and served on a loopback socket. Either way the ORM talks to it through the
 // same MikroORM postgresql driver (pg underneath), so every query and migration is the same SQL.
-import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
@@ -220,6 +220,7 @@ async function openPglite(dir: string, schema: DatabaseSchema, log: PinoLogger, 
       await orm?.close(true);
     } finally {
       try {
+        await rm(path.join(dir, PORT_FILE), { force: true });
         await engine?.stop();
       } finally {
         await releaseLock();
@@ -229,6 +230,7 @@ async function openPglite(dir: string, schema: DatabaseSchema, log: PinoLogger, 
   try {
     engine = await startPgliteWorker(dir, log);
     log.info({ dataDir: dir, port: engine.port, ms: engine.startMs }, 'embedded PGlite started');
+    await writeFile(path.join(dir, PORT_FILE), JSON.stringify({ pid: process.pid, port: engine.port } satisfies PglitePortFile));
     orm = await MikroORM.init({
       ...baseOptions(schema, ormLog),
       host: '127.0.0.1',
@@ -323,6 +325,18 @@ function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string): Prom
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * Next to the lock: the loopback port the embedded PGlite of the process holding the lock is served
+ * on, so that `npm run backup` can take its snapshot through the running server (core/backup/).
+ */
+export const PORT_FILE = 'folio.port';
+/** The lock file's name inside <dataDir>/pglite; it holds the owner's pid. */
+export const LOCK_FILE = 'folio.lock';
+export interface PglitePortFile {
+  pid: number;
+  port: number;
+}
+
 const openDirs = new Set<string>();
 
 /**
@@ -332,7 +346,7 @@ const openDirs = new Set<string>();
 async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   const key = path.resolve(dir);
   if (openDirs.has(key)) throw new Error(`PGlite data directory ${key} is already open in this process`);
-  const lockFile = path.join(key, 'folio.lock');
+  const lockFile = path.join(key, LOCK_FILE);
   for (let attempt = 0; ; attempt++) {
     try {
       const fh = await open(lockFile, 'wx');
@@ -355,7 +369,7 @@ async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   };
 }
 
-function processAlive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -25,7 +25,7 @@ const started = Date.now();
 const pglite = await PGlite.create({ dataDir: dir, extensions: { pg_trgm } });
 // port 0: the OS picks a free one. The ORM keeps exactly one connection and the health check one
 // of its own; the third slot only absorbs a reconnect racing the server's cleanup of a previous one.
-const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 3 });
+const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 4 });
 await server.start();
 port.postMessage({
   type: 'ready',

@@ -246,6 +246,19 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    backup: Type.Object(
+      {
+        /** Where the server writes scheduled backups (`npm run backup` archives); null: no scheduled backups. */
+        dir: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+        /** Hours between scheduled backups (counted from the newest archive in `dir`). */
+        everyHours: Type.Number({ minimum: 0.0001, maximum: 8760 }),
+        /** Scheduled archives kept in `dir`; older ones are removed after each new one. */
+        keep: Int(1, 10_000),
+        /** S3 blob store: copy the file bytes into each archive, or record the bucket's keys only. */
+        blobs: Type.Union([Type.Literal('include'), Type.Literal('reference')]),
+      },
+      { additionalProperties: false },
+    ),
     jobs: Type.Object(
       {
         /** Run the background workers inside the server process; false when `npm run worker` processes do it. */
@@ -325,6 +338,10 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   TRANSCRIBE_OPENAI_URL: { at: ['transcribe', 'openai', 'url'], parse: str },
   TRANSCRIBE_OPENAI_KEY: { at: ['transcribe', 'openai', 'key'], parse: str },
   TRANSCRIBE_OPENAI_MODEL: { at: ['transcribe', 'openai', 'model'], parse: str },
+  BACKUP_DIR: { at: ['backup', 'dir'], parse: str },
+  BACKUP_EVERY_HOURS: { at: ['backup', 'everyHours'], parse: decimal },
+  BACKUP_KEEP: { at: ['backup', 'keep'], parse: num },
+  BACKUP_BLOBS: { at: ['backup', 'blobs'], parse: str },
   NOTES_REPORT_THREADS: { at: ['notes', 'reportThreads'], parse: (v) => (v === '' ? null : num(v)) },
 };
 
@@ -442,6 +459,7 @@ export function loadConfig(opts: { env?: NodeJS.ProcessEnv; overrides?: Record<s
   return {
     ...cfg,
     dataDir: path.resolve(cfg.dataDir),
+    backup: { ...cfg.backup, dir: cfg.backup.dir === null ? null : path.resolve(cfg.backup.dir) },
     pluginsDir: cfg.pluginsDir.map((d) => path.resolve(d)),
     skillsDir: cfg.skillsDir.map((d) => path.resolve(d)),
   };

@@ -1,0 +1,262 @@
+// `npm run restore`: an archive (format.ts) into an empty database or data directory.
+//
+// Nothing is written until everything is checked: the archive's manifest, that its schema is one
+// this code knows (a migration name it does not have means a newer Folio made it), that the
+// target is empty, and every entry's sha256. Then: the blobs, into the configured store; the schema
+// made by the migrations the archive had applied (so its rows fit); every table's rows loaded in one
+// transaction with triggers and foreign-key checks off (the rows are a consistent snapshot, loaded
+// in any order); the sequences set; and the migrations the archive predates applied last.
+import { createHash } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import yauzl from 'yauzl';
+import type { Database } from '../db/database.ts';
+import { DATABASE_SCHEMA } from '../domains.ts';
+import { assertEmptyTarget, blobStoreOf, describe, openTarget, type BackupSettings } from './connect.ts';
+import { BackupError, FORMAT, FORMAT_VERSION, ident, MANIFEST, qualified, SHA256, type Manifest, type TableEntry } from './format.ts';
+
+export interface RestoreOptions {
+  from: string;
+  log: Logger;
+}
+
+export interface RestoreSummary {
+  where: string;
+  tables: number;
+  rows: number;
+  blobs: number;
+  /** Migrations newer than the archive, applied after its rows were loaded. */
+  migrated: string[];
+}
+
+/** Rows per insert statement (also bounded by BATCH_BYTES of JSON). */
+const BATCH_ROWS = 1000;
+const BATCH_BYTES = 4 * 1024 * 1024;
+const MAX_MANIFEST_BYTES = 512 * 1024 * 1024;
+
+export async function restoreBackup(settings: BackupSettings, opts: RestoreOptions): Promise<RestoreSummary> {
+  const where = describe(settings);
+  const zip = await openArchive(opts.from);
+  try {
+    const entries = new Map<string, yauzl.Entry>();
+    for await (const e of zip.eachEntry()) entries.set(e.fileName, e);
+    const manifest = await readManifest(zip, entries, opts.from);
+    checkSchema(manifest);
+    await assertEmptyTarget(settings);
+    const store = blobStoreOf(settings);
+    await verify(zip, entries, manifest, store);
+
+    // From here on the target is written.
+    for (const item of manifest.blobs.items) {
+      if (!item.entry) continue;
+      const staged = await store.stage(await zip.openReadStreamPromise(entries.get(item.entry)!));
+      if (staged.sha256 !== item.sha256) {
+        await staged.discard();
+        throw new BackupError(`blob ${item.key} changed while it was restored (the archive file was modified?)`);
+      }
+      await staged.commit();
+    }
+    let db: Database | undefined;
+    try {
+      db = await openTarget(settings, opts.log);
+      await db.orm.migrator.up({ migrations: manifest.migrations });
+      const pool = await db.orm.em.getConnection().getNativeClient();
+      const client = await pool.connect();
+      try {
+        await loadRows(client, zip, entries, manifest);
+      } finally {
+        client.release();
+      }
+      const migrated = (await db.orm.migrator.up()).map((m) => m.name);
+      await db.close();
+      return {
+        where,
+        tables: manifest.tables.length,
+        rows: manifest.tables.reduce((n, t) => n + t.rows, 0),
+        blobs: manifest.blobs.items.length,
+        migrated,
+      };
+    } catch (err) {
+      await db?.close().catch(() => {});
+      await undo(settings, opts.log).catch((e: unknown) => opts.log.error({ err: e }, 'could not clear the partly restored target'));
+      throw err;
+    }
+  } finally {
+    zip.close();
+  }
+}
+
+async function openArchive(file: string): Promise<yauzl.ZipFile> {
+  try {
+    return await yauzl.openPromise(file, { lazyEntries: true, autoClose: false });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new BackupError(`${file}: no such file`);
+    throw new BackupError(`${file}: not a Folio backup archive (${(err as Error).message})`);
+  }
+}
+
+async function readManifest(zip: yauzl.ZipFile, entries: Map<string, yauzl.Entry>, file: string): Promise<Manifest> {
+  const entry = entries.get(MANIFEST);
+  if (!entry) throw new BackupError(`${file}: not a Folio backup archive (no ${MANIFEST}; a backup that did not finish has none)`);
+  if (entry.uncompressedSize > MAX_MANIFEST_BYTES) throw new BackupError(`${file}: ${MANIFEST} is implausibly large`);
+  const chunks: Buffer[] = [];
+  for await (const c of await zip.openReadStreamPromise(entry)) chunks.push(c as Buffer);
+  let m: Manifest;
+  try {
+    m = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Manifest;
+  } catch {
+    throw new BackupError(`${file}: ${MANIFEST} is not valid JSON`);
+  }
+  if (m?.format !== FORMAT) throw new BackupError(`${file}: not a Folio backup archive (format ${JSON.stringify(m?.format)})`);
+  if (typeof m.formatVersion !== 'number' || m.formatVersion > FORMAT_VERSION) {
+    throw new BackupError(
+      `${file}: archive format version ${m.formatVersion} is newer than this Folio reads (${FORMAT_VERSION}); use a newer Folio`,
+    );
+  }
+  if (!Array.isArray(m.migrations) || !Array.isArray(m.tables) || !Array.isArray(m.sequences) || !Array.isArray(m.blobs?.items)) {
+    throw new BackupError(`${file}: ${MANIFEST} is incomplete`);
+  }
+  return m;
+}
+
+/** A migration the code does not have: the archive is from a newer Folio. */
+function checkSchema(m: Manifest): void {
+  const known = new Set(DATABASE_SCHEMA.migrations.map((x) => x.name));
+  const unknown = m.migrations.filter((n) => !known.has(n));
+  if (unknown.length) {
+    throw new BackupError(
+      `the archive's schema is newer than this Folio (${m.folioVersion} made it; migrations this code does not have: ${unknown.join(', ')}): restore it with Folio ${m.folioVersion} or later`,
+    );
+  }
+}
+
+/** Every entry present and as the manifest says, before anything is written. */
+async function verify(zip: yauzl.ZipFile, entries: Map<string, yauzl.Entry>, m: Manifest, store: ReturnType<typeof blobStoreOf>) {
+  const check = async (name: string, sha256: string, bytes: number, lines?: number) => {
+    const entry = entries.get(name);
+    if (!entry) throw new BackupError(`the archive is damaged: ${name} is missing`);
+    const hash = createHash('sha256');
+    let size = 0;
+    let newlines = 0;
+    try {
+      for await (const chunk of await zip.openReadStreamPromise(entry)) {
+        const b = chunk as Buffer;
+        hash.update(b);
+        size += b.length;
+        if (lines !== undefined) for (let i = b.indexOf(10); i !== -1; i = b.indexOf(10, i + 1)) newlines++;
+      }
+    } catch (err) {
+      throw new BackupError(`the archive is damaged: ${name} cannot be read (${(err as Error).message})`);
+    }
+    const got = hash.digest('hex');
+    if (got !== sha256 || size !== bytes || (lines !== undefined && newlines !== lines)) {
+      throw new BackupError(
+        `the archive is damaged: checksum mismatch in ${name} (sha256 ${got}, expected ${sha256}); nothing was restored`,
+      );
+    }
+  };
+  for (const t of m.tables) {
+    if (t.entry !== `db/${t.schema}.${t.name}.jsonl`) throw new BackupError(`the archive's manifest names an odd entry: ${t.entry}`);
+    await check(t.entry, t.sha256, t.bytes, t.rows);
+  }
+  const missing: string[] = [];
+  for (const b of m.blobs.items) {
+    if (!SHA256.test(b.key) || b.sha256 !== b.key) throw new BackupError(`the archive's manifest names an odd blob: ${b.key}`);
+    if (b.entry) {
+      if (b.entry !== `blobs/${b.key}`) throw new BackupError(`the archive's manifest names an odd entry: ${b.entry}`);
+      await check(b.entry, b.sha256, b.size);
+    } else if (!(await store.stat(b.key))) missing.push(b.key);
+  }
+  if (missing.length) {
+    throw new BackupError(
+      `the archive records its files' bytes by key only (bucket ${m.blobs.bucket ?? '?'}), and ${missing.length} of them are not in the configured ${store.kind} store (first: ${missing[0]}); nothing was restored`,
+    );
+  }
+}
+
+async function loadRows(client: pg.PoolClient, zip: yauzl.ZipFile, entries: Map<string, yauzl.Entry>, m: Manifest): Promise<void> {
+  await client.query('begin');
+  try {
+    // The rows are one consistent snapshot: no trigger or foreign-key check needs to run on them,
+    // and the tables load in any order.
+    await client.query('set local session_replication_role = replica');
+    await client.query(`set local timezone = 'UTC'`);
+    for (const t of m.tables) await loadTable(client, await zip.openReadStreamPromise(entries.get(t.entry)!), t);
+    for (const s of m.sequences) {
+      const [schema, table] = s.table.includes('.') ? (s.table.split('.') as [string, string]) : ['public', s.table];
+      const { rows } = await client.query<{ m: string | null }>(
+        `select max(${ident(s.column)})::text as m from ${qualified({ schema: unquote(schema), name: unquote(table) })}`,
+      );
+      const max = rows[0]?.m;
+      if (max !== null && max !== undefined && BigInt(max) > BigInt(s.lastValue)) {
+        await client.query('select setval($1::regclass, $2::bigint, true)', [s.name, max]);
+      } else {
+        await client.query('select setval($1::regclass, $2::bigint, $3)', [s.name, s.lastValue, s.isCalled]);
+      }
+    }
+    await client.query('commit');
+  } catch (err) {
+    await client.query('rollback').catch(() => {});
+    throw err;
+  }
+}
+
+async function loadTable(client: pg.PoolClient, source: Readable, t: TableEntry): Promise<void> {
+  const cols = t.columns.map(ident).join(', ');
+  const sql = `insert into ${qualified(t)} (${cols}) select ${cols} from json_populate_recordset(null::${qualified(t)}, $1::json)`;
+  try {
+    // Rows the migrations put there (the migrations table, the job queue's dead-letter queue) are
+    // replaced by the archive's.
+    await client.query(`delete from ${qualified(t)}`);
+    let batch: string[] = [];
+    let bytes = 0;
+    const flush = async () => {
+      if (!batch.length) return;
+      await client.query(sql, [`[${batch.join(',')}]`]);
+      batch = [];
+      bytes = 0;
+    };
+    for await (const line of createInterface({ input: source, crlfDelay: Infinity })) {
+      if (line === '') continue;
+      batch.push(line);
+      bytes += line.length;
+      if (batch.length >= BATCH_ROWS || bytes >= BATCH_BYTES) await flush();
+    }
+    await flush();
+  } catch (err) {
+    throw new BackupError(`restoring ${t.schema}.${t.name} failed: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function unquote(name: string): string {
+  return name.startsWith('"') && name.endsWith('"') ? name.slice(1, -1).replaceAll('""', '"') : name;
+}
+
+/** After a failed load: the target back to empty, so the restore can simply be run again. */
+async function undo(settings: BackupSettings, log: Logger): Promise<void> {
+  if (!settings.databaseUrl) {
+    await rm(path.join(settings.dataDir, 'pglite'), { recursive: true, force: true });
+    return;
+  }
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: settings.databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ sql: string }>(
+      `select format('drop schema %I cascade', nspname) as sql from pg_namespace n
+        where nspname not in ('public', 'pg_catalog', 'information_schema') and nspname not like 'pg\\_%'
+          and exists (select 1 from pg_class c where c.relnamespace = n.oid)
+       union all
+       select format('drop table if exists %I.%I cascade', schemaname, tablename) from pg_tables where schemaname = 'public'`,
+    );
+    for (const r of rows) await client.query(r.sql);
+    log.warn('the restore failed; the tables it had created were dropped');
+  } finally {
+    await client.end();
+  }
+}
