@@ -16,8 +16,9 @@ import { createUser, req, startTestServer, type TestServer } from '../helpers/se
 import { runFolio } from '../helpers/cli.ts';
 
 const MAX_ENTRIES = 60;
+const QUOTA = 4 * 1024 * 1024;
 const server: TestServer = await startTestServer({
-  overrides: { exchange: { maxEntries: MAX_ENTRIES, maxMemberBytes: 10 * 1024 * 1024 } },
+  overrides: { exchange: { maxEntries: MAX_ENTRIES, maxMemberBytes: 10 * 1024 * 1024 }, storage: { quotaBytesPerUser: QUOTA } },
 });
 t.teardown(() => server.close());
 const work = await mkdtemp(path.join(tmpdir(), 'folio-exchange-'));
@@ -264,6 +265,14 @@ t.test('--revisions exports every revision', async (t) => {
     [...files.keys()].some((k) => k.startsWith('files/')),
     'no files',
   );
+  const zipOut = path.join(work, 'with-revisions.zip');
+  const r = await runFolio(path.join(work, 'home-alice'), ['export', '--out', zipOut, '--revisions'], {
+    env: { FOLIO_URL: server.url, FOLIO_TOKEN: alice.token },
+  });
+  t.equal(r.code, 0, r.stderr);
+  const viaCli = await unzip(await readFile(zipOut));
+  t.ok(viaCli.has('notes/Target note.revisions/2.md'), 'the CLI saved the zip as the server made it');
+  t.ok(viaCli.has('files/finance/2026/budget.csv'));
 });
 
 t.test('hostile archives: each bad entry fails on its own with its reason; nothing else is written', async (t) => {
@@ -287,6 +296,7 @@ t.test('hostile archives: each bad entry fails on its own with its reason; nothi
     { name: 'cafe\u0301.md', data: 'nfd' },
     { name: 'huge.bin', data: 'small really' },
     { name: 'liar.txt', data: 'x'.repeat(100_000) },
+    { name: 'over-quota.bin', data: Buffer.alloc(QUOTA + 1) },
   ]);
   zip = declareSize(zip, 'huge.bin', 0x80000000);
   zip = declareSize(zip, 'liar.txt', 10);
@@ -315,6 +325,7 @@ t.test('hostile archives: each bad entry fails on its own with its reason; nothi
   failed('cafe\u0301.md', /Unicode normalization/);
   failed('huge.bin', /declares 2147483648 bytes/);
   failed('liar.txt', /inflates to .* than the 10 bytes it declares/);
+  failed('over-quota.bin', /quota/);
   t.equal(job.counts.imported, 3);
   t.equal(await countNotes(carol.token), before + 3, 'only the good notes were written');
   const files = await req(server, 'GET', '/api/v1/filedb/files?limit=100', { token: carol.token });

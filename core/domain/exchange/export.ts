@@ -7,6 +7,7 @@
 // is written as it is read: at most a few hundred notes are held in memory at once.
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -90,6 +91,9 @@ export async function writeExport(
     const ext = dot > 0 ? `.${segment(f.name.slice(dot + 1), '', 20)}`.replace(/\.$/, '') : '';
     filePath.set(f.id, names.take(dir, segment(dot > 0 ? f.name.slice(0, dot) : f.name, 'file'), ext));
   }
+  const attachedTo = new Map<string, string[]>();
+  for (const f of files)
+    if (f.note_id !== null && notePath.has(f.note_id)) attachedTo.set(f.note_id, [...(attachedTo.get(f.note_id) ?? []), f.id]);
   const pathOf = (kind: 'note' | 'file', id: string) => (kind === 'note' ? notePath.get(id) : filePath.get(id));
 
   const zip = new yazl.ZipFile();
@@ -143,7 +147,7 @@ export async function writeExport(
       const n = byId.get(id);
       if (!n) continue; // purged since the list was read
       const path = notePath.get(id)!;
-      const attachments = files.filter((f) => f.note_id === id).map((f) => relative(path, filePath.get(f.id)!));
+      const attachments = (attachedTo.get(id) ?? []).map((f) => relative(path, filePath.get(f)!));
       const data: Record<string, unknown> = {
         id: n.id,
         title: n.title,
@@ -197,7 +201,6 @@ export async function writeExport(
   zip.addBuffer(Buffer.from(JSON.stringify(manifest, null, 2) + '\n'), 'manifest.json');
   zip.end();
   await written;
-  const { stat } = await import('node:fs/promises');
   return { size: (await stat(out)).size, counts };
 }
 

@@ -77,7 +77,8 @@ export async function runImport(
     for (const r of archive.refused) report.push({ path: r.path, kind: 'other', status: 'failed', reason: r.reason });
     let folioExport = false;
     const manifest = archive.members.find((m) => m.path === 'manifest.json');
-    if (manifest) {
+    // A manifest larger than this is not Folio's (Folio's is ~200 bytes per entry): not read whole.
+    if (manifest && manifest.size <= 64 * 1024 * 1024) {
       try {
         folioExport = (JSON.parse((await archive.read(manifest)).toString('utf8')) as { format?: unknown }).format === 'folio-export';
       } catch {
