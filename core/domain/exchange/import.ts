@@ -95,6 +95,7 @@ export async function runImport(
       if (step % 50 === 0) progress(step / total);
     };
 
+    const known = await Known.load(d, owner);
     // Pass 1: read every member once: notes parsed (not kept), files hashed; decide what is new.
     for (const m of archive.members) {
       signal.throwIfAborted();
@@ -106,8 +107,8 @@ export async function runImport(
         continue;
       }
       try {
-        if (isNote(m.path)) notes.push(await firstLook(d, archive, m, owner));
-        else files.push(await hashFile(d, archive, m, owner));
+        if (isNote(m.path)) notes.push(await firstLook(archive, m, known));
+        else files.push(await hashFile(archive, m, known));
       } catch (err) {
         report.push({ path: m.path, kind: isNote(m.path) ? 'note' : 'file', status: 'failed', reason: message(err) });
       }
@@ -236,7 +237,29 @@ function noteTitle(fm: Record<string, unknown>, p: string): string {
   );
 }
 
-async function firstLook(d: ImportDeps, archive: Archive, m: Member, owner: string): Promise<NoteDraft> {
+/** What the caller has: their note ids, and what earlier imports wrote that is still there. */
+class Known {
+  readonly notes = new Set<string>();
+  readonly imported = new Map<string, string>();
+
+  static async load(d: ImportDeps, owner: string): Promise<Known> {
+    const k = new Known();
+    const em = d.em();
+    for (const r of await rows<{ id: string }>(em, `select id from notes where owner_id = ?`, [owner])) k.notes.add(r.id);
+    const found = await rows<{ content_hash: string; object_id: string }>(
+      em,
+      `select x.content_hash, x.object_id from exchange_imported x
+        where x.owner_id = ?
+          and (exists (select 1 from notes n where n.id = x.object_id and n.owner_id = x.owner_id)
+            or exists (select 1 from files f where f.id = x.object_id and f.owner_id = x.owner_id))`,
+      [owner],
+    );
+    for (const r of found) k.imported.set(r.content_hash, r.object_id);
+    return k;
+  }
+}
+
+async function firstLook(archive: Archive, m: Member, known: Known): Promise<NoteDraft> {
   if (m.size > NOTE_MAX) throw new Error(`${m.size} bytes: over the note size limit of ${BODY_MAX_BYTES} bytes (1 MiB)`);
   const bytes = await archive.read(m);
   let text: string;
@@ -247,36 +270,20 @@ async function firstLook(d: ImportDeps, archive: Archive, m: Member, owner: stri
   }
   const parsed = parseNote(text);
   const hash = createHash('sha256').update('note\n').update(m.path).update('\n').update(bytes).digest('hex');
-  const fmId = str(parsed.data['id']);
-  let existing: string | undefined;
-  if (fmId && /^[0-9a-f-]{36}$/i.test(fmId)) {
-    const [own] = await rows<{ id: string }>(d.em(), `select id from notes where id = ? and owner_id = ?`, [fmId, owner]);
-    existing = own?.id;
-  }
-  existing ??= await seen(d, owner, hash, 'notes');
+  const fmId = str(parsed.data['id'])?.toLowerCase();
+  const existing = fmId !== undefined && known.notes.has(fmId) ? fmId : known.imported.get(hash);
   const attachments = Array.isArray(parsed.data['attachments'])
     ? parsed.data['attachments'].filter((a): a is string => typeof a === 'string')
     : [];
   return { member: m, id: randomUUID(), hash, existing, attachments };
 }
 
-async function hashFile(d: ImportDeps, archive: Archive, m: Member, owner: string): Promise<FileDraft> {
+async function hashFile(archive: Archive, m: Member, known: Known): Promise<FileDraft> {
   const h = createHash('sha256');
   for await (const c of await archive.stream(m)) h.update(c as Buffer);
   const hash = createHash('sha256').update('file\n').update(m.path).update('\n').update(h.digest('hex')).digest('hex');
-  const id = await seen(d, owner, hash, 'files');
+  const id = known.imported.get(hash);
   return { member: m, hash, id, existing: id !== undefined };
-}
-
-/** The object this account imported with this content hash, if it still has it. */
-async function seen(d: ImportDeps, owner: string, hash: string, table: 'notes' | 'files'): Promise<string | undefined> {
-  const [r] = await rows<{ id: string }>(
-    d.em(),
-    `select t.id from exchange_imported x join ${table} t on t.id = x.object_id and t.owner_id = x.owner_id
-      where x.owner_id = ? and x.content_hash = ?`,
-    [owner, hash],
-  );
-  return r?.id;
 }
 
 async function record(d: ImportDeps, owner: string, hash: string, kind: 'note' | 'file', id: string): Promise<void> {
