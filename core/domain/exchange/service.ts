@@ -112,7 +112,12 @@ export class ExchangeService {
       upload.stream.resume();
       throw new PayloadTooLarge(`the archive is ${upload.length} bytes, over this server's limit of ${max} (exchange.maxImportBytes)`);
     }
-    await this.#queueCap(p.user.id);
+    try {
+      await this.#queueCap(p.user.id);
+    } catch (err) {
+      upload.stream.resume();
+      throw err;
+    }
     await mkdir(this.#d.dir, { recursive: true });
     const id = randomUUID();
     const file = path.join(this.#d.dir, `${id}.import.zip`);
