@@ -207,6 +207,27 @@ t.test("another user's export and import jobs are 404", async (t) => {
   t.equal(bad.status, 415, 'a body that is not a zip is 415');
 });
 
+t.test('scopes: a notes:read token exports notes only, and may not import', async (t) => {
+  const made = await req(server, 'POST', '/api/v1/tokens', {
+    token: alice.token,
+    body: { name: 'reader', scopes: ['notes:read'], expires_in_days: 1 },
+  });
+  const reader = made.json<{ token: string }>().token;
+  const withFiles = await req(server, 'POST', '/api/v1/exports', { token: reader, body: {} });
+  t.equal(withFiles.status, 403);
+  t.equal(withFiles.json<{ code: string }>().code, 'missing_scope');
+  t.match(withFiles.text, 'files:read');
+  const notesOnly = await req(server, 'POST', '/api/v1/exports', { token: reader, body: { files: false } });
+  t.equal(notesOnly.status, 202);
+  await waitJob(reader, `/api/v1/exports/${notesOnly.json<Job>().id}`);
+  const imp = await fetch(`${server.url}/api/v1/imports`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${reader}`, 'content-type': 'application/zip' },
+    body: await makeZip([{ name: 'x.md', data: 'x' }]),
+  });
+  t.equal(imp.status, 403, 'importing needs notes:write and files:write');
+});
+
 t.test('the CLI imports the export into another user; exporting again is identical except ids; again creates nothing', async (t) => {
   const home = path.join(work, 'home-bob');
   const env = { FOLIO_URL: server.url, FOLIO_TOKEN: bob.token };
