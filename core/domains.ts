@@ -11,6 +11,7 @@ import { storageDomain } from './domain/storage/index.ts';
 import { filesDomain } from './domain/files/index.ts';
 import { transcribeDomain } from './domain/transcribe/index.ts';
 import { searchDomain } from './domain/search/index.ts';
+import { exchangeDomain } from './domain/exchange/index.ts';
 
 export const DOMAINS = [
   identityDomain,
@@ -19,6 +20,7 @@ export const DOMAINS = [
   filesDomain,
   transcribeDomain,
   searchDomain,
+  exchangeDomain,
 ] as const satisfies readonly Domain<any, any>[];
 
 /** Every entity and every migration (in name order; with the job queue's and the MCP stream log's tables), for the database layer. */

@@ -4,6 +4,7 @@ import type { CommandGroup } from '../lib/group.ts';
 import { apiCommand } from './api.ts';
 import { auth } from './auth.ts';
 import { completion } from './completion.ts';
+import { exchange } from './exchange.ts';
 import { files } from './files.ts';
 import { notes } from './notes.ts';
 import { search } from './search.ts';
@@ -11,4 +12,4 @@ import { tokens } from './tokens.ts';
 import { transcribe } from './transcribe.ts';
 import { users } from './users.ts';
 
-export const GROUPS: CommandGroup[] = [notes, files, transcribe, search, tokens, users, apiCommand, auth, completion];
+export const GROUPS: CommandGroup[] = [notes, files, transcribe, search, exchange, tokens, users, apiCommand, auth, completion];

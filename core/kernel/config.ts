@@ -169,6 +169,24 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    /** Export and import of notes and files (core/domain/exchange). */
+    exchange: Type.Object(
+      {
+        /** The largest archive an import takes; a larger upload is 413 payload_too_large. */
+        maxImportBytes: Int(1),
+        /** Entries one import archive may hold; more fails the import. */
+        maxEntries: Int(1),
+        /** Bytes one archive member may inflate to (declared and actual). */
+        maxMemberBytes: Int(1),
+        /** Bytes all members of one archive may inflate to. */
+        maxTotalBytes: Int(1),
+        /** Hours a finished job and its archive are kept. */
+        keepHours: Int(1),
+        /** Export and import jobs one user may have queued or running at once. */
+        maxQueuedPerUser: Int(1, 1000),
+      },
+      { additionalProperties: false },
+    ),
     transcribe: Type.Object(
       {
         /** The engine jobs use unless a request names another (and allowEngineChoice lets it). */

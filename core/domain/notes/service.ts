@@ -205,30 +205,71 @@ export class NotesServiceImpl implements NotesService {
     return this.#insert(p.user.id, content, source);
   }
 
-  async #insert(ownerId: string, content: Content, source: Note['source']): Promise<Note> {
-    const id = randomUUID();
+  /**
+   * A note written by an import (core/domain/exchange): the same rules and quota as create, but it
+   * keeps the times it had where it came from and takes the id the import chose (so links between
+   * imported notes can be written before the notes are). Not on any public surface.
+   */
+  async importNote(p: Principal, input: CreateNote & { id: string; created_at: string; updated_at: string }): Promise<Note> {
+    const content: Content = {
+      title: v.title(input?.title),
+      body: input.body === undefined ? '' : v.text(input.body, 'body', { allowEmpty: true }),
+      tags: input.tags === undefined ? [] : v.tags(input.tags),
+    };
+    const created = Date.parse(input.created_at);
+    const updated = Date.parse(input.updated_at);
+    if (!v.isUuid(input.id)) throw v.bad('id', 'must be a UUID');
+    if (!Number.isFinite(created) || !Number.isFinite(updated)) throw v.bad('created', 'created and updated must be dates');
+    return this.#insert(p.user.id, content, v.source(input.source), {
+      id: input.id,
+      created: new Date(created).toISOString(),
+      updated: new Date(Math.max(created, updated)).toISOString(),
+    });
+  }
+
+  async #insert(
+    ownerId: string,
+    content: Content,
+    source: Note['source'],
+    at?: { id: string; created: string; updated: string },
+  ): Promise<Note> {
+    const id = at?.id ?? randomUUID();
     const d = derive(content);
     // The first revision is a snapshot.
     const stored = metaBytes(content.title, content.tags) + d.bodyBytes;
     return this.#em().transactional(async (em) => {
-      const [r] = await rows<{ ts_ms: number }>(
+      const [r] = await rows<{ ts_ms: number; created_ms: number }>(
         em,
         `with n as (
            insert into notes (id, owner_id, title, body, tags, source, version, body_bytes, excerpt, open_items, search_vector, created_at, updated_at)
-           select ?, ?, ?, ?, array[?]::text[], ?, 1, ?, ?, array[?]::text[], ?::tsvector, c.ts, c.ts
+           select ?, ?, ?, ?, array[?]::text[], ?, 1, ?, ?, array[?]::text[], ?::tsvector, coalesce(?::timestamptz, c.ts), coalesce(?::timestamptz, c.ts)
              from (select ${NOW_MS} as ts) c
            returning *)
          insert into note_revisions (note_id, version, owner_id, title, body, tags, change, body_bytes, created_at, base_version, chain_bytes, stored_bytes)
          select n.id, n.version, n.owner_id, n.title, n.body, n.tags, 'create', n.body_bytes, n.updated_at, n.version, 0, ? from n
-         returning ${ms('created_at', 'ts_ms')}`,
-        [id, ownerId, content.title, content.body, content.tags, source, d.bodyBytes, d.excerpt, d.openItems, d.vector, stored],
+         returning ${ms('created_at', 'ts_ms')}, ${ms('(select created_at from n)', 'created_ms')}`,
+        [
+          id,
+          ownerId,
+          content.title,
+          content.body,
+          content.tags,
+          source,
+          d.bodyBytes,
+          d.excerpt,
+          d.openItems,
+          d.vector,
+          at?.created ?? null,
+          at?.updated ?? null,
+          stored,
+        ],
       );
       await applyWordDelta(em, ownerId, wordDelta(new Set(), d.words));
       await applyStatsDelta(em, ownerId, tagDelta(null, content.tags), 1);
       await chargeStorage(em, ownerId, STORAGE_KIND, stored, this.#storage);
       await this.#changed(em, ownerId, [id]);
-      const at = new Date(r!.ts_ms).toISOString();
-      return { id, ...content, source, version: 1, created_at: at, updated_at: at, deleted_at: null };
+      const when = new Date(r!.ts_ms).toISOString();
+      return { id, ...content, source, version: 1, created_at: new Date(r!.created_ms).toISOString(), updated_at: when, deleted_at: null };
     });
   }
 

@@ -1,0 +1,295 @@
+// Importing an archive of Markdown (a Folio export, an Obsidian vault, any folder of .md files and
+// their attachments) as the caller, through the notes and files services, so validation, size
+// limits and the quota are those of any write. Idempotent: a note whose front matter id is one of
+// the caller's notes, or whose content this account imported before, is skipped; so is a file
+// imported before. Every entry of the archive gets a line in the report: imported, skipped or
+// failed, and why. Nothing is written to disk from the archive's names: notes and files go to the
+// services, so a hostile name can only be refused, never followed.
+import { createHash, randomUUID } from 'node:crypto';
+import path from 'node:path/posix';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { FolioError } from '../../contract/errors.ts';
+import type { FilesServiceImpl } from '../files/service.ts';
+import type { Principal } from '../identity/types.ts';
+import { isTag, normalizeTag } from '../notes/markdown.ts';
+import { rows } from '../notes/rows.ts';
+import type { NotesServiceImpl } from '../notes/service.ts';
+import { BODY_MAX_BYTES, TAGS_MAX } from '../notes/validate.ts';
+import { NOTE_SOURCES, type NoteSource } from '../notes/types.ts';
+import { Archive, ArchiveRefused, type ArchiveLimits, type Member } from './archive.ts';
+import { BadFrontMatter, date, FRONT_MATTER_MAX_BYTES, parseNote, str, tagList } from './front-matter.ts';
+import { inlineTags, pathKey, toFolioLinks, type Resolver, type Target } from './links.ts';
+import type { ReportEntry } from './types.ts';
+
+export interface ImportDeps {
+  em: () => EntityManager;
+  notes: NotesServiceImpl;
+  files: FilesServiceImpl;
+  /** Tell the notes cache the caller's notes changed. */
+  notesChanged: (owner: string) => void;
+}
+
+interface NoteDraft {
+  member: Member;
+  id: string;
+  hash: string;
+  /** Already here: skipped. */
+  existing: string | undefined;
+  attachments: string[];
+}
+interface FileDraft {
+  member: Member;
+  hash: string;
+  id: string | undefined;
+  existing: boolean;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const NOTE_MAX = BODY_MAX_BYTES + FRONT_MATTER_MAX_BYTES + 1024;
+const isNote = (p: string) => /\.(md|markdown)$/i.test(p);
+const message = (err: unknown) =>
+  err instanceof FolioError || err instanceof BadFrontMatter || err instanceof ArchiveRefused
+    ? err.message
+    : `failed: ${(err as Error).message}`;
+
+/** Why an entry is passed over without being read: tool folders and hidden files. */
+function passedOver(p: string, folioExport: boolean): string | undefined {
+  const parts = p.split('/');
+  if (parts[0] === '.obsidian') return "Obsidian's settings folder";
+  if (parts[0] === '__MACOSX') return "macOS's resource forks";
+  if (parts.some((s) => s.startsWith('.'))) return 'a hidden file';
+  if (folioExport && /\.revisions\/\d+\.md$/.test(p))
+    return 'revision history is exported for reading; an import writes the current version';
+  return undefined;
+}
+
+export async function runImport(
+  d: ImportDeps,
+  p: Principal,
+  file: string,
+  limits: ArchiveLimits,
+  progress: (fraction: number) => void,
+  signal: AbortSignal,
+): Promise<ReportEntry[]> {
+  const report: ReportEntry[] = [];
+  const archive = await Archive.open(file, limits);
+  try {
+    for (const r of archive.refused) report.push({ path: r.path, kind: 'other', status: 'failed', reason: r.reason });
+    let folioExport = false;
+    const manifest = archive.members.find((m) => m.path === 'manifest.json');
+    // A manifest larger than this is not Folio's (Folio's is ~200 bytes per entry): not read whole.
+    if (manifest && manifest.size <= 64 * 1024 * 1024) {
+      try {
+        folioExport = (JSON.parse((await archive.read(manifest)).toString('utf8')) as { format?: unknown }).format === 'folio-export';
+      } catch {
+        // not Folio's: imported as a file like any other
+      }
+    }
+    const notes: NoteDraft[] = [];
+    const files: FileDraft[] = [];
+    const owner = p.user.id;
+    const total = archive.members.length * 2 || 1;
+    let step = 0;
+    const tick = () => {
+      step++;
+      if (step % 50 === 0) progress(step / total);
+    };
+
+    const known = await Known.load(d, owner);
+    // Pass 1: read every member once: notes parsed (not kept), files hashed; decide what is new.
+    for (const m of archive.members) {
+      signal.throwIfAborted();
+      tick();
+      if (folioExport && m === manifest) continue;
+      const over = passedOver(m.path, folioExport);
+      if (over) {
+        report.push({ path: m.path, kind: 'other', status: 'skipped', reason: over });
+        continue;
+      }
+      try {
+        if (isNote(m.path)) notes.push(await firstLook(archive, m, known));
+        else files.push(await hashFile(archive, m, known));
+      } catch (err) {
+        report.push({ path: m.path, kind: isNote(m.path) ? 'note' : 'file', status: 'failed', reason: message(err) });
+      }
+    }
+
+    const targets = new Map<string, Target>();
+    const byName = new Map<string, Target>();
+    const remember = (t: Target) => {
+      targets.set(pathKey(t.path), t);
+      const base = pathKey(path.basename(t.path));
+      if (!byName.has(base)) byName.set(base, t);
+    };
+
+    // Pass 2a: files, unattached for now (a note's links need their ids before it is written).
+    for (const f of files) {
+      signal.throwIfAborted();
+      tick();
+      if (f.existing) {
+        report.push({ path: f.member.path, kind: 'file', status: 'skipped', id: f.id!, reason: 'imported before (same name and content)' });
+        remember({ kind: 'file', path: f.member.path, id: f.id });
+        continue;
+      }
+      try {
+        const dir = path.dirname(f.member.path);
+        const folder =
+          dir === '.' ? '' : folioExport && dir.startsWith('notes') ? '' : folioExport && dir.startsWith('files') ? dir.slice(6) : dir;
+        const created = await d.files.create(p, {
+          name: path.basename(f.member.path),
+          folder,
+          source: await archive.stream(f.member),
+          length: f.member.size,
+          signal,
+        });
+        f.id = created.id;
+        await record(d, owner, f.hash, 'file', created.id);
+        report.push({ path: f.member.path, kind: 'file', status: 'imported', id: created.id });
+      } catch (err) {
+        report.push({ path: f.member.path, kind: 'file', status: 'failed', reason: message(err) });
+      }
+      remember({ kind: 'file', path: f.member.path, id: f.id });
+    }
+    for (const n of notes) remember({ kind: 'note', path: n.member.path, id: n.existing ?? n.id });
+    const resolver: Resolver = { byPath: (k) => targets.get(k), byName: (k) => byName.get(k) };
+    const fileIds = new Map(files.filter((f) => f.id).map((f) => [f.member.path, f]));
+
+    // A file a note's front matter names is that note's; one only linked to or embedded (an
+    // Obsidian vault's) belongs to the first note that does, unless some front matter names it.
+    const claimed = new Set<string>();
+    for (const n of notes) for (const a of n.attachments) claimed.add(pathKey(path.normalize(path.join(path.dirname(n.member.path), a))));
+    const attached = new Set<string>();
+
+    // Pass 2b: notes, with their links resolved; then their attachments attached.
+    let changed = false;
+    for (const n of notes) {
+      signal.throwIfAborted();
+      tick();
+      if (n.existing) {
+        report.push({ path: n.member.path, kind: 'note', status: 'skipped', id: n.existing, reason: 'already here (same id or content)' });
+        continue;
+      }
+      try {
+        const parsed = parseNote(utf8.decode(await archive.read(n.member)));
+        const fm = parsed.data;
+        const links = toFolioLinks(parsed.body, n.member.path, resolver, !folioExport);
+        const dropped: string[] = [];
+        const tags: string[] = [];
+        for (const raw of [...tagList(fm['tags']), ...(folioExport ? [] : inlineTags(parsed.body))]) {
+          const t = normalizeTag(raw);
+          if (!isTag(t)) dropped.push(raw);
+          else if (!tags.includes(t) && tags.length < TAGS_MAX) tags.push(t);
+        }
+        const source = str(fm['source']);
+        const created = date(fm['created']) ?? n.member.modified.toISOString();
+        const note = await d.notes.importNote(p, {
+          id: n.id,
+          title: noteTitle(fm, n.member.path),
+          body: links.body,
+          tags,
+          source: source && NOTE_SOURCES.includes(source as NoteSource) ? (source as NoteSource) : 'import',
+          created_at: created,
+          updated_at: date(fm['updated']) ?? date(fm['modified']) ?? created,
+        });
+        changed = true;
+        await record(d, owner, n.hash, 'note', note.id);
+        const attach = new Set(folioExport ? [] : [...links.files].filter((f) => !claimed.has(pathKey(f)) && !attached.has(f)));
+        for (const a of n.attachments) {
+          const full = path.normalize(path.join(path.dirname(n.member.path), a));
+          const t = targets.get(pathKey(full));
+          if (t?.kind === 'file') attach.add(t.path);
+          else links.unresolved.push(a);
+        }
+        for (const a of attach) {
+          const f = fileIds.get(a);
+          attached.add(a);
+          if (f?.id && !f.existing) await d.files.attach(p, f.id, note.id).catch(() => undefined);
+        }
+        const notes: string[] = [];
+        if (links.unresolved.length) notes.push(`not found in the archive: ${[...new Set(links.unresolved)].join(', ')}`);
+        if (dropped.length) notes.push(`not tags (${'1 to 64 letters, digits, _ - / .'}): ${dropped.join(', ')}`);
+        report.push({
+          path: n.member.path,
+          kind: 'note',
+          status: 'imported',
+          id: note.id,
+          ...(notes.length ? { reason: notes.join('; ') } : {}),
+        });
+      } catch (err) {
+        report.push({ path: n.member.path, kind: 'note', status: 'failed', reason: message(err) });
+      }
+    }
+    if (changed) d.notesChanged(owner);
+    return report;
+  } finally {
+    archive.close();
+  }
+}
+
+function noteTitle(fm: Record<string, unknown>, p: string): string {
+  const t = str(fm['title'])?.trim();
+  if (t) return t.replace(/\p{Cc}+/gu, ' ').slice(0, 500);
+  return (
+    path
+      .basename(p)
+      .replace(/\.(md|markdown)$/i, '')
+      .trim() || 'Untitled'
+  );
+}
+
+/** What the caller has: their note ids, and what earlier imports wrote that is still there. */
+class Known {
+  readonly notes = new Set<string>();
+  readonly imported = new Map<string, string>();
+
+  static async load(d: ImportDeps, owner: string): Promise<Known> {
+    const k = new Known();
+    const em = d.em();
+    for (const r of await rows<{ id: string }>(em, `select id from notes where owner_id = ?`, [owner])) k.notes.add(r.id);
+    const found = await rows<{ content_hash: string; object_id: string }>(
+      em,
+      `select x.content_hash, x.object_id from exchange_imported x
+        where x.owner_id = ?
+          and (exists (select 1 from notes n where n.id = x.object_id and n.owner_id = x.owner_id)
+            or exists (select 1 from files f where f.id = x.object_id and f.owner_id = x.owner_id))`,
+      [owner],
+    );
+    for (const r of found) k.imported.set(r.content_hash, r.object_id);
+    return k;
+  }
+}
+
+async function firstLook(archive: Archive, m: Member, known: Known): Promise<NoteDraft> {
+  if (m.size > NOTE_MAX) throw new Error(`${m.size} bytes: over the note size limit of ${BODY_MAX_BYTES} bytes (1 MiB)`);
+  const bytes = await archive.read(m);
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new BadFrontMatter('the note is not valid UTF-8 text');
+  }
+  const parsed = parseNote(text);
+  const hash = createHash('sha256').update('note\n').update(m.path).update('\n').update(bytes).digest('hex');
+  const fmId = str(parsed.data['id'])?.toLowerCase();
+  const existing = fmId !== undefined && known.notes.has(fmId) ? fmId : known.imported.get(hash);
+  const attachments = Array.isArray(parsed.data['attachments'])
+    ? parsed.data['attachments'].filter((a): a is string => typeof a === 'string')
+    : [];
+  return { member: m, id: randomUUID(), hash, existing, attachments };
+}
+
+async function hashFile(archive: Archive, m: Member, known: Known): Promise<FileDraft> {
+  const h = createHash('sha256');
+  for await (const c of await archive.stream(m)) h.update(c as Buffer);
+  const hash = createHash('sha256').update('file\n').update(m.path).update('\n').update(h.digest('hex')).digest('hex');
+  const id = known.imported.get(hash);
+  return { member: m, hash, id, existing: id !== undefined };
+}
+
+async function record(d: ImportDeps, owner: string, hash: string, kind: 'note' | 'file', id: string): Promise<void> {
+  await d.em().execute(
+    `insert into exchange_imported (owner_id, content_hash, kind, object_id) values (?, ?, ?, ?)
+     on conflict (owner_id, content_hash) do update set object_id = excluded.object_id, kind = excluded.kind`,
+    [owner, hash, kind, id],
+  );
+}
