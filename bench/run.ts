@@ -16,6 +16,9 @@
 //   npm run bench -- --only=transcribe    the offline engine's real-time factor; the job queue's overhead
 //                                         (not in the default set: ~2-5 min; see bench/report-load.ts)
 //   npm run bench -- --only=fuzz          10,000 hostile requests over every surface (bench/fuzz.ts)
+//   npm run bench -- --only=embedded-disk disk growth of 2,000 one-byte appends to a 1 MB note and the
+//                                         upkeep after them; other users' latency; idle and start-up RSS
+//                                         (PostgreSQL too with DATABASE_URL; --quick: 200 appends)
 //   npm run bench -- --only=plugin-host   a plugin in its own process vs in-process vs bare baselines:
 //                                         throughput, CPU, latency, memory, cold start (~3 min)
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -34,6 +37,7 @@ import { formatRevisions, revisionsSummaryRows, runRevisions, type RevisionsResu
 import { formatReportLoad, runReportLoad, type ReportLoadResult } from './report-load.ts';
 import { formatFuzz, runFuzz, type FuzzRun } from './fuzz.ts';
 import { formatPluginHost, pluginHostSummaryRows, runPluginHost, type PluginHostResult } from './plugin-host.ts';
+import { embeddedDiskSummaryRows, formatEmbeddedDisk, runEmbeddedDisk, type EmbeddedDiskResult } from './embedded-disk.ts';
 import { assertNode24, progress } from './util.ts';
 
 const NAMES = [
@@ -50,6 +54,7 @@ const NAMES = [
   'transcribe',
   'fuzz',
   'plugin-host',
+  'embedded-disk',
 ] as const;
 type Name = (typeof NAMES)[number];
 /** What a bare `npm run bench` runs; notes, revisions, files, reports, fuzz and plugin-host only with --only (they take long). */
@@ -76,7 +81,7 @@ function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boo
 function usage(problem?: string): never {
   if (problem) process.stderr.write(`bench: ${problem}\n`);
   process.stderr.write(
-    'usage: npm run bench -- [--only=call|mcp|reload|memory|isolation|notes|revisions|files|reports|report-formats|transcribe|fuzz|plugin-host[,...]] [--quick] [--profile]\n',
+    'usage: npm run bench -- [--only=call|mcp|reload|memory|isolation|notes|revisions|files|reports|report-formats|transcribe|fuzz|plugin-host|embedded-disk[,...]] [--quick] [--profile]\n',
   );
   process.exit(problem ? 2 : 0);
 }
@@ -99,6 +104,7 @@ interface Summary {
   transcribe?: TranscribeBenchResult;
   fuzz?: FuzzRun;
   pluginHost?: PluginHostResult;
+  embeddedDisk?: EmbeddedDiskResult;
   errors: Record<string, string>;
 }
 
@@ -234,6 +240,7 @@ function summaryRows(s: Summary): string[][] {
       s.fuzz.serverErrors.length === 0 && s.fuzz.nonJson.length === 0 ? 'PASS (0/0)' : 'FAIL',
     ]);
   if (s.pluginHost) rows.push(...pluginHostSummaryRows(s.pluginHost));
+  if (s.embeddedDisk) rows.push(...embeddedDiskSummaryRows(s.embeddedDisk));
   for (const [name, err] of Object.entries(s.errors)) rows.push([name, 'ERROR', '', err.split('\n')[0]!.slice(0, 100), 'ERROR']);
   return rows;
 }
@@ -271,6 +278,7 @@ async function main(): Promise<void> {
       if (name === 'report-formats') details.push(formatReportFormats((summary.reportFormats = await runReportFormats({ quick }))));
       if (name === 'reports') details.push(formatReportLoad((summary.reports = await runReportLoad({ quick }))));
       if (name === 'plugin-host') details.push(formatPluginHost((summary.pluginHost = await runPluginHost({ quick, profile }))));
+      if (name === 'embedded-disk') details.push(formatEmbeddedDisk((summary.embeddedDisk = await runEmbeddedDisk({ quick }))));
       if (name === 'fuzz') details.push(formatFuzz((summary.fuzz = await runFuzz(quick ? { requests: 1000 } : {}))));
     } catch (err) {
       summary.errors[name] = (err as Error).stack ?? String(err);
