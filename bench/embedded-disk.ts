@@ -32,6 +32,8 @@ export interface DiskRun {
   afterUpkeepBytes: number;
   /** afterUpkeep - live. */
   growthBytes: number;
+  /** Of those, the WAL directory's, after the appends and after upkeep (PostgreSQL: the whole server's WAL). */
+  walBytes: { live: number; afterAppends: number; afterUpkeep: number };
   appendMs: { mean: number; p95: number };
   /** The other user's GET note + list, p95 ms. */
   otherP95Ms: { idle: number; appending: number; upkeep: number | null };
@@ -175,6 +177,11 @@ async function diskRun(engine: 'pglite' | 'postgres', appends: number, quick: bo
   const client = db ? new pg.Client({ connectionString: db.url }) : undefined;
   await client?.connect();
   try {
+    const wal = async () => {
+      if (!client) return dirBytes(path.join(dataDir, 'pglite', 'pg_wal'));
+      const { rows } = await client.query<{ b: string }>(`select (select coalesce(sum(size), 0) from pg_ls_waldir())::text as b`);
+      return Number(rows[0]!.b);
+    };
     const size = async () => {
       if (!client) return dirBytes(path.join(dataDir, 'pglite'));
       const { rows } = await client.query<{ b: string }>(
@@ -205,6 +212,7 @@ async function diskRun(engine: 'pglite' | 'postgres', appends: number, quick: bo
       }
     }
     const live = await size();
+    const liveWal = await wal();
 
     // The other user's reads, all along.
     const samples: Array<{ t0: number; t1: number; phase: 'idle' | 'appending' | 'after' }> = [];
@@ -235,6 +243,7 @@ async function diskRun(engine: 'pglite' | 'postgres', appends: number, quick: bo
       if (i % 200 === 0) progress(`embedded-disk ${engine}: ${i}/${appends} appends, ${mb(peak)} MB peak`);
     }
     const afterAppends = await size();
+    const afterAppendsWal = await wal();
     peak = Math.max(peak, afterAppends);
     phase = 'after';
     const ended = Date.now();
@@ -243,6 +252,7 @@ async function diskRun(engine: 'pglite' | 'postgres', appends: number, quick: bo
       for (let i = 0; i < 1200 && !passes().some((l) => Number(l['time']) > ended + 500); i++) await sleep(500);
     } else await sleep(quick ? 5000 : 70_000);
     const afterUpkeep = await size();
+    const afterUpkeepWal = await wal();
     reading = false;
     await reader;
 
@@ -262,6 +272,7 @@ async function diskRun(engine: 'pglite' | 'postgres', appends: number, quick: bo
       afterAppendsBytes: afterAppends,
       afterUpkeepBytes: afterUpkeep,
       growthBytes: afterUpkeep - live,
+      walBytes: { live: liveWal, afterAppends: afterAppendsWal, afterUpkeep: afterUpkeepWal },
       appendMs: { mean: round(appendMs.reduce((x, y) => x + y, 0) / appendMs.length), p95: round(percentile(appendMs, 95)) },
       otherP95Ms: {
         idle: round(percentile(ms(idle), 95)),
@@ -349,7 +360,7 @@ export function embeddedDiskSummaryRows(r: EmbeddedDiskResult): string[][] {
       'embedded-disk',
       `${d.engine} growth MB after ${d.appends} appends + upkeep`,
       String(mb(d.growthBytes)),
-      `live ${mb(d.liveBytes)} MB, peak ${mb(d.peakBytes)} MB, after appends ${mb(d.afterAppendsBytes)} MB`,
+      `live ${mb(d.liveBytes)} MB, peak ${mb(d.peakBytes)} MB, after appends ${mb(d.afterAppendsBytes)} MB; of which WAL ${mb(d.walBytes.live)} / ${mb(d.walBytes.afterAppends)} / ${mb(d.walBytes.afterUpkeep)} MB`,
       d.engine === 'pglite'
         ? `${d.growthBytes < 50 * 1024 * 1024 ? 'PASS' : 'FAIL'} (< 50 MB); peak ${d.peakBytes < bound ? 'PASS' : 'FAIL'} (< 2x live + 256 MB)`
         : '',

@@ -92,11 +92,11 @@ export class EmbeddedUpkeep {
     this.#timers.push(every, probe);
   }
 
-  /** Stops the timers and waits for a pass in flight. */
+  /** Stops the timers and waits for a pass in flight (a little: one stuck on a hung database must not hold a close up). */
   async stop(): Promise<void> {
     this.#stopped = true;
     for (const t of this.#timers) clearInterval(t);
-    await this.#running?.catch(() => {});
+    if (this.#running) await Promise.race([this.#running, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   }
 
   /** One pass now (or the one in flight); null when stopped or on a PostgreSQL server. Never throws. */

@@ -28,14 +28,10 @@ const started = Date.now();
 // files on a server that syncs them; PGlite runs with fsync off). The defaults (max_wal_size 1 GB,
 // min_wal_size 80 MB) kept 80 MB to 1 GB in pg_wal of a personal server.
 const WAL = ['-c', 'wal_recycle=off', '-c', 'max_wal_size=64MB', '-c', 'min_wal_size=32MB'];
-// Memory: PGlite touches all of shared_buffers when it starts, and a WebAssembly heap never gives
-// memory back. PostgreSQL's 128 MB default was a third of an idle Folio's RSS on the embedded engine;
-// the data of a personal server is read from the OS page cache past 32 MB (bench/embedded-disk.ts).
-const MEMORY = ['-c', 'shared_buffers=32MB'];
 const pglite = await PGlite.create({
   dataDir: dir,
   extensions: { pg_trgm },
-  startParams: [...PGlite.defaultStartParams, ...WAL, ...MEMORY],
+  startParams: [...PGlite.defaultStartParams, ...WAL],
 });
 // port 0: the OS picks a free one. The ORM keeps exactly one connection and the health check one
 // of its own; the third slot only absorbs a reconnect racing the server's cleanup of a previous one.
