@@ -18,6 +18,9 @@
 //   npm run bench -- --only=fuzz          10,000 hostile requests over every surface (bench/fuzz.ts)
 //   npm run bench -- --only=exchange      export/import of 10,000 notes with 500 attachments: time, peak RSS,
 //                                         the round trip (~5 min; see bench/exchange.ts)
+//   npm run bench -- --only=embedded-disk disk growth of 2,000 one-byte appends to a 1 MB note and the
+//                                         upkeep after them; other users' latency; idle and start-up RSS
+//                                         (PostgreSQL too with DATABASE_URL; --quick: 200 appends)
 //   npm run bench -- --only=plugin-host   a plugin in its own process vs in-process vs bare baselines:
 //                                         throughput, CPU, latency, memory, cold start (~3 min)
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -37,6 +40,7 @@ import { formatReportLoad, runReportLoad, type ReportLoadResult } from './report
 import { formatFuzz, runFuzz, type FuzzRun } from './fuzz.ts';
 import { formatPluginHost, pluginHostSummaryRows, runPluginHost, type PluginHostResult } from './plugin-host.ts';
 import { exchangeSummaryRows, formatExchange, runExchangeBench, type ExchangeBenchResult } from './exchange.ts';
+import { embeddedDiskSummaryRows, formatEmbeddedDisk, runEmbeddedDisk, type EmbeddedDiskResult } from './embedded-disk.ts';
 import { assertNode24, progress } from './util.ts';
 
 const NAMES = [
@@ -54,6 +58,7 @@ const NAMES = [
   'fuzz',
   'plugin-host',
   'exchange',
+  'embedded-disk',
 ] as const;
 type Name = (typeof NAMES)[number];
 /** What a bare `npm run bench` runs; notes, revisions, files, reports, fuzz and plugin-host only with --only (they take long). */
@@ -80,7 +85,7 @@ function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boo
 function usage(problem?: string): never {
   if (problem) process.stderr.write(`bench: ${problem}\n`);
   process.stderr.write(
-    'usage: npm run bench -- [--only=call|mcp|reload|memory|isolation|notes|revisions|files|reports|report-formats|transcribe|fuzz|plugin-host|exchange[,...]] [--quick] [--profile]\n',
+    'usage: npm run bench -- [--only=call|mcp|reload|memory|isolation|notes|revisions|files|reports|report-formats|transcribe|fuzz|plugin-host|exchange|embedded-disk[,...]] [--quick] [--profile]\n',
   );
   process.exit(problem ? 2 : 0);
 }
@@ -104,6 +109,7 @@ interface Summary {
   fuzz?: FuzzRun;
   pluginHost?: PluginHostResult;
   exchange?: ExchangeBenchResult;
+  embeddedDisk?: EmbeddedDiskResult;
   errors: Record<string, string>;
 }
 
@@ -240,6 +246,7 @@ function summaryRows(s: Summary): string[][] {
     ]);
   if (s.pluginHost) rows.push(...pluginHostSummaryRows(s.pluginHost));
   if (s.exchange) rows.push(...exchangeSummaryRows(s.exchange));
+  if (s.embeddedDisk) rows.push(...embeddedDiskSummaryRows(s.embeddedDisk));
   for (const [name, err] of Object.entries(s.errors)) rows.push([name, 'ERROR', '', err.split('\n')[0]!.slice(0, 100), 'ERROR']);
   return rows;
 }
@@ -278,6 +285,7 @@ async function main(): Promise<void> {
       if (name === 'reports') details.push(formatReportLoad((summary.reports = await runReportLoad({ quick }))));
       if (name === 'plugin-host') details.push(formatPluginHost((summary.pluginHost = await runPluginHost({ quick, profile }))));
       if (name === 'exchange') details.push(formatExchange((summary.exchange = await runExchangeBench({ quick }))));
+      if (name === 'embedded-disk') details.push(formatEmbeddedDisk((summary.embeddedDisk = await runEmbeddedDisk({ quick }))));
       if (name === 'fuzz') details.push(formatFuzz((summary.fuzz = await runFuzz(quick ? { requests: 1000 } : {}))));
     } catch (err) {
       summary.errors[name] = (err as Error).stack ?? String(err);

@@ -18,6 +18,7 @@ import { ChangeFeed } from './db/change-feed.ts';
 import { StreamLog } from './db/stream-log.ts';
 import { JobQueue } from './db/jobs.ts';
 import { refreshPlannerStats } from './db/maintenance.ts';
+import { EmbeddedUpkeep } from './db/embedded-upkeep.ts';
 import { embeddedCapacity, forHealth, type CapacityReport } from './db/capacity.ts';
 import { Authenticator } from './kernel/auth.ts';
 import { PACKAGE, type Config } from './kernel/config.ts';
@@ -243,11 +244,14 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   // The embedded engine's size against what it was measured to serve (core/db/capacity.ts);
   // checked after start and then every embedded.checkMinutes.
   let capacity: CapacityReport | null = null;
+  // Its vacuum and checkpoint (no autovacuum, no checkpointer: core/db/embedded-upkeep.ts).
+  const upkeep = new EmbeddedUpkeep(db, config.embedded, log.child({ component: 'upkeep' }));
   root.get(
     '/health',
     healthRoute(db, PACKAGE.version, async () => ({
       transcription: await transcribe.engines(),
       ...(capacity ? { embedded_capacity: forHealth(capacity) } : {}),
+      ...(capacity && upkeep.last ? { embedded_upkeep: upkeep.last } : {}),
     })),
   );
   // Said once at start: a default engine that cannot run, and what it needs.
@@ -463,6 +467,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     const timer = setInterval(run, config.embedded.checkMinutes * 60_000);
     timer.unref();
     timers.push(timer);
+    upkeep.start();
   }
 
   // Scheduled backups (backup.dir; off by default): core/backup/schedule.ts.
@@ -485,6 +490,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       closing ??= (async () => {
         for (const timer of timers) clearInterval(timer);
         await backups?.close();
+        await upkeep.stop();
         // A run stuck on a hung database must not hold the close up: wait a little, then go on.
         await Promise.race([Promise.all(running), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
         // MCP first: the calls it still runs are answered (with an error) while their plugins are there.

@@ -22,7 +22,17 @@ const { dir } = workerData as PgliteWorkerData;
 
 const started = Date.now();
 // pg_trgm is loaded so migrations can `create extension if not exists pg_trgm` as on a server.
-const pglite = await PGlite.create({ dataDir: dir, extensions: { pg_trgm } });
+// The WAL kept: a single-user backend has no checkpointer, so core/db/embedded-upkeep.ts runs the
+// checkpoints. After each one PostgreSQL removes the segments it no longer needs; wal_recycle off
+// removes them rather than keep up to max_wal_size of them renamed for reuse (that saves creating
+// files on a server that syncs them; PGlite runs with fsync off). The defaults (max_wal_size 1 GB,
+// min_wal_size 80 MB) kept 80 MB to 1 GB in pg_wal of a personal server.
+const WAL = ['-c', 'wal_recycle=off', '-c', 'max_wal_size=64MB', '-c', 'min_wal_size=32MB'];
+const pglite = await PGlite.create({
+  dataDir: dir,
+  extensions: { pg_trgm },
+  startParams: [...PGlite.defaultStartParams, ...WAL],
+});
 // port 0: the OS picks a free one. The ORM keeps exactly one connection and the health check one
 // of its own; the third slot only absorbs a reconnect racing the server's cleanup of a previous one.
 const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 4 });

@@ -261,6 +261,10 @@ export const ConfigSchema = Type.Object(
         searchChunksPerUser: Int(1),
         /** How often the embedded database's size is checked against them (fractions for tests). */
         checkMinutes: Type.Number({ minimum: 0.01, maximum: 10_080 }),
+        /** The embedded database's vacuum and checkpoint (core/db/embedded-upkeep.ts): a pass at least this often. */
+        upkeepMinutes: Type.Number({ minimum: 0.01, maximum: 10_080 }),
+        /** ... and as soon as this much WAL has been written since the last pass. */
+        upkeepWalMb: Int(1, 65_536),
       },
       { additionalProperties: false },
     ),

@@ -312,8 +312,10 @@ export class SearchService {
       await em.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`search:${c.kind}:${c.id}`]);
       const source = this.#source(c.kind);
       const doc = source ? await source.load(em, c.owner, c.id) : null;
-      await em.execute(`delete from search_chunks where owner_id = ? and kind = ? and resource_id = ?`, [c.owner, c.kind, c.id]);
-      if (!doc) return false;
+      if (!doc) {
+        await em.execute(`delete from search_chunks where owner_id = ? and kind = ? and resource_id = ?`, [c.owner, c.kind, c.id]);
+        return false;
+      }
       const words = new Set<string>();
       const chunks = chunkDocument(doc.parts).map((chunk, i) => {
         const vec = buildVector([
@@ -324,11 +326,32 @@ export class SearchService {
         for (const w of vec.words) words.add(w);
         return { chunk: i, text: chunk.text, marks: chunk.marks, vector: vec.literal };
       });
+      // Only the chunks that changed are written: an append to a long note changes its last chunk,
+      // and rewriting every chunk (their text and vectors, TOAST and GIN entries) cost megabytes of
+      // disk and WAL per one-character edit (bench/embedded-disk.ts). The others only take the
+      // resource's new time, which leaves their text, vector and TOAST where they are.
+      const json = JSON.stringify(chunks);
+      const updatedAt = doc.updatedAt.toISOString();
+      await em.execute(
+        `delete from search_chunks c
+          where c.owner_id = ? and c.kind = ? and c.resource_id = ?
+            and not (c.title = ? and c.tags = array[?]::text[] and c.content_type is not distinct from ?
+                     and exists (select 1 from jsonb_to_recordset(?::jsonb) as r(chunk int, text text, marks jsonb, vector text)
+                                  where r.chunk = c.chunk and r.text = c.text and r.marks = c.marks and r.vector::tsvector = c.vector))`,
+        [c.owner, c.kind, c.id, doc.title, doc.tags, doc.contentType, json],
+      );
+      await em.execute(
+        `update search_chunks set updated_at = ?::timestamptz
+          where owner_id = ? and kind = ? and resource_id = ? and updated_at <> ?::timestamptz`,
+        [updatedAt, c.owner, c.kind, c.id, updatedAt],
+      );
       await em.execute(
         `insert into search_chunks (owner_id, kind, resource_id, chunk, title, tags, content_type, updated_at, text, marks, vector)
          select ?, ?, ?, r.chunk, ?, array[?]::text[], ?, ?::timestamptz, r.text, r.marks, r.vector::tsvector
-           from jsonb_to_recordset(?::jsonb) as r(chunk int, text text, marks jsonb, vector text)`,
-        [c.owner, c.kind, c.id, doc.title, doc.tags, doc.contentType, doc.updatedAt.toISOString(), JSON.stringify(chunks)],
+           from jsonb_to_recordset(?::jsonb) as r(chunk int, text text, marks jsonb, vector text)
+          where not exists (select 1 from search_chunks c where c.owner_id = ? and c.kind = ? and c.resource_id = ? and c.chunk = r.chunk)
+         on conflict (owner_id, kind, resource_id, chunk) do nothing`,
+        [c.owner, c.kind, c.id, doc.title, doc.tags, doc.contentType, updatedAt, json, c.owner, c.kind, c.id],
       );
       if (words.size > 0)
         await em.execute(
