@@ -159,7 +159,7 @@ function plan(meta: SeedMeta, count: number): Map<OpName, Call[]> {
     'list deep page',
     Array.from({ length: count }, (_, i) => {
       const pos = at(meta.listPositions, i);
-      const cursor = encodeCursor([pos.updatedMs, pos.id]);
+      const cursor = encodeCursor([pos.updatedMs, pos.id], `notes:${meta.userId}`);
       return {
         op: 'list deep page',
         path: `/api/v1/notetaker/notes?limit=20&cursor=${cursor}`,

@@ -33,8 +33,9 @@ const pglite = await PGlite.create({
   extensions: { pg_trgm },
   startParams: [...PGlite.defaultStartParams, ...WAL],
 });
-// port 0: the OS picks a free one. The ORM keeps exactly one connection and the health check one
-// of its own; the third slot only absorbs a reconnect racing the server's cleanup of a previous one.
+// port 0: the OS picks a free one. The ORM keeps exactly one connection, the health check one of its
+// own and `npm run backup` one while it takes its snapshot (core/backup/connect.ts); the fourth slot
+// only absorbs a reconnect racing the server's cleanup of a previous one.
 const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 4 });
 await server.start();
 port.postMessage({
