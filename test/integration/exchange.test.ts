@@ -412,3 +412,76 @@ t.test('an Obsidian vault (a folder, through the CLI): wiki links, embeds, inlin
   t.equal(img.note_id, homeId, 'the embedded file is attached to the note');
   t.equal(img.folder, 'attachments');
 });
+
+t.test(
+  'a round trip keeps kinds, folders and names; your own export re-imports without duplicates; the trash does not block',
+  async (t) => {
+    const erin = await createUser(server, 'erin-x@example.com');
+    const frank = await createUser(server, 'frank-x@example.com');
+    const put = async (token: string, name: string, data: string, q = '') => {
+      const res = await fetch(`${server.url}/api/v1/filedb/files?name=${encodeURIComponent(name)}${q}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+        body: data,
+      });
+      if (res.status !== 201) throw new Error(await res.text());
+      return ((await res.json()) as { id: string }).id;
+    };
+    const note = async (title: string, body: string) =>
+      (await req(server, 'POST', '/api/v1/notetaker/notes', { token: erin.token, body: { title, body } })).json<{ id: string }>();
+    const keep = await note('Keeper', 'kept');
+    const gone = await note('Gone soon', 'to the trash after the export');
+    await req(server, 'PATCH', `/api/v1/notetaker/notes/${keep.id}`, {
+      token: erin.token,
+      body: { expected_version: 1, body: 'kept, edited' },
+      headers: { 'if-match': '"1"' },
+    });
+    await put(erin.token, 'readme.md', '# a file, not a note', '&folder=docs');
+    await put(erin.token, 'a:b?.txt', 'attached in a folder', `&folder=work/q3&note_id=${keep.id}`);
+    const files = async (token: string) =>
+      (await req(server, 'GET', '/api/v1/filedb/files?limit=100', { token })).json<{
+        items: Array<{ id: string; name: string; folder: string; note_id: string | null }>;
+      }>().items;
+
+    const zip = await exportZip(erin.token, { revisions: true });
+    const entries = await unzip(zip);
+    t.ok(entries.has('notes/Keeper.revisions/1.md'), 'revisions are in the export');
+    t.ok(entries.has('files/docs/readme.md'));
+
+    const into = await importZip(frank.token, zip);
+    t.equal(into.status, 'succeeded');
+    const by = new Map(into.report!.map((r) => [r.path, r]));
+    t.equal(by.get('files/docs/readme.md')?.kind, 'file', 'a .md file comes back as a file, not a note');
+    t.equal(by.get('notes/Keeper.revisions/1.md')?.status, 'skipped');
+    t.equal(await countNotes(frank.token), 2, 'two notes, no note made of a file or a revision');
+    const got = new Map((await files(frank.token)).map((f) => [f.name, f]));
+    t.same([...got.keys()].sort(), ['a:b?.txt', 'readme.md'], 'original names');
+    t.equal(got.get('readme.md')?.folder, 'docs');
+    t.equal(got.get('a:b?.txt')?.folder, 'work/q3', 'an attached file keeps its folder');
+    t.equal(got.get('a:b?.txt')?.note_id, by.get('notes/Keeper.md')?.id, 'and its note');
+
+    // Erin trashes a note, then imports her own export: files are hers already, the trashed note comes back.
+    t.equal((await req(server, 'DELETE', `/api/v1/notetaker/notes/${gone.id}`, { token: erin.token })).status, 200);
+    const own = await importZip(erin.token, zip);
+    t.equal(own.status, 'succeeded');
+    const mine = new Map(own.report!.map((r) => [r.path, r]));
+    t.equal(mine.get('notes/Keeper.md')?.status, 'skipped');
+    t.equal(mine.get('files/docs/readme.md')?.status, 'skipped', 'your own file is matched by id');
+    t.equal(mine.get('notes/Keeper/a-b-.txt')?.status, 'skipped');
+    t.equal(mine.get('notes/Gone soon.md')?.status, 'imported', 'a trashed note does not block its restore');
+    t.not(mine.get('notes/Gone soon.md')?.id, gone.id, 'as a new note');
+    t.equal((await files(erin.token)).length, 2, 'no file was duplicated');
+    t.equal(await countNotes(erin.token), 2);
+    const restored = await req(server, 'GET', `/api/v1/notetaker/notes/${mine.get('notes/Gone soon.md')!.id}`, { token: erin.token });
+    t.equal(restored.json<{ body: string }>().body, 'to the trash after the export');
+  },
+);
+
+t.test('a plain Markdown note that starts with a --- rule is imported whole', async (t) => {
+  const job = await importZip(carol.token, await makeZip([{ name: 'rule.md', data: '---\nJust a paragraph.\n---\nAfter.' }]));
+  const r = job.report!.find((e) => e.path === 'rule.md')!;
+  t.equal(r.status, 'imported');
+  t.match(r.reason, 'horizontal rule');
+  const n = (await req(server, 'GET', `/api/v1/notetaker/notes/${r.id}`, { token: carol.token })).json<{ body: string }>();
+  t.equal(n.body, '---\nJust a paragraph.\n---\nAfter.');
+});

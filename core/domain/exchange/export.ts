@@ -182,7 +182,16 @@ export async function writeExport(
       );
     });
     const note = f.note_id !== null && notePath.has(f.note_id) ? { note_id: f.note_id } : {};
-    entries.push({ path, kind: note.note_id ? 'attachment' : 'file', id: f.id, ...note, sha256: ref.sha256, size: ref.size });
+    entries.push({
+      path,
+      kind: note.note_id ? 'attachment' : 'file',
+      id: f.id,
+      ...note,
+      folder: f.folder,
+      name: f.name,
+      sha256: ref.sha256,
+      size: ref.size,
+    });
     done++;
     await caughtUp();
     progress((done / total) * 0.95);
