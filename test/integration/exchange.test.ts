@@ -6,7 +6,8 @@
 // case and Unicode normalization, too many entries) each give their per-file error and write
 // nothing else. An Obsidian mini-vault has its wiki links, embeds and inline #tags resolved.
 import t from 'tap';
-import { mkdtemp, mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { access, mkdtemp, mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -47,10 +48,12 @@ async function waitJob(token: string, url: string): Promise<Job> {
   throw new Error(`job ${url} did not finish`);
 }
 
+let lastExport = '';
 async function exportZip(token: string, body: unknown = {}): Promise<Buffer> {
   const r = await req(server, 'POST', '/api/v1/exports', { token, body });
   if (r.status !== 202) throw new Error(`export: ${r.status} ${r.text}`);
   const job = await waitJob(token, `/api/v1/exports/${r.json<Job>().id}`);
+  lastExport = job.id;
   if (job.status !== 'succeeded') throw new Error(`export failed: ${job.error}`);
   const res = await fetch(`${server.url}/api/v1/exports/${job.id}/archive`, { headers: { authorization: `Bearer ${token}` } });
   return Buffer.from(await res.arrayBuffer());
@@ -186,8 +189,8 @@ t.test('export through REST: Markdown with front matter, attachments beside thei
   t.match(src, '[the target](Target%20note.md)');
   t.match(src, '[the plan](Plan-%20Q3%20-%20launch/plan.txt)');
   t.match(src, `[not](/api/v1/notetaker/notes/${target.id})`, 'code is left as it is');
-  const other = await req(server, 'GET', `/api/v1/exports/${manifest.entries[0] ? '' : ''}`, { token: bob.token });
-  void other;
+  const other = await req(server, 'GET', `/api/v1/exports/${lastExport}/archive`, { token: bob.token });
+  t.equal(other.status, 404, "bob cannot download alice's export");
 });
 
 t.test("another user's export and import jobs are 404", async (t) => {
@@ -484,4 +487,50 @@ t.test('a plain Markdown note that starts with a --- rule is imported whole', as
   t.match(r.reason, 'horizontal rule');
   const n = (await req(server, 'GET', `/api/v1/notetaker/notes/${r.id}`, { token: carol.token })).json<{ body: string }>();
   t.equal(n.body, '---\nJust a paragraph.\n---\nAfter.');
+});
+
+const sql = <T>(q: string, params: unknown[] = []) => server.folio.db.orm.em.fork().execute<T[]>(q, params);
+const exists = (f: string) =>
+  access(f).then(
+    () => true,
+    () => false,
+  );
+
+t.test('jobs whose queue job ended without finishing fail with a reason, free the cap and lose their upload', async (t) => {
+  const gina = await createUser(server, 'gina-x@example.com');
+  const stale: Array<{ id: string; file: string }> = [];
+  // What a server stopped mid-job leaves: rows running, their uploads on disk, their queue jobs gone.
+  for (let i = 0; i < 3; i++) {
+    const id = randomUUID();
+    const file = path.join(work, `stale-${i}.import.zip`);
+    await writeFile(file, 'an upload');
+    await sql(
+      `insert into exchange_jobs (id, owner_id, kind, status, archive, job_id, expires_at) values (?, ?, 'import', 'running', ?, ?, now() + interval '1 hour')`,
+      [id, gina.id, file, randomUUID()],
+    );
+    stale.push({ id, file });
+  }
+  const job = await importZip(gina.token, await makeZip([{ name: 'fresh.md', data: 'hello' }]));
+  t.equal(job.status, 'succeeded', 'the stale jobs do not hold the account back (no 429)');
+  for (const s of stale) {
+    const r = (await req(server, 'GET', `/api/v1/imports/${s.id}`, { token: gina.token })).json<Job>();
+    t.equal(r.status, 'failed');
+    t.match(r.error, 'gone from the queue');
+    t.notOk(await exists(s.file), 'its upload is deleted');
+  }
+});
+
+t.test('one finished export per account is kept; a lost archive is a clear 404', async (t) => {
+  const hal = await createUser(server, 'hal-x@example.com');
+  await exportZip(hal.token, { files: false });
+  const first = lastExport;
+  const [row] = await sql<{ archive: string }>(`select archive from exchange_jobs where id = ?`, [first]);
+  await exportZip(hal.token, { files: false });
+  t.equal((await req(server, 'GET', `/api/v1/exports/${first}`, { token: hal.token })).status, 404, 'the older export is gone');
+  t.notOk(await exists(row!.archive), 'with its archive');
+  const [now] = await sql<{ archive: string }>(`select archive from exchange_jobs where id = ?`, [lastExport]);
+  await rm(now!.archive);
+  const lost = await req(server, 'GET', `/api/v1/exports/${lastExport}/archive`, { token: hal.token });
+  t.equal(lost.status, 404);
+  t.match(lost.text, 'no longer on the server');
 });
