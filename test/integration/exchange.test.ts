@@ -534,3 +534,34 @@ t.test('one finished export per account is kept; a lost archive is a clear 404',
   t.equal(lost.status, 404);
   t.match(lost.text, 'no longer on the server');
 });
+
+t.test('the CLI replaces an earlier export only with --force: a folder in place, a zip whole', async (t) => {
+  const home = path.join(work, 'home-alice');
+  const env = { FOLIO_URL: server.url, FOLIO_TOKEN: alice.token };
+  const dir = path.join(work, 'alice-folder');
+  const first = await runFolio(home, ['export', '--out', dir], { env });
+  t.equal(first.code, 0, first.stderr);
+  await writeFile(path.join(dir, 'mine.txt'), 'not from Folio');
+  await writeFile(path.join(dir, 'notes', 'Target note.md'), 'stale');
+  const refused = await runFolio(home, ['export', '--out', dir], { env });
+  t.equal(refused.code, 2);
+  const again = await runFolio(home, ['export', '--out', dir, '--force'], { env });
+  t.equal(again.code, 0, again.stderr);
+  t.match(await readFile(path.join(dir, 'notes', 'Target note.md'), 'utf8'), /^---\nid: /, 'the earlier file is replaced');
+  t.equal(await readFile(path.join(dir, 'mine.txt'), 'utf8'), 'not from Folio', 'other files are left alone');
+  t.same(
+    (await readdir(work)).filter((n) => n.includes('.part')),
+    [],
+    'no temporary folder is left',
+  );
+
+  const zip = path.join(work, 'again.zip');
+  await writeFile(zip, 'precious');
+  const kept = await runFolio(home, ['export', '--out', zip], { env });
+  t.equal(kept.code, 2);
+  t.match(kept.stderr, 'exists');
+  t.equal(await readFile(zip, 'utf8'), 'precious', 'an existing file is not overwritten without --force');
+  const replaced = await runFolio(home, ['export', '--out', zip, '--force'], { env });
+  t.equal(replaced.code, 0, replaced.stderr);
+  t.ok((await unzip(await readFile(zip))).has('manifest.json'), 'replaced by the export');
+});
