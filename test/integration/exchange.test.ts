@@ -489,6 +489,19 @@ t.test('a plain Markdown note that starts with a --- rule is imported whole', as
   t.equal(n.body, '---\nJust a paragraph.\n---\nAfter.');
 });
 
+t.test('tags past the limit and dates the database cannot hold are reported, and the note is imported', async (t) => {
+  const data =
+    '---\ntags: [t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15, t16, t17, t18, t19, t20, t21, t22, t23, t24, t25, t26, t27, t28, t29, t30, t31, t32, t33, t34, t35, t36, t37, t38, t39]\ncreated: "+275760-09-13T00:00:00.000Z"\nupdated: "-000001-01-01T00:00:00.000Z"\n---\nbody';
+  const job = await importZip(carol.token, await makeZip([{ name: 'odd.md', data }]));
+  const r = job.report!.find((e) => e.path === 'odd.md')!;
+  t.equal(r.status, 'imported', r.reason ?? '');
+  t.match(r.reason, 'more than 32 tags: kept the first 32, left out t32, t33');
+  t.match(r.reason, 'not a date between the years 1 and 9999');
+  t.match(r.reason, 'created (+275760');
+  const n = (await req(server, 'GET', `/api/v1/notetaker/notes/${r.id}`, { token: carol.token })).json<{ tags: string[] }>();
+  t.equal(n.tags.length, 32);
+});
+
 const sql = <T>(q: string, params: unknown[] = []) => server.folio.db.orm.em.fork().execute<T[]>(q, params);
 const exists = (f: string) =>
   access(f).then(

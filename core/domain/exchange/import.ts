@@ -194,14 +194,28 @@ export async function runImport(
         const fm = parsed.data;
         const links = toFolioLinks(parsed.body, n.member.path, resolver, !folioExport);
         const dropped: string[] = [];
+        const over: string[] = [];
         const tags: string[] = [];
         for (const raw of [...tagList(fm['tags']), ...(folioExport ? [] : inlineTags(parsed.body))]) {
           const t = normalizeTag(raw);
           if (!isTag(t)) dropped.push(raw);
-          else if (!tags.includes(t) && tags.length < TAGS_MAX) tags.push(t);
+          else if (tags.includes(t)) continue;
+          else if (tags.length < TAGS_MAX) tags.push(t);
+          else over.push(t);
         }
         const source = str(fm['source']);
-        const created = date(fm['created']) ?? n.member.modified.toISOString();
+        // A date the database cannot hold (before year 1, after 9999) is reported and replaced.
+        const badDates: string[] = [];
+        const when = (key: string): string | undefined => {
+          const v = fm[key];
+          if (v === undefined || v === null) return undefined;
+          const d = date(v);
+          const year = d === undefined ? NaN : new Date(d).getUTCFullYear();
+          if (d !== undefined && year >= 1 && year <= 9999) return d;
+          badDates.push(`${key} (${(typeof v === 'string' ? v : (d ?? JSON.stringify(v) ?? '')).slice(0, 40)})`);
+          return undefined;
+        };
+        const created = when('created') ?? n.member.modified.toISOString();
         const note = await d.notes.importNote(p, {
           id: n.id,
           title: noteTitle(fm, n.member.path),
@@ -209,7 +223,7 @@ export async function runImport(
           tags,
           source: source && NOTE_SOURCES.includes(source as NoteSource) ? (source as NoteSource) : 'import',
           created_at: created,
-          updated_at: date(fm['updated']) ?? date(fm['modified']) ?? created,
+          updated_at: when('updated') ?? when('modified') ?? created,
         });
         changed = true;
         await record(d, owner, n.hash, 'note', note.id);
@@ -228,6 +242,8 @@ export async function runImport(
         const notes: string[] = [];
         if (links.unresolved.length) notes.push(`not found in the archive: ${[...new Set(links.unresolved)].join(', ')}`);
         if (parsed.kept) notes.push(parsed.kept);
+        if (over.length) notes.push(`more than ${TAGS_MAX} tags: kept the first ${TAGS_MAX}, left out ${over.join(', ')}`);
+        if (badDates.length) notes.push(`not a date between the years 1 and 9999, the archive's time used instead: ${badDates.join(', ')}`);
         if (dropped.length) notes.push(`not tags (${'1 to 64 letters, digits, _ - / .'}): ${dropped.join(', ')}`);
         report.push({
           path: n.member.path,
