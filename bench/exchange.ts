@@ -8,6 +8,7 @@
 // 2. export A, import that export into user B, export B: the round trip. The two exports are
 //    compared entry by entry: identical but for ids (the figure is the count of entries that differ).
 // 3. import the export into B again: everything skipped (the idempotent path).
+// 4. with --revisions, only: one 0.9 MB note with 150 revisions exported with its revisions.
 // Each phase: wall time and the process's peak RSS (sampled every 50 ms) over its RSS before.
 // Baselines, in the same run: writing the same entries with yazl alone and reading them with
 // yauzl alone, so the figures are also ratios to what zip I/O costs on this machine.
@@ -241,8 +242,69 @@ export function exchangeSummaryRows(r: ExchangeBenchResult): string[][] {
   ];
 }
 
+/**
+ * `--revisions`: one note of 0.9 MB with 150 revisions, exported with --revisions: the export's
+ * RSS peak growth against the size of one revision (each is read, zipped and let go in turn).
+ */
+export async function runRevisionsExportBench(): Promise<{
+  engine: string;
+  revisions: number;
+  noteMB: number;
+  seconds: number;
+  rssPeakGrowthMB: number;
+}> {
+  const databaseUrl = process.env['DATABASE_URL'];
+  const folio = await startBenchFolio({
+    plugins: [],
+    watch: false,
+    databaseUrl: databaseUrl ? (await import('./lib.ts').then((l) => l.freshDatabase(databaseUrl))).url : undefined,
+    overrides: { jobs: { pollSeconds: 0.5 } },
+  });
+  try {
+    const u = await createUserToken(folio.url);
+    const call = async (method: string, url: string, body: unknown, headers: Record<string, string> = {}) => {
+      const r = await fetch(`${folio.url}${url}`, {
+        method,
+        headers: { authorization: `Bearer ${u.token}`, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+      if (r.status >= 300) throw new Error(`${method} ${url}: ${r.status} ${await r.text()}`);
+      return (await r.json()) as { id: string; status: string; error: string | null };
+    };
+    const size = 900_000;
+    const text = (i: number) => `revision ${i}\n` + 'x'.repeat(size);
+    const { id } = await call('POST', '/api/v1/notetaker/notes', { title: 'Big', body: text(1) });
+    const revisions = 150;
+    for (let v = 1; v < revisions; v++) {
+      if (v % 25 === 0) progress(`exchange: revision ${v} of ${revisions}`);
+      await call('PATCH', `/api/v1/notetaker/notes/${id}`, { expected_version: v, body: text(v + 1) }, { 'if-match': `"${v}"` });
+    }
+    const m = await measure(async () => {
+      const j = await call('POST', '/api/v1/exports', { revisions: true, files: false });
+      for (;;) {
+        const r = await fetch(`${folio.url}/api/v1/exports/${j.id}`, { headers: { authorization: `Bearer ${u.token}` } });
+        const s = (await r.json()) as { status: string; error: string | null };
+        if (s.status === 'succeeded') return;
+        if (s.status === 'failed') throw new Error(`export: ${s.error}`);
+        await new Promise((res) => setTimeout(res, 200));
+      }
+    });
+    return { engine: folio.engine, revisions, noteMB: mb(size), seconds: m.seconds, rssPeakGrowthMB: m.rssPeakGrowthMB };
+  } finally {
+    await folio.close();
+  }
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const r = await runExchangeBench({ quick: process.argv.includes('--quick') });
-  console.log(formatExchange(r));
-  console.log(JSON.stringify(r));
+  if (process.argv.includes('--revisions')) {
+    const r = await runRevisionsExportBench();
+    console.log(
+      `exchange (${r.engine}): export of one ${r.noteMB} MB note with ${r.revisions} revisions: ${r.seconds} s, RSS peak +${r.rssPeakGrowthMB} MB`,
+    );
+    console.log(JSON.stringify(r));
+  } else {
+    const r = await runExchangeBench({ quick: process.argv.includes('--quick') });
+    console.log(formatExchange(r));
+    console.log(JSON.stringify(r));
+  }
 }

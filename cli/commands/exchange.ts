@@ -5,7 +5,7 @@
 // Import zips a folder here first, never following a symbolic link, uploads it, waits, and prints
 // the report: what was imported, skipped and failed, and why.
 import { createReadStream, createWriteStream } from 'node:fs';
-import { lstat, mkdir, mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
@@ -93,6 +93,28 @@ async function extract(zipFile: string, dir: string): Promise<number> {
   return n;
 }
 
+/**
+ * Moves what `from` holds into `to`, folder by folder: a file already there is replaced (an atomic
+ * rename) when it is a regular file; a symbolic link or anything else in the way stops it, so
+ * nothing is ever written through a link. Other files in `to` are left as they are.
+ */
+async function place(from: string, to: string, rel = ''): Promise<void> {
+  const here = path.join(to, rel);
+  const st = await lstat(here).catch(() => null);
+  if (!st) await mkdir(here);
+  else if (!st.isDirectory()) throw new CliError(`${here} is in the way (not a folder: a file or a link); stopped`, EXIT.failed);
+  for (const e of await readdir(path.join(from, rel), { withFileTypes: true })) {
+    const r = rel ? path.join(rel, e.name) : e.name;
+    if (e.isDirectory()) {
+      await place(from, to, r);
+      continue;
+    }
+    const there = await lstat(path.join(to, r)).catch(() => null);
+    if (there && !there.isFile()) throw new CliError(`${path.join(to, r)} is in the way (a link or a folder); stopped`, EXIT.failed);
+    await rename(path.join(from, r), path.join(to, r));
+  }
+}
+
 /** Zips a folder: regular files only; symbolic links (and anything else) are left out and named. */
 async function zipFolder(dir: string, out: string): Promise<{ files: number; left: string[] }> {
   const zip = new yazl.ZipFile();
@@ -126,11 +148,13 @@ export const exchange: CommandGroup = {
       .requiredOption('--out <folder|file.zip>', 'where to write it: a path ending in .zip, or a folder')
       .option('--revisions', 'also every revision of every note')
       .option('--no-files', 'notes only')
-      .option('--force', 'extract into a folder that is not empty')
+      .option('--force', 'extract into a folder that is not empty (replacing its files of the same names), or replace a .zip')
       .action(async (o: { out: string; revisions?: boolean; files: boolean; force?: boolean }) => {
         const { api, target } = cli.client();
         const asZip = o.out.toLowerCase().endsWith('.zip');
         const dir = path.resolve(o.out);
+        if (asZip && !o.force && (await lstat(dir).catch(() => null)))
+          throw new CliError(`${o.out} exists: choose another name, or add --force to replace it`, EXIT.usage);
         if (!asZip) {
           const there = await readdir(dir).catch(() => null);
           if (there && there.length > 0 && !o.force)
@@ -149,18 +173,25 @@ export const exchange: CommandGroup = {
           headers: { authorization: `Bearer ${target.token}` },
         });
         if (!res.ok || !res.body) throw await failure(target, res);
-        const tmp = asZip ? undefined : await mkdtemp(path.join(tmpdir(), 'folio-export-'));
-        const zipPath = asZip ? path.resolve(o.out) : path.join(tmp!, 'export.zip');
+        // Written beside the target, then moved into place: an interrupted download or extraction
+        // leaves the earlier zip or folder as it was.
+        await mkdir(path.dirname(dir), { recursive: true });
+        const tmp = await mkdtemp(path.join(path.dirname(dir), `.${path.basename(dir)}.part-`));
+        const zipPath = path.join(tmp, 'export.zip');
         try {
-          await pipeline(Readable.fromWeb(res.body as never), createWriteStream(zipPath));
-          if (asZip) info(`saved ${o.out} (${job.counts.notes ?? 0} notes, ${job.counts.files ?? 0} files)`);
-          else {
-            await mkdir(dir, { recursive: true });
-            const n = await extract(zipPath, dir);
+          await pipeline(Readable.fromWeb(res.body as never), createWriteStream(zipPath, { flags: 'wx' }));
+          if (asZip) {
+            await rename(zipPath, dir);
+            info(`saved ${o.out} (${job.counts.notes ?? 0} notes, ${job.counts.files ?? 0} files)`);
+          } else {
+            const into = path.join(tmp, 'files');
+            await mkdir(into);
+            const n = await extract(zipPath, into);
+            await place(into, dir);
             info(`wrote ${n} files to ${o.out} (${job.counts.notes ?? 0} notes, ${job.counts.files ?? 0} files)`);
           }
         } finally {
-          if (tmp) await rm(tmp, { recursive: true, force: true });
+          await rm(tmp, { recursive: true, force: true });
         }
       });
     examples(

@@ -50,7 +50,7 @@ export interface paths {
         };
         /**
          * An export's zip
-         * @description The archive of a succeeded export, streamed. 409 while the job has not succeeded.
+         * @description The archive of a succeeded export, streamed. 409 while the job has not succeeded; 404 when there is no such job, or its archive is no longer on the server (the message says which).
          */
         get: operations["getExportArchive"];
         put?: never;
@@ -1940,7 +1940,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `too_many_queued_jobs`: You already have as many transcription jobs queued or running as one account may have at a time (5 by default; the message says how many). Nothing was queued. Wait for one to finish or cancel one, then ask again; Retry-After says how many seconds to wait at least. */
+            /** @description `too_many_queued_jobs`: You already have as many jobs of this kind queued or running as one account may have at a time (transcriptions: 5 by default; exports and imports together: 3 by default; the message says which and how many). Nothing was queued. Wait for one to finish or cancel one, then ask again; Retry-After says how many seconds to wait at least. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4285,7 +4285,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `too_many_queued_jobs`: You already have as many transcription jobs queued or running as one account may have at a time (5 by default; the message says how many). Nothing was queued. Wait for one to finish or cancel one, then ask again; Retry-After says how many seconds to wait at least. */
+            /** @description `too_many_queued_jobs`: You already have as many jobs of this kind queued or running as one account may have at a time (transcriptions: 5 by default; exports and imports together: 3 by default; the message says which and how many). Nothing was queued. Wait for one to finish or cancel one, then ask again; Retry-After says how many seconds to wait at least. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7004,7 +7004,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `too_many_queued_jobs`: You already have as many transcription jobs queued or running as one account may have at a time (5 by default; the message says how many). Nothing was queued. Wait for one to finish or cancel one, then ask again; Retry-After says how many seconds to wait at least. */
+            /** @description `too_many_queued_jobs`: You already have as many jobs of this kind queued or running as one account may have at a time (transcriptions: 5 by default; exports and imports together: 3 by default; the message says which and how many). Nothing was queued. Wait for one to finish or cancel one, then ask again; Retry-After says how many seconds to wait at least. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7401,7 +7401,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `too_many_queued_jobs`: You already have as many transcription jobs queued or running as one account may have at a time (5 by default; the message says how many). Nothing was queued. Wait for one to finish or cancel one, then ask again; Retry-After says how many seconds to wait at least. */
+            /** @description `too_many_queued_jobs`: You already have as many jobs of this kind queued or running as one account may have at a time (transcriptions: 5 by default; exports and imports together: 3 by default; the message says which and how many). Nothing was queued. Wait for one to finish or cancel one, then ask again; Retry-After says how many seconds to wait at least. */
             429: {
                 headers: {
                     [name: string]: unknown;

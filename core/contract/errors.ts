@@ -96,9 +96,9 @@ export const ERROR_CODES = {
   },
   too_many_queued_jobs: {
     status: 429,
-    title: 'Too many transcriptions queued',
+    title: 'Too many jobs queued',
     about:
-      'You already have as many transcription jobs queued or running as one account may have at a time (5 by default; the message says how many). Nothing was queued. Wait for one to finish or cancel one, then ask again; Retry-After says how many seconds to wait at least.',
+      'You already have as many jobs of this kind queued or running as one account may have at a time (transcriptions: 5 by default; exports and imports together: 3 by default; the message says which and how many). Nothing was queued. Wait for one to finish or cancel one, then ask again; Retry-After says how many seconds to wait at least.',
   },
   plugin_busy: {
     status: 429,

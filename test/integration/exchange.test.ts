@@ -6,7 +6,8 @@
 // case and Unicode normalization, too many entries) each give their per-file error and write
 // nothing else. An Obsidian mini-vault has its wiki links, embeds and inline #tags resolved.
 import t from 'tap';
-import { mkdtemp, mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { access, mkdtemp, mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -47,10 +48,12 @@ async function waitJob(token: string, url: string): Promise<Job> {
   throw new Error(`job ${url} did not finish`);
 }
 
+let lastExport = '';
 async function exportZip(token: string, body: unknown = {}): Promise<Buffer> {
   const r = await req(server, 'POST', '/api/v1/exports', { token, body });
   if (r.status !== 202) throw new Error(`export: ${r.status} ${r.text}`);
   const job = await waitJob(token, `/api/v1/exports/${r.json<Job>().id}`);
+  lastExport = job.id;
   if (job.status !== 'succeeded') throw new Error(`export failed: ${job.error}`);
   const res = await fetch(`${server.url}/api/v1/exports/${job.id}/archive`, { headers: { authorization: `Bearer ${token}` } });
   return Buffer.from(await res.arrayBuffer());
@@ -186,8 +189,8 @@ t.test('export through REST: Markdown with front matter, attachments beside thei
   t.match(src, '[the target](Target%20note.md)');
   t.match(src, '[the plan](Plan-%20Q3%20-%20launch/plan.txt)');
   t.match(src, `[not](/api/v1/notetaker/notes/${target.id})`, 'code is left as it is');
-  const other = await req(server, 'GET', `/api/v1/exports/${manifest.entries[0] ? '' : ''}`, { token: bob.token });
-  void other;
+  const other = await req(server, 'GET', `/api/v1/exports/${lastExport}/archive`, { token: bob.token });
+  t.equal(other.status, 404, "bob cannot download alice's export");
 });
 
 t.test("another user's export and import jobs are 404", async (t) => {
@@ -411,4 +414,167 @@ t.test('an Obsidian vault (a folder, through the CLI): wiki links, embeds, inlin
   }>();
   t.equal(img.note_id, homeId, 'the embedded file is attached to the note');
   t.equal(img.folder, 'attachments');
+});
+
+t.test(
+  'a round trip keeps kinds, folders and names; your own export re-imports without duplicates; the trash does not block',
+  async (t) => {
+    const erin = await createUser(server, 'erin-x@example.com');
+    const frank = await createUser(server, 'frank-x@example.com');
+    const put = async (token: string, name: string, data: string, q = '') => {
+      const res = await fetch(`${server.url}/api/v1/filedb/files?name=${encodeURIComponent(name)}${q}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+        body: data,
+      });
+      if (res.status !== 201) throw new Error(await res.text());
+      return ((await res.json()) as { id: string }).id;
+    };
+    const note = async (title: string, body: string) =>
+      (await req(server, 'POST', '/api/v1/notetaker/notes', { token: erin.token, body: { title, body } })).json<{ id: string }>();
+    const keep = await note('Keeper', 'kept');
+    const gone = await note('Gone soon', 'to the trash after the export');
+    await req(server, 'PATCH', `/api/v1/notetaker/notes/${keep.id}`, {
+      token: erin.token,
+      body: { expected_version: 1, body: 'kept, edited' },
+      headers: { 'if-match': '"1"' },
+    });
+    await put(erin.token, 'readme.md', '# a file, not a note', '&folder=docs');
+    await put(erin.token, 'a:b?.txt', 'attached in a folder', `&folder=work/q3&note_id=${keep.id}`);
+    const files = async (token: string) =>
+      (await req(server, 'GET', '/api/v1/filedb/files?limit=100', { token })).json<{
+        items: Array<{ id: string; name: string; folder: string; note_id: string | null }>;
+      }>().items;
+
+    const zip = await exportZip(erin.token, { revisions: true });
+    const entries = await unzip(zip);
+    t.ok(entries.has('notes/Keeper.revisions/1.md'), 'revisions are in the export');
+    t.ok(entries.has('files/docs/readme.md'));
+
+    const into = await importZip(frank.token, zip);
+    t.equal(into.status, 'succeeded');
+    const by = new Map(into.report!.map((r) => [r.path, r]));
+    t.equal(by.get('files/docs/readme.md')?.kind, 'file', 'a .md file comes back as a file, not a note');
+    t.equal(by.get('notes/Keeper.revisions/1.md')?.status, 'skipped');
+    t.equal(await countNotes(frank.token), 2, 'two notes, no note made of a file or a revision');
+    const got = new Map((await files(frank.token)).map((f) => [f.name, f]));
+    t.same([...got.keys()].sort(), ['a:b?.txt', 'readme.md'], 'original names');
+    t.equal(got.get('readme.md')?.folder, 'docs');
+    t.equal(got.get('a:b?.txt')?.folder, 'work/q3', 'an attached file keeps its folder');
+    t.equal(got.get('a:b?.txt')?.note_id, by.get('notes/Keeper.md')?.id, 'and its note');
+
+    // Erin trashes a note, then imports her own export: files are hers already, the trashed note comes back.
+    t.equal((await req(server, 'DELETE', `/api/v1/notetaker/notes/${gone.id}`, { token: erin.token })).status, 200);
+    const own = await importZip(erin.token, zip);
+    t.equal(own.status, 'succeeded');
+    const mine = new Map(own.report!.map((r) => [r.path, r]));
+    t.equal(mine.get('notes/Keeper.md')?.status, 'skipped');
+    t.equal(mine.get('files/docs/readme.md')?.status, 'skipped', 'your own file is matched by id');
+    t.equal(mine.get('notes/Keeper/a-b-.txt')?.status, 'skipped');
+    t.equal(mine.get('notes/Gone soon.md')?.status, 'imported', 'a trashed note does not block its restore');
+    t.not(mine.get('notes/Gone soon.md')?.id, gone.id, 'as a new note');
+    t.equal((await files(erin.token)).length, 2, 'no file was duplicated');
+    t.equal(await countNotes(erin.token), 2);
+    const restored = await req(server, 'GET', `/api/v1/notetaker/notes/${mine.get('notes/Gone soon.md')!.id}`, { token: erin.token });
+    t.equal(restored.json<{ body: string }>().body, 'to the trash after the export');
+  },
+);
+
+t.test('a plain Markdown note that starts with a --- rule is imported whole', async (t) => {
+  const job = await importZip(carol.token, await makeZip([{ name: 'rule.md', data: '---\nJust a paragraph.\n---\nAfter.' }]));
+  const r = job.report!.find((e) => e.path === 'rule.md')!;
+  t.equal(r.status, 'imported');
+  t.match(r.reason, 'horizontal rule');
+  const n = (await req(server, 'GET', `/api/v1/notetaker/notes/${r.id}`, { token: carol.token })).json<{ body: string }>();
+  t.equal(n.body, '---\nJust a paragraph.\n---\nAfter.');
+});
+
+t.test('tags past the limit and dates the database cannot hold are reported, and the note is imported', async (t) => {
+  const data =
+    '---\ntags: [t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15, t16, t17, t18, t19, t20, t21, t22, t23, t24, t25, t26, t27, t28, t29, t30, t31, t32, t33, t34, t35, t36, t37, t38, t39]\ncreated: "+275760-09-13T00:00:00.000Z"\nupdated: "-000001-01-01T00:00:00.000Z"\n---\nbody';
+  const job = await importZip(carol.token, await makeZip([{ name: 'odd.md', data }]));
+  const r = job.report!.find((e) => e.path === 'odd.md')!;
+  t.equal(r.status, 'imported', r.reason ?? '');
+  t.match(r.reason, 'more than 32 tags: kept the first 32, left out t32, t33');
+  t.match(r.reason, 'not a date between the years 1 and 9999');
+  t.match(r.reason, 'created (+275760');
+  const n = (await req(server, 'GET', `/api/v1/notetaker/notes/${r.id}`, { token: carol.token })).json<{ tags: string[] }>();
+  t.equal(n.tags.length, 32);
+});
+
+const sql = <T>(q: string, params: unknown[] = []) => server.folio.db.orm.em.fork().execute<T[]>(q, params);
+const exists = (f: string) =>
+  access(f).then(
+    () => true,
+    () => false,
+  );
+
+t.test('jobs whose queue job ended without finishing fail with a reason, free the cap and lose their upload', async (t) => {
+  const gina = await createUser(server, 'gina-x@example.com');
+  const stale: Array<{ id: string; file: string }> = [];
+  // What a server stopped mid-job leaves: rows running, their uploads on disk, their queue jobs gone.
+  for (let i = 0; i < 3; i++) {
+    const id = randomUUID();
+    const file = path.join(work, `stale-${i}.import.zip`);
+    await writeFile(file, 'an upload');
+    await sql(
+      `insert into exchange_jobs (id, owner_id, kind, status, archive, job_id, expires_at) values (?, ?, 'import', 'running', ?, ?, now() + interval '1 hour')`,
+      [id, gina.id, file, randomUUID()],
+    );
+    stale.push({ id, file });
+  }
+  const job = await importZip(gina.token, await makeZip([{ name: 'fresh.md', data: 'hello' }]));
+  t.equal(job.status, 'succeeded', 'the stale jobs do not hold the account back (no 429)');
+  for (const s of stale) {
+    const r = (await req(server, 'GET', `/api/v1/imports/${s.id}`, { token: gina.token })).json<Job>();
+    t.equal(r.status, 'failed');
+    t.match(r.error, 'gone from the queue');
+    t.notOk(await exists(s.file), 'its upload is deleted');
+  }
+});
+
+t.test('one finished export per account is kept; a lost archive is a clear 404', async (t) => {
+  const hal = await createUser(server, 'hal-x@example.com');
+  await exportZip(hal.token, { files: false });
+  const first = lastExport;
+  const [row] = await sql<{ archive: string }>(`select archive from exchange_jobs where id = ?`, [first]);
+  await exportZip(hal.token, { files: false });
+  t.equal((await req(server, 'GET', `/api/v1/exports/${first}`, { token: hal.token })).status, 404, 'the older export is gone');
+  t.notOk(await exists(row!.archive), 'with its archive');
+  const [now] = await sql<{ archive: string }>(`select archive from exchange_jobs where id = ?`, [lastExport]);
+  await rm(now!.archive);
+  const lost = await req(server, 'GET', `/api/v1/exports/${lastExport}/archive`, { token: hal.token });
+  t.equal(lost.status, 404);
+  t.match(lost.text, 'no longer on the server');
+});
+
+t.test('the CLI replaces an earlier export only with --force: a folder in place, a zip whole', async (t) => {
+  const home = path.join(work, 'home-alice');
+  const env = { FOLIO_URL: server.url, FOLIO_TOKEN: alice.token };
+  const dir = path.join(work, 'alice-folder');
+  const first = await runFolio(home, ['export', '--out', dir], { env });
+  t.equal(first.code, 0, first.stderr);
+  await writeFile(path.join(dir, 'mine.txt'), 'not from Folio');
+  await writeFile(path.join(dir, 'notes', 'Target note.md'), 'stale');
+  const refused = await runFolio(home, ['export', '--out', dir], { env });
+  t.equal(refused.code, 2);
+  const again = await runFolio(home, ['export', '--out', dir, '--force'], { env });
+  t.equal(again.code, 0, again.stderr);
+  t.match(await readFile(path.join(dir, 'notes', 'Target note.md'), 'utf8'), /^---\nid: /, 'the earlier file is replaced');
+  t.equal(await readFile(path.join(dir, 'mine.txt'), 'utf8'), 'not from Folio', 'other files are left alone');
+  t.same(
+    (await readdir(work)).filter((n) => n.includes('.part')),
+    [],
+    'no temporary folder is left',
+  );
+
+  const zip = path.join(work, 'again.zip');
+  await writeFile(zip, 'precious');
+  const kept = await runFolio(home, ['export', '--out', zip], { env });
+  t.equal(kept.code, 2);
+  t.match(kept.stderr, 'exists');
+  t.equal(await readFile(zip, 'utf8'), 'precious', 'an existing file is not overwritten without --force');
+  const replaced = await runFolio(home, ['export', '--out', zip, '--force'], { env });
+  t.equal(replaced.code, 0, replaced.stderr);
+  t.ok((await unzip(await readFile(zip))).has('manifest.json'), 'replaced by the export');
 });

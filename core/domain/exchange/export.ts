@@ -4,7 +4,9 @@
 // manifest.json listing every entry with its sha256 and ids. Links in a note to another note or to
 // an exported file become relative paths. Paths are decided from titles and names in a fixed order
 // (creation time, then title), so exporting the same content twice gives the same paths. The zip
-// is written as it is read: at most a few hundred notes are held in memory at once.
+// is written as it is read: a batch of notes (200) is read at a time, and notes and revisions
+// wait to be queued while more than 100 entries or 8 MiB are queued ahead of what is written,
+// so a note with many large revisions is held a few revisions at a time, not all of them.
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -45,6 +47,8 @@ interface FileHead {
 const BATCH = 200;
 /** Entries yazl may have queued ahead of what it has written. */
 const AHEAD = 100;
+/** Bytes of queued notes and revisions held ahead of what yazl has written (a few large ones). */
+const AHEAD_BYTES = 8 * 1024 * 1024;
 
 export async function writeExport(
   d: ExportDeps,
@@ -101,17 +105,20 @@ export async function writeExport(
   written.catch(() => {});
   let added = 0;
   let started = 0;
+  let heldBytes = 0;
   let wake: (() => void) | undefined;
   const add = (path: string, bytes: Buffer, mtime: Date) => {
     added++;
+    heldBytes += bytes.length;
     zip.addReadStreamLazy(path, { mtime, size: bytes.length }, (cb) => {
       started++;
+      heldBytes -= bytes.length;
       wake?.();
       cb(null, Readable.from([bytes]));
     });
   };
   const caughtUp = async () => {
-    while (added - started > AHEAD) {
+    while (added - started > AHEAD || heldBytes > AHEAD_BYTES) {
       signal.throwIfAborted();
       await new Promise<void>((r) => {
         wake = r;
@@ -160,7 +167,7 @@ export async function writeExport(
       const bytes = Buffer.from(writeNote(data, toArchiveLinks(n.body, path, pathOf)), 'utf8');
       add(path, bytes, new Date(n.updated_ms));
       entries.push({ path, kind: 'note', id: n.id, sha256: sha(bytes), size: bytes.length });
-      if (opts.revisions) revisionCount += await addRevisions(d, p, n.id, path, add, entries, sha);
+      if (opts.revisions) revisionCount += await addRevisions(d, p, n.id, path, add, caughtUp, entries, sha);
       done++;
       await caughtUp();
     }
@@ -182,7 +189,16 @@ export async function writeExport(
       );
     });
     const note = f.note_id !== null && notePath.has(f.note_id) ? { note_id: f.note_id } : {};
-    entries.push({ path, kind: note.note_id ? 'attachment' : 'file', id: f.id, ...note, sha256: ref.sha256, size: ref.size });
+    entries.push({
+      path,
+      kind: note.note_id ? 'attachment' : 'file',
+      id: f.id,
+      ...note,
+      folder: f.folder,
+      name: f.name,
+      sha256: ref.sha256,
+      size: ref.size,
+    });
     done++;
     await caughtUp();
     progress((done / total) * 0.95);
@@ -210,6 +226,7 @@ async function addRevisions(
   id: string,
   notePath: string,
   add: (path: string, bytes: Buffer, mtime: Date) => void,
+  caughtUp: () => Promise<void>,
   entries: Manifest['entries'],
   sha: (b: Buffer) => string,
 ): Promise<number> {
@@ -228,6 +245,8 @@ async function addRevisions(
       add(path, bytes, new Date(rev.created_at));
       entries.push({ path, kind: 'revision', id, sha256: sha(bytes), size: bytes.length });
       n++;
+      // One revision at a time: the next is read only once the zip has taken most of the queue.
+      await caughtUp();
     }
     cursor = page.next_cursor ?? undefined;
   } while (cursor);

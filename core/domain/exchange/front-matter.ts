@@ -18,12 +18,18 @@ export interface Parsed {
   /** The Markdown after it. */
   body: string;
   hasFrontMatter: boolean;
+  /** Set when a leading --- block was not front matter and was kept as part of the body. */
+  kept?: string;
 }
 
 const OPEN = /^---[ \t]*\r?\n/;
 const CLOSE = /^(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/m;
 
-export function parseNote(text: string): Parsed {
+/**
+ * `lenient`: a leading `---` block that parses but is not a mapping (a Markdown horizontal rule
+ * followed by text) is kept in the body instead of refused.
+ */
+export function parseNote(text: string, lenient = false): Parsed {
   const src = text.startsWith('\uFEFF') ? text.slice(1) : text;
   const open = OPEN.exec(src);
   if (!open) return { data: {}, body: src, hasFrontMatter: false };
@@ -42,6 +48,13 @@ export function parseNote(text: string): Parsed {
     throw new BadFrontMatter(`front matter refused: ${(err as Error).message.split('\n')[0]} (too many YAML aliases?)`);
   }
   if (data === null || data === undefined) data = {};
+  if ((typeof data !== 'object' || Array.isArray(data)) && lenient)
+    return {
+      data: {},
+      body: src,
+      hasFrontMatter: false,
+      kept: 'starts with --- but what follows is not a YAML mapping: read as a horizontal rule, the whole file is the body',
+    };
   if (typeof data !== 'object' || Array.isArray(data)) throw new BadFrontMatter('front matter must be a YAML mapping (key: value lines)');
   return { data: data as Record<string, unknown>, body: rest.slice(close.index + close[0].length), hasFrontMatter: true };
 }

@@ -1,6 +1,7 @@
 // The exchange domain as one registration: export and import jobs (its table, its service over the
 // notes and files services, the REST groups `exports` and `imports`, governed like the notes by the
-// `notetaker` namespace), its job on the queue, and the upkeep that deletes expired archives.
+// `notetaker` namespace), its job on the queue, and the upkeep that deletes expired archives and
+// fails jobs whose queue job ended without finishing.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { defineDomain } from '../../contract/domain.ts';
@@ -10,7 +11,7 @@ import type { CachedNotes } from '../notes/summary-cache.ts';
 import { exchangeEntities } from './entities.ts';
 import { Migration20261210000000_exchange } from './migrations/Migration20261210000000_exchange.ts';
 import { COMPONENTS, exportRoutes, importRoutes } from './rest/routes.ts';
-import { EXCHANGE_JOB, ExchangeService } from './service.ts';
+import { EXCHANGE_JOB, ExchangeService, RETRY_LIMIT } from './service.ts';
 import type { ExchangeSettings } from './types.ts';
 
 export const exchangeDomain = defineDomain<ExchangeService, ExchangeSettings>({
@@ -35,7 +36,7 @@ export const exchangeDomain = defineDomain<ExchangeService, ExchangeSettings>({
     );
     jobs.define<{ id: string }>(EXCHANGE_JOB, {
       handler: (data, job) => service.run(data, job),
-      retryLimit: 1,
+      retryLimit: RETRY_LIMIT,
       expireInSeconds: 4 * 3600,
       heartbeatSeconds: 30,
       concurrency: 1,
@@ -63,6 +64,8 @@ export const exchangeDomain = defineDomain<ExchangeService, ExchangeSettings>({
     run: async (service, log) => {
       const n = await service.purgeExpired();
       if (n > 0) log.info({ purged: n }, 'deleted expired export and import jobs');
+      const dead = await service.sweepDead();
+      if (dead > 0) log.warn({ failed: dead }, 'failed export and import jobs whose queue job ended without finishing');
     },
   },
 });

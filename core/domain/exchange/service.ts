@@ -5,8 +5,8 @@
 // with its archive, is deleted keepHours after it finished. Every query is scoped by the acting
 // user: another user's job is not found.
 import { randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -28,6 +28,8 @@ import { runImport } from './import.ts';
 import type { ExchangeJob, ExchangeKind, ExchangeSettings, ExchangeStatus, ReportEntry } from './types.ts';
 
 export const EXCHANGE_JOB = 'exchange';
+/** Attempts after the first: the last attempt is number RETRY_LIMIT (counted from 0). */
+export const RETRY_LIMIT = 1;
 export const JOB_404 = 'no such export or import job. It may not exist, have expired, or belong to another account.';
 
 interface Row {
@@ -85,6 +87,8 @@ export interface ExchangeDeps {
 export class ExchangeService {
   readonly #d: ExchangeDeps;
   readonly settings: ExchangeSettings;
+  /** Imports whose body is still being received, per user: they count against the queue cap. */
+  readonly #uploading = new Map<string, number>();
 
   constructor(deps: ExchangeDeps, settings: ExchangeSettings) {
     this.#d = deps;
@@ -97,6 +101,7 @@ export class ExchangeService {
 
   async createExport(p: Principal, opts: { revisions?: boolean; files?: boolean }): Promise<ExchangeJob> {
     const options = { revisions: opts.revisions === true, files: opts.files !== false };
+    await this.#queueCap(p.user.id);
     return this.#enqueue(p, 'export', options, null, null);
   }
 
@@ -112,13 +117,25 @@ export class ExchangeService {
       upload.stream.resume();
       throw new PayloadTooLarge(`the archive is ${upload.length} bytes, over this server's limit of ${max} (exchange.maxImportBytes)`);
     }
+    const owner = p.user.id;
+    // Counted before the body is read, so one account cannot stream many uploads at once.
+    this.#uploading.set(owner, (this.#uploading.get(owner) ?? 0) + 1);
+    let counted = true;
+    const uncount = () => {
+      if (!counted) return;
+      counted = false;
+      const n = (this.#uploading.get(owner) ?? 1) - 1;
+      if (n > 0) this.#uploading.set(owner, n);
+      else this.#uploading.delete(owner);
+    };
     try {
-      await this.#queueCap(p.user.id);
+      await this.#queueCap(owner, undefined, 1);
+      await mkdir(this.#d.dir, { recursive: true });
     } catch (err) {
+      uncount();
       upload.stream.resume();
       throw err;
     }
-    await mkdir(this.#d.dir, { recursive: true });
     const id = randomUUID();
     const file = path.join(this.#d.dir, `${id}.import.zip`);
     let size = 0;
@@ -135,12 +152,14 @@ export class ExchangeService {
     try {
       await pipeline(upload.stream, cap, createWriteStream(file), { signal });
     } catch (err) {
+      uncount();
       await rm(file, { force: true });
       upload.stream.resume();
       if (err instanceof PayloadTooLarge) throw err;
       if (signal.aborted) throw new Aborted('the upload ended before all its bytes arrived; nothing was imported.');
       throw err;
     }
+    uncount();
     try {
       return await this.#enqueue(p, 'import', {}, file, size, id);
     } catch (err) {
@@ -149,18 +168,76 @@ export class ExchangeService {
     }
   }
 
-  async #queueCap(owner: string, em: EntityManager = this.#em()): Promise<void> {
-    const [row] = await rows<{ n: number }>(
-      em,
-      `select count(*)::int as n from exchange_jobs where owner_id = ? and status in ('queued', 'running')`,
-      [owner],
-    );
+  /**
+   * Refuses when the caller has as many jobs queued or running as the cap, counting the uploads
+   * they are sending (less `self`, the caller's own). Outside a transaction (no `em`), rows whose
+   * queue job ended without finishing are failed first, so they never hold the caller back.
+   */
+  async #queueCap(owner: string, em?: EntityManager, self = 0): Promise<void> {
+    const count = async () => {
+      const [row] = await rows<{ n: number }>(
+        em ?? this.#em(),
+        `select count(*)::int as n from exchange_jobs where owner_id = ? and status in ('queued', 'running')`,
+        [owner],
+      );
+      return (row?.n ?? 0) + (this.#uploading.get(owner) ?? 0) - self;
+    };
     const cap = this.settings.maxQueuedPerUser;
-    if ((row?.n ?? 0) >= cap)
+    let n = await count();
+    if (n >= cap && !em && (await this.sweepDead(owner)) > 0) n = await count();
+    if (n >= cap)
       throw new TooManyQueuedJobs(
-        `you have ${row!.n} export or import jobs queued or running, and this server takes at most ${cap} per account at a time (exchange.maxQueuedPerUser); wait for one to finish.`,
+        `you have ${n} export or import jobs queued, running or uploading, and this server takes at most ${cap} per account at a time (exchange.maxQueuedPerUser); wait for one to finish.`,
         10,
       );
+  }
+
+  /**
+   * Fails the rows still queued or running whose queue job is gone, failed or cancelled (its last
+   * attempt ended without finishing: cancelled, over its time limit, the worker stopped), with a
+   * reason, and deletes their archives. Returns how many.
+   */
+  async sweepDead(owner?: string): Promise<number> {
+    const live = await rows<{ id: string; job_id: string | null; archive: string | null }>(
+      this.#em(),
+      `select id, job_id, archive from exchange_jobs where status in ('queued', 'running')${owner ? ' and owner_id = ?' : ''}`,
+      owner ? [owner] : [],
+    );
+    let n = 0;
+    for (const r of live) {
+      let why: string;
+      if (r.job_id === null) why = 'the job was never queued';
+      else {
+        const j = await this.#d.jobs.get(EXCHANGE_JOB, r.job_id).catch(() => undefined);
+        if (j === undefined) continue; // the queue did not answer: ask again next time
+        if (j && (j.state === 'created' || j.state === 'retry' || j.state === 'active')) continue;
+        why =
+          j === null
+            ? 'the job is gone from the queue (the server stopped while it ran?)'
+            : j.state === 'cancelled'
+              ? 'the job was cancelled'
+              : j.state === 'failed'
+                ? 'the job stopped without finishing (over its time limit, or the server stopped)'
+                : 'the job ended without recording its result';
+      }
+      if (await this.#abandon(r.id, r.archive, `${why}; nothing more will happen: start it again`)) n++;
+    }
+    return n;
+  }
+
+  /** Marks a job that will not finish as failed and deletes its archive; false when it had finished. */
+  async #abandon(id: string, archive: string | null, reason: string): Promise<boolean> {
+    const [row] = await rows<{ id: string }>(
+      this.#em(),
+      `update exchange_jobs set status = 'failed', error = ?, archive = null, finished_at = now(),
+              expires_at = now() + make_interval(hours => ?)
+        where id = ? and status in ('queued', 'running') returning id`,
+      [reason, this.settings.keepHours, id],
+    );
+    if (!row) return false;
+    if (archive) await rm(archive, { force: true });
+    await rm(path.join(this.#d.dir, `${id}.export.zip`), { force: true });
+    return true;
   }
 
   async #enqueue(
@@ -211,7 +288,11 @@ export class ExchangeService {
     const row = await this.#row(p.user.id, id, 'export');
     if (row.status !== 'succeeded' || !row.archive) throw new Conflict(`the export is ${row.status}: there is no archive yet`, toJob(row));
     const day = new Date(row.created_ms).toISOString().slice(0, 10);
-    return { size: Number(row.size), stream: createReadStream(row.archive), filename: `folio-export-${day}.zip` };
+    // Opened before any header is sent: a missing file is a clear 404, not a reset connection.
+    const fh = await open(row.archive, 'r').catch(() => null);
+    if (!fh) throw new NotFound('the archive of this export is no longer on the server (deleted or lost); start a new export.');
+    const size = (await fh.stat()).size;
+    return { size, stream: fh.createReadStream(), filename: `folio-export-${day}.zip` };
   }
 
   // --- the job -----------------------------------------------------------------------------------
@@ -271,10 +352,11 @@ export class ExchangeService {
           out.size,
           JSON.stringify(out.counts),
         ]);
+        await this.#dropOlderExports(row.owner_id, row.id);
         return out.counts;
       } catch (err) {
         await rm(file, { force: true });
-        if (job.signal.aborted) throw err;
+        if (job.signal.aborted) return this.#stopped(row, job, err);
         this.#d.log.error({ err, job: row.id }, 'export failed');
         return fail(`the export failed: ${(err as Error).message}`);
       }
@@ -306,11 +388,32 @@ export class ExchangeService {
       await rm(row.archive!, { force: true });
       return counts;
     } catch (err) {
-      if (job.signal.aborted) throw err;
+      if (job.signal.aborted) return this.#stopped(row, job, err);
       if (!(err instanceof ArchiveRefused)) this.#d.log.error({ err, job: row.id }, 'import failed');
       await rm(row.archive!, { force: true });
       return fail(err instanceof ArchiveRefused ? err.message : `the import failed: ${(err as Error).message}`);
     }
+  }
+
+  /** An attempt stopped before it finished: retried, or on the last attempt the job fails. */
+  async #stopped(row: Row, job: RunningJob, err: unknown): Promise<never> {
+    if (job.attempt >= RETRY_LIMIT)
+      await this.#abandon(
+        row.id,
+        row.archive,
+        'the job was stopped before it finished (cancelled, over its time limit, or the server stopped)',
+      );
+    throw err;
+  }
+
+  /** One finished export per account is kept: the older ones, and their archives, go. */
+  async #dropOlderExports(owner: string, newest: string): Promise<void> {
+    const gone = await rows<{ archive: string | null }>(
+      this.#em(),
+      `delete from exchange_jobs where owner_id = ? and kind = 'export' and status in ('succeeded', 'failed') and id <> ? returning archive`,
+      [owner, newest],
+    );
+    for (const g of gone) if (g.archive) await rm(g.archive, { force: true });
   }
 
   /** Deletes jobs past their expiry, with their archives. */

@@ -69,6 +69,9 @@ export interface Manifest {
     kind: 'note' | 'attachment' | 'file' | 'revision';
     id: string;
     note_id?: string;
+    /** A file's folder and name in Folio (its path in the zip may differ): an import restores them. */
+    folder?: string;
+    name?: string;
     sha256: string;
     size: number;
   }>;

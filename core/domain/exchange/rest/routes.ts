@@ -112,13 +112,14 @@ export function exportRoutes(x: ExchangeService): Route[] {
       method: 'GET',
       path: '/exports/{id}/archive',
       summary: "An export's zip",
-      description: 'The archive of a succeeded export, streamed. 409 while the job has not succeeded.',
+      description:
+        'The archive of a succeeded export, streamed. 409 while the job has not succeeded; 404 when there is no such job, or its archive is no longer on the server (the message says which).',
       tags: tagsExport,
       scopes: ['notes:read'],
       params: IdParams,
       responses: { 200: { description: 'The zip.', media: ['application/zip'] } },
       problems: ['conflict'],
-      notFound: JOB_404,
+      // No blanket 404 text here: the service says whether the job or only its archive is missing.
       handler: async ({ principal, params }) => {
         const a = await x.archive(principal, params.id);
         return {
