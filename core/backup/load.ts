@@ -9,7 +9,6 @@
 import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type pg from 'pg';
 import type { Logger } from 'pino';
@@ -221,7 +220,7 @@ async function loadTable(client: pg.PoolClient, source: Readable, t: TableEntry)
       batch = [];
       bytes = 0;
     };
-    for await (const line of createInterface({ input: source, crlfDelay: Infinity })) {
+    for await (const line of lines(source)) {
       if (line === '') continue;
       batch.push(line);
       bytes += line.length;
@@ -231,6 +230,30 @@ async function loadTable(client: pg.PoolClient, source: Readable, t: TableEntry)
   } catch (err) {
     throw new BackupError(`restoring ${t.schema}.${t.name} failed: ${(err as Error).message}`, { cause: err });
   }
+}
+
+/**
+ * The lines of a JSONL stream, split on the byte 0x0A only. (readline also breaks on U+2028 and
+ * U+2029, which JSON text holds unescaped; a row split there would be corrupted.) A line is decoded
+ * whole, so a multi-byte character split across chunks is never mangled.
+ */
+export async function* lines(source: AsyncIterable<Buffer | string>): AsyncIterable<string> {
+  let rest: Buffer[] = [];
+  for await (const chunk of source) {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    let start = 0;
+    for (let i = b.indexOf(10); i !== -1; i = b.indexOf(10, start)) {
+      const piece = b.subarray(start, i);
+      if (rest.length) {
+        rest.push(piece);
+        yield Buffer.concat(rest).toString('utf8');
+        rest = [];
+      } else yield piece.toString('utf8');
+      start = i + 1;
+    }
+    if (start < b.length) rest.push(b.subarray(start));
+  }
+  if (rest.length) yield Buffer.concat(rest).toString('utf8');
 }
 
 function unquote(name: string): string {
