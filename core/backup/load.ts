@@ -2,12 +2,14 @@
 //
 // Nothing is written until everything is checked: the archive's manifest, that its schema is one
 // this code knows (a migration name it does not have means a newer Folio made it), that the
-// target is empty, and every entry's sha256. Then: the blobs, into the configured store; the schema
-// made by the migrations the archive had applied (so its rows fit); every table's rows loaded in one
-// transaction with triggers and foreign-key checks off (the rows are a consistent snapshot, loaded
-// in any order); the sequences set; and the migrations the archive predates applied last.
+// target is empty (checked holding the target's lock, held to the end: connect.ts claimTarget), and
+// every entry's sha256. Then the target is marked "restore in progress" (a Folio refuses to start
+// on it; a restore run again clears and redoes it), and: the blobs, into the configured store; the
+// schema made by the migrations the archive had applied (so its rows fit); every table's rows
+// loaded in one transaction with triggers and foreign-key checks off (the rows are a consistent
+// snapshot, loaded in any order); the sequences set; the migrations the archive predates applied
+// last; and the mark removed. A failure removes what this run wrote, and nothing else.
 import { createHash } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type pg from 'pg';
@@ -15,7 +17,7 @@ import type { Logger } from 'pino';
 import yauzl from 'yauzl';
 import type { Database } from '../db/database.ts';
 import { DATABASE_SCHEMA } from '../domains.ts';
-import { assertEmptyTarget, blobStoreOf, describe, openTarget, type BackupSettings } from './connect.ts';
+import { blobStoreOf, claimTarget, describe, openTarget, type BackupSettings } from './connect.ts';
 import { BackupError, FORMAT, FORMAT_VERSION, ident, MANIFEST, qualified, SHA256, type Manifest, type TableEntry } from './format.ts';
 
 export interface RestoreOptions {
@@ -30,6 +32,8 @@ export interface RestoreSummary {
   blobs: number;
   /** Migrations newer than the archive, applied after its rows were loaded. */
   migrated: string[];
+  /** An unfinished earlier restore into the target was found, cleared and redone. */
+  redone: boolean;
 }
 
 /** Rows per insert statement (also bounded by BATCH_BYTES of JSON). */
@@ -45,22 +49,26 @@ export async function restoreBackup(settings: BackupSettings, opts: RestoreOptio
     for await (const e of zip.eachEntry()) entries.set(e.fileName, e);
     const manifest = await readManifest(zip, entries, opts.from);
     checkSchema(manifest);
-    await assertEmptyTarget(settings);
-    const store = blobStoreOf(settings);
-    await verify(zip, entries, manifest, store);
-
-    // From here on the target is written.
-    for (const item of manifest.blobs.items) {
-      if (!item.entry) continue;
-      const staged = await store.stage(await zip.openReadStreamPromise(entries.get(item.entry)!));
-      if (staged.sha256 !== item.sha256) {
-        await staged.discard();
-        throw new BackupError(`blob ${item.key} changed while it was restored (the archive file was modified?)`);
-      }
-      await staged.commit();
-    }
+    // Held to the end: no server starts on the target, and no other restore writes it, meanwhile.
+    const claim = await claimTarget(settings, opts.log);
     let db: Database | undefined;
+    let marked = false;
     try {
+      const store = blobStoreOf(settings);
+      await verify(zip, entries, manifest, store);
+
+      // From here on the target is written; until finish() it is marked as a restore in progress.
+      await claim.mark(path.resolve(opts.from));
+      marked = true;
+      for (const item of manifest.blobs.items) {
+        if (!item.entry) continue;
+        const staged = await store.stage(await zip.openReadStreamPromise(entries.get(item.entry)!));
+        if (staged.sha256 !== item.sha256) {
+          await staged.discard();
+          throw new BackupError(`blob ${item.key} changed while it was restored (the archive file was modified?)`);
+        }
+        await staged.commit();
+      }
       db = await openTarget(settings, opts.log);
       await db.orm.migrator.up({ migrations: manifest.migrations });
       const pool = await db.orm.em.getConnection().getNativeClient();
@@ -71,18 +79,25 @@ export async function restoreBackup(settings: BackupSettings, opts: RestoreOptio
         client.release();
       }
       const migrated = (await db.orm.migrator.up()).map((m) => m.name);
+      await claim.finish();
       await db.close();
+      db = undefined;
       return {
         where,
         tables: manifest.tables.length,
         rows: manifest.tables.reduce((n, t) => n + t.rows, 0),
         blobs: manifest.blobs.items.length,
         migrated,
+        redone: claim.redone,
       };
     } catch (err) {
       await db?.close().catch(() => {});
-      await undo(settings, opts.log).catch((e: unknown) => opts.log.error({ err: e }, 'could not clear the partly restored target'));
+      if (marked || claim.redone) {
+        await claim.undo().catch((e: unknown) => opts.log.error({ err: e }, 'could not clear the partly restored target'));
+      }
       throw err;
+    } finally {
+      await claim.release();
     }
   } finally {
     zip.close();
@@ -258,28 +273,4 @@ export async function* lines(source: AsyncIterable<Buffer | string>): AsyncItera
 
 function unquote(name: string): string {
   return name.startsWith('"') && name.endsWith('"') ? name.slice(1, -1).replaceAll('""', '"') : name;
-}
-
-/** After a failed load: the target back to empty, so the restore can simply be run again. */
-async function undo(settings: BackupSettings, log: Logger): Promise<void> {
-  if (!settings.databaseUrl) {
-    await rm(path.join(settings.dataDir, 'pglite'), { recursive: true, force: true });
-    return;
-  }
-  const pg = (await import('pg')).default;
-  const client = new pg.Client({ connectionString: settings.databaseUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ sql: string }>(
-      `select format('drop schema %I cascade', nspname) as sql from pg_namespace n
-        where nspname not in ('public', 'pg_catalog', 'information_schema') and nspname not like 'pg\\_%'
-          and exists (select 1 from pg_class c where c.relnamespace = n.oid)
-       union all
-       select format('drop table if exists %I.%I cascade', schemaname, tablename) from pg_tables where schemaname = 'public'`,
-    );
-    for (const r of rows) await client.query(r.sql);
-    log.warn('the restore failed; the tables it had created were dropped');
-  } finally {
-    await client.end();
-  }
 }

@@ -426,6 +426,61 @@ t.test('kill -9 during a backup leaves the previous archive intact', async (t) =
   t.notOk(existsSync(partial), 'the killed backup’s temporary file is gone');
 });
 
+/** Has the restore into `x` begun loading (its schema is being made)? */
+async function loading(x: Target): Promise<boolean> {
+  if (x.engine === 'pglite') return existsSync(path.join(x.dataDir, 'pglite', 'PG_VERSION'));
+  const c = new pg.Client({ connectionString: x.databaseUrl! });
+  await c.connect();
+  try {
+    const { rows } = await c.query(`select to_regclass('public.users') is not null as ok`);
+    return rows[0].ok as boolean;
+  } finally {
+    await c.end();
+  }
+}
+
+t.test('kill -9 during a restore: the target refuses to start, and a new restore finishes it', async (t) => {
+  const x = await newTarget(otherEngine);
+  const child = spawn(process.execPath, ['core/restore.ts', '--from', archive()], {
+    cwd: PACKAGE_ROOT,
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...envOf(x) },
+    stdio: 'ignore',
+  });
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  // Killed once it has begun making the target's schema.
+  while (child.exitCode === null && !(await loading(x))) await new Promise((r) => setTimeout(r, 5));
+  child.kill('SIGKILL');
+  await closed;
+  t.equal(child.signalCode, 'SIGKILL', 'killed mid-way');
+
+  const start = await runScript('core/main.ts', [], { ...envOf(x), PORT: '0' }, 60_000);
+  t.not(start.code, 0, 'Folio does not start on the partly restored target');
+  t.match(start.stdout + start.stderr, /unfinished restore.*npm run restore/);
+
+  const again = await restore(x, archive());
+  t.equal(again.code, 0, again.stderr);
+  t.match(again.stdout, /unfinished restore was found there; it was cleared and redone/);
+  t.same(await canonical(x), archiveRows(await readArchive(archive())), 'every table, row for row, as in the archive');
+  const folio = await startOn(x);
+  try {
+    t.equal((await req({ url: folio.url }, 'GET', '/api/v1/tokens/self', { token: seeded.token })).status, 200, 'and it serves');
+  } finally {
+    await folio.close();
+  }
+});
+
+t.test('a restore does not touch a target a running Folio holds', async (t) => {
+  const r = await restore(source(), archive());
+  t.equal(r.code, 1);
+  t.match(r.stderr, sourceEngine === 'pglite' ? /in use by process \d+/ : /not empty/);
+  t.equal(
+    (await req(s, 'GET', `/api/v1/notetaker/notes/${seeded.notes[0]!.id}`, { token: alice.token })).status,
+    200,
+    'the source is untouched',
+  );
+  if (sourceEngine === 'pglite') t.ok(existsSync(path.join(source().dataDir, 'pglite', 'PG_VERSION')), 'its data directory is there');
+});
+
 t.test('bad archives and used targets are refused, nothing written', async (t) => {
   const good = archive();
   const entries = await readArchive(good);
@@ -457,7 +512,7 @@ t.test('bad archives and used targets are refused, nothing written', async (t) =
 
   const r3 = await restore(source(), good);
   t.equal(r3.code, 1);
-  t.match(r3.stderr, /not empty/);
+  t.match(r3.stderr, /not empty|in use by process/);
   t.equal(
     (await req(s, 'GET', `/api/v1/notetaker/notes/${seeded.notes[0]!.id}`, { token: alice.token })).status,
     200,
