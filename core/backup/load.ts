@@ -6,9 +6,9 @@
 // every entry's sha256. Then the target is marked "restore in progress" (a Folio refuses to start
 // on it; a restore run again clears and redoes it), and: the blobs, into the configured store; the
 // schema made by the migrations the archive had applied (so its rows fit); every table's rows
-// loaded in one transaction with triggers and foreign-key checks off (the rows are a consistent
-// snapshot, loaded in any order); the sequences set; the migrations the archive predates applied
-// last; and the mark removed. A failure removes what this run wrote, and nothing else.
+// loaded in one transaction, parents before children by the foreign keys (a database owner who is
+// not superuser can restore); the sequences set; the migrations the archive predates applied last;
+// and the mark removed. A failure removes what this run wrote, and nothing else.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -196,11 +196,20 @@ async function verify(zip: yauzl.ZipFile, entries: Map<string, yauzl.Entry>, m: 
 async function loadRows(client: pg.PoolClient, zip: yauzl.ZipFile, entries: Map<string, yauzl.Entry>, m: Manifest): Promise<void> {
   await client.query('begin');
   try {
-    // The rows are one consistent snapshot: no trigger or foreign-key check needs to run on them,
-    // and the tables load in any order.
-    await client.query('set local session_replication_role = replica');
+    // No superuser needed (managed PostgreSQL has none to give): the tables load parents first, by
+    // the target's foreign keys; a key to its own table (a token's parent token) is filled in after
+    // all of that table's rows are in; deferrable keys are checked at commit.
     await client.query(`set local timezone = 'UTC'`);
-    for (const t of m.tables) await loadTable(client, await zip.openReadStreamPromise(entries.get(t.entry)!), t);
+    await client.query('set constraints all deferred');
+    const keys = await foreignKeys(client);
+    const order = loadOrder(m.tables, keys);
+    // Rows the migrations put there (the migrations table, the job queue's own) are replaced by
+    // the archive's: children first.
+    for (const t of [...order].reverse()) await client.query(`delete from ${qualified(t)}`);
+    for (const t of order) {
+      const self = keys.filter((k) => k.child === key(t) && k.parent === key(t) && !k.deferrable).flatMap((k) => k.columns);
+      await loadTable(client, () => zip.openReadStreamPromise(entries.get(t.entry)!), t, self);
+    }
     for (const s of m.sequences) {
       const [schema, table] = s.table.includes('.') ? (s.table.split('.') as [string, string]) : ['public', s.table];
       const { rows } = await client.query<{ m: string | null }>(
@@ -220,31 +229,103 @@ async function loadRows(client: pg.PoolClient, zip: yauzl.ZipFile, entries: Map<
   }
 }
 
-async function loadTable(client: pg.PoolClient, source: Readable, t: TableEntry): Promise<void> {
-  const cols = t.columns.map(ident).join(', ');
-  const sql = `insert into ${qualified(t)} (${cols}) select ${cols} from json_populate_recordset(null::${qualified(t)}, $1::json)`;
-  try {
-    // Rows the migrations put there (the migrations table, the job queue's dead-letter queue) are
-    // replaced by the archive's.
-    await client.query(`delete from ${qualified(t)}`);
-    let batch: string[] = [];
-    let bytes = 0;
-    const flush = async () => {
-      if (!batch.length) return;
-      await client.query(sql, [`[${batch.join(',')}]`]);
-      batch = [];
-      bytes = 0;
-    };
-    for await (const line of lines(source)) {
-      if (line === '') continue;
-      batch.push(line);
-      bytes += line.length;
-      if (batch.length >= BATCH_ROWS || bytes >= BATCH_BYTES) await flush();
+interface ForeignKey {
+  /** schema.name of the referencing table (a partition's: its parent's). */
+  child: string;
+  parent: string;
+  deferrable: boolean;
+  columns: string[];
+}
+
+const key = (t: { schema: string; name: string }) => `${t.schema}.${t.name}`;
+
+async function foreignKeys(client: pg.PoolClient): Promise<ForeignKey[]> {
+  const { rows } = await client.query<ForeignKey>(
+    `select cn.nspname || '.' || cc.relname as child, pn.nspname || '.' || pc.relname as parent,
+            k.condeferrable as deferrable,
+            array(select a.attname::text from unnest(k.conkey) x(n) join pg_attribute a on a.attrelid = k.conrelid and a.attnum = x.n) as columns
+       from pg_constraint k
+       join pg_class cc on cc.oid = coalesce((select inhparent from pg_inherits where inhrelid = k.conrelid limit 1), k.conrelid)
+       join pg_namespace cn on cn.oid = cc.relnamespace
+       join pg_class pc on pc.oid = coalesce((select inhparent from pg_inherits where inhrelid = k.confrelid limit 1), k.confrelid)
+       join pg_namespace pn on pn.oid = pc.relnamespace
+      where k.contype = 'f'`,
+  );
+  return rows;
+}
+
+/** The tables, parents before children (by the keys that are checked as each row goes in). */
+function loadOrder(tables: TableEntry[], keys: ForeignKey[]): TableEntry[] {
+  const byKey = new Map(tables.map((t) => [key(t), t]));
+  const out: TableEntry[] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (t: TableEntry, path: string[]) => {
+    const k = key(t);
+    if (state.get(k) === 'done') return;
+    if (state.get(k) === 'visiting') {
+      throw new BackupError(
+        `the tables' foreign keys form a cycle (${[...path, k].join(' -> ')}) that is not deferrable; restore needs those keys made DEFERRABLE`,
+      );
     }
-    await flush();
+    state.set(k, 'visiting');
+    for (const fk of keys) {
+      if (fk.child !== k || fk.parent === k || fk.deferrable) continue;
+      const parent = byKey.get(fk.parent);
+      if (parent) visit(parent, [...path, k]);
+    }
+    state.set(k, 'done');
+    out.push(t);
+  };
+  for (const t of tables) visit(t, []);
+  return out;
+}
+
+/**
+ * One table's rows. `selfRefs`: columns of a key to the table itself, inserted null and set once
+ * every row is in (a second read of the entry).
+ */
+async function loadTable(client: pg.PoolClient, open: () => Promise<Readable>, t: TableEntry, selfRefs: string[]): Promise<void> {
+  const cols = t.columns.map(ident).join(', ');
+  const nulls = selfRefs.length ? t.columns.map((c) => (selfRefs.includes(c) ? 'null' : ident(c))).join(', ') : cols;
+  const insert = `insert into ${qualified(t)} (${cols}) select ${nulls} from json_populate_recordset(null::${qualified(t)}, $1::json)`;
+  try {
+    await eachBatch(await open(), (batch) => client.query(insert, [batch]));
+    if (selfRefs.length) {
+      const { rows } = await client.query<{ pk: string[] | null }>(
+        `select array(select a.attname::text from unnest(i.indkey) x(n) join pg_attribute a on a.attrelid = i.indrelid and a.attnum = x.n) as pk
+           from pg_index i where i.indrelid = $1::regclass and i.indisprimary`,
+        [qualified(t)],
+      );
+      const pk = rows[0]?.pk;
+      if (!pk?.length) throw new BackupError(`${key(t)} refers to itself and has no primary key`);
+      const update =
+        `update ${qualified(t)} t set ${selfRefs.map((c) => `${ident(c)} = r.${ident(c)}`).join(', ')} ` +
+        `from json_populate_recordset(null::${qualified(t)}, $1::json) r ` +
+        `where ${pk.map((c) => `t.${ident(c)} = r.${ident(c)}`).join(' and ')} and (${selfRefs.map((c) => `r.${ident(c)} is not null`).join(' or ')})`;
+      await eachBatch(await open(), (batch) => client.query(update, [batch]));
+    }
   } catch (err) {
     throw new BackupError(`restoring ${t.schema}.${t.name} failed: ${(err as Error).message}`, { cause: err });
   }
+}
+
+/** The entry's rows as JSON arrays of up to BATCH_ROWS rows or about BATCH_BYTES. */
+async function eachBatch(source: Readable, run: (json: string) => Promise<unknown>): Promise<void> {
+  let batch: string[] = [];
+  let bytes = 0;
+  const flush = async () => {
+    if (!batch.length) return;
+    await run(`[${batch.join(',')}]`);
+    batch = [];
+    bytes = 0;
+  };
+  for await (const line of lines(source)) {
+    if (line === '') continue;
+    batch.push(line);
+    bytes += line.length;
+    if (batch.length >= BATCH_ROWS || bytes >= BATCH_BYTES) await flush();
+  }
+  await flush();
 }
 
 /**

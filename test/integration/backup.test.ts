@@ -481,6 +481,27 @@ t.test('a restore does not touch a target a running Folio holds', async (t) => {
   if (sourceEngine === 'pglite') t.ok(existsSync(path.join(source().dataDir, 'pglite', 'PG_VERSION')), 'its data directory is there');
 });
 
+t.test('a database owner who is not superuser can restore', { skip: quickEngine !== 'postgres' && 'no PostgreSQL' }, async (t) => {
+  const admin = new pg.Client({ connectionString: (SOURCE_PG ?? OTHER_PG)! });
+  await admin.connect();
+  const name = `folio_owner_${randomBytes(4).toString('hex')}`;
+  await admin.query(`create role ${name} login nosuperuser nocreatedb nocreaterole`);
+  await admin.query(`create database ${name} owner ${name}`);
+  const url = new URL((SOURCE_PG ?? OTHER_PG)!);
+  url.username = name;
+  url.pathname = `/${name}`;
+  const dataDir = await mkdtemp(path.join(scratch, 'owner-'));
+  t.teardown(async () => {
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.query(`drop role if exists ${name}`);
+    await admin.end();
+  });
+  const x = { dataDir, databaseUrl: url.toString() };
+  const r = await restore(x, archive());
+  t.equal(r.code, 0, r.stderr);
+  t.same(await canonical(x), archiveRows(await readArchive(archive())), 'every table, row for row, as in the archive');
+});
+
 t.test('bad archives and used targets are refused, nothing written', async (t) => {
   const good = archive();
   const entries = await readArchive(good);
