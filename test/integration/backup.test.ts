@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -425,6 +425,55 @@ t.test('kill -9 during a backup leaves the previous archive intact', async (t) =
   t.equal(next.code, 0, next.stderr);
   t.notOk(existsSync(partial), 'the killed backup’s temporary file is gone');
 });
+
+/** Does `file` (growing) hold `marker` yet? Reads only what was added since `from`. */
+async function holds(file: string, marker: Buffer, from: { offset: number; tail: Buffer }): Promise<boolean> {
+  const fh = await open(file, 'r').catch(() => null);
+  if (!fh) return false;
+  try {
+    const { size } = await fh.stat();
+    if (size <= from.offset) return false;
+    const buf = Buffer.alloc(size - from.offset);
+    await fh.read(buf, 0, buf.length, from.offset);
+    const hay = Buffer.concat([from.tail, buf]);
+    from.offset = size;
+    from.tail = hay.subarray(Math.max(0, hay.length - marker.length));
+    return hay.includes(marker);
+  } finally {
+    await fh.close();
+  }
+}
+
+for (const phase of ['database snapshot', 'blob copy'] as const) {
+  t.test(`kill -9 during the ${phase} leaves the previous archive intact`, async (t) => {
+    // Enough bytes that the copy is still going when the kill lands.
+    if (phase === 'blob copy') for (let i = 0; i < 3; i++) await upload(`more-${i}.bin`, randomBytes(16 * 1024 * 1024));
+    const before = sha(await readFile(archive()));
+    const child = spawn(process.execPath, ['core/backup.ts', '--out', archive()], {
+      cwd: PACKAGE_ROOT,
+      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...envOf(source()) },
+      stdio: 'ignore',
+    });
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    const partial = path.join(scratch, `.folio.zip.${child.pid}.partial`);
+    const spool = path.join(scratch, `.folio.zip.${child.pid}.spool`);
+    // The snapshot's rows go to the spool file while its transaction is open; the blobs go into the
+    // archive after every table's entry (a zip entry's name is in its header, at its start).
+    const seen = { offset: 0, tail: Buffer.alloc(0) };
+    const reached = () =>
+      phase === 'database snapshot' ? Promise.resolve(existsSync(spool)) : holds(partial, Buffer.from('blobs/'), seen);
+    while (child.exitCode === null && !(await reached())) await new Promise((r) => setTimeout(r, 1));
+    child.kill('SIGKILL');
+    await closed;
+    t.equal(child.signalCode, 'SIGKILL', 'killed mid-way');
+    t.equal(sha(await readFile(archive())), before, 'the previous archive is byte for byte as it was');
+    const write = await req(s, 'POST', '/api/v1/notetaker/notes', { token: alice.token, body: { title: `after a kill in the ${phase}` } });
+    t.equal(write.status, 201, 'the server takes writes');
+    const next = await backup(source(), archive());
+    t.equal(next.code, 0, next.stderr);
+    t.notOk(existsSync(partial) || existsSync(spool), 'the killed backup’s temporary files are gone');
+  });
+}
 
 /** Has the restore into `x` begun loading (its schema is being made)? */
 async function loading(x: Target): Promise<boolean> {
