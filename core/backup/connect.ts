@@ -257,6 +257,17 @@ async function claimPostgres(settings: BackupSettings, url: string, log: Logger)
           `create table public.${RESTORE_TABLE} (pid integer not null, archive text not null, started_at timestamptz not null default now())`,
         );
         await client.query(`insert into public.${RESTORE_TABLE} (pid, archive) values ($1, $2)`, [process.pid, from]);
+        // Still empty but for the mark (a Folio started on the empty database while the archive
+        // was verified would have made its tables): then this restore leaves it alone.
+        const { rows: now } = await client.query<{ n: number }>(
+          `select count(*)::int as n from pg_class c join pg_namespace n on n.oid = c.relnamespace
+            where c.relkind in ('r', 'p', 'v', 'm', 'S') and c.oid <> 'public.${RESTORE_TABLE}'::regclass
+              and n.nspname not in ('pg_catalog', 'information_schema') and n.nspname not like 'pg\\_%'`,
+        );
+        if (now[0]!.n > 0) {
+          await client.query(`drop table public.${RESTORE_TABLE}`);
+          throw new BackupError(`${where}: the database is no longer empty (a Folio started on it meanwhile?); nothing was restored`);
+        }
       },
       async finish() {
         await client.query(`drop table public.${RESTORE_TABLE}`);

@@ -53,12 +53,18 @@ export async function restoreBackup(settings: BackupSettings, opts: RestoreOptio
     const claim = await claimTarget(settings, opts.log);
     let db: Database | undefined;
     let marked = false;
+    let leave = false;
     try {
       const store = blobStoreOf(settings);
       await verify(zip, entries, manifest, store);
 
       // From here on the target is written; until finish() it is marked as a restore in progress.
-      await claim.mark(path.resolve(opts.from));
+      try {
+        await claim.mark(path.resolve(opts.from));
+      } catch (err) {
+        leave = true; // the target changed under it: not this run's to clear
+        throw err;
+      }
       marked = true;
       for (const item of manifest.blobs.items) {
         if (!item.entry) continue;
@@ -92,7 +98,7 @@ export async function restoreBackup(settings: BackupSettings, opts: RestoreOptio
       };
     } catch (err) {
       await db?.close().catch(() => {});
-      if (marked || claim.redone) {
+      if (!leave && (marked || claim.redone)) {
         await claim.undo().catch((e: unknown) => opts.log.error({ err: e }, 'could not clear the partly restored target'));
       }
       throw err;
