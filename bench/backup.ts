@@ -1,6 +1,7 @@
 // How long a request waits while `npm run backup` runs against a serving Folio.
 //
-//   npx node bench/backup.ts [--notes=1000]        embedded PGlite
+//   npx node bench/backup.ts [--notes=1000] [--big=0]   embedded PGlite
+//   (--big=N: also N notes of 1 MB each; the stall grows with the bytes, not the note count)
 //   DATABASE_URL=postgres://... npx node bench/backup.ts   also on a fresh PostgreSQL database
 //
 // Seeds 1,000 notes (or --notes; 1 KB bodies) and 5 files of 1 MB through the REST API, then measures a client
@@ -38,7 +39,7 @@ async function api(url: string, token: string, method: string, p: string, body?:
   return res.json();
 }
 
-export async function runBackupBench(opts: { databaseUrl?: string | undefined; notes?: number } = {}) {
+export async function runBackupBench(opts: { databaseUrl?: string | undefined; notes?: number; big?: number } = {}) {
   const dataDir = await tempDir('backup');
   const db = opts.databaseUrl ? await freshDatabase(opts.databaseUrl) : undefined;
   const folio = await startBenchFolio({ plugins: [], dataDir, databaseUrl: db?.url, watch: false });
@@ -47,6 +48,9 @@ export async function runBackupBench(opts: { databaseUrl?: string | undefined; n
     const token = ADMIN_TOKEN;
     const body = 'x'.repeat(1000);
     for (let i = 0; i < (opts.notes ?? 1000); i++) await api(url, token, 'POST', '/notetaker/notes', { title: `seed ${i}`, body });
+    for (let i = 0; i < (opts.big ?? 0); i++) {
+      await api(url, token, 'POST', '/notetaker/notes', { title: `big ${i}`, body: randomBytes(750_000).toString('base64') });
+    }
     for (let i = 0; i < 5; i++) {
       const res = await fetch(`${url}/api/v1/filedb/files?name=f${i}.bin`, {
         method: 'POST',
@@ -55,9 +59,10 @@ export async function runBackupBench(opts: { databaseUrl?: string | undefined; n
       });
       if (res.status !== 201) throw new Error(`upload: ${res.status}`);
     }
+    let failed = 0;
     const write = async () => {
       const t0 = performance.now();
-      await api(url, token, 'POST', '/notetaker/notes', { title: 'during', body });
+      await api(url, token, 'POST', '/notetaker/notes', { title: 'during', body }).catch(() => failed++);
       return performance.now() - t0;
     };
     const baseline: number[] = [];
@@ -78,6 +83,7 @@ export async function runBackupBench(opts: { databaseUrl?: string | undefined; n
     let running = true;
     void done.then(() => (running = false));
     const during: number[] = [];
+    failed = 0;
     while (running) during.push(await write());
     if ((await done) !== 0) throw new Error(`backup failed: ${stdout}`);
     const m = /database snapshot (\d+) ms, total (\d+) ms/.exec(stdout);
@@ -87,6 +93,7 @@ export async function runBackupBench(opts: { databaseUrl?: string | undefined; n
       engine: folio.engine,
       baseline: b,
       during: d,
+      failedDuring: failed,
       snapshotMs: Number(m?.[1]),
       backupMs: Number(m?.[2]),
       maxVsBaselineP50: round(d.max / b.p50),
@@ -100,13 +107,16 @@ export async function runBackupBench(opts: { databaseUrl?: string | undefined; n
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const notes = Number(/^--notes=(\d+)$/.exec(process.argv[2] ?? '')?.[1] ?? 1000);
-  const results = [await runBackupBench({ notes })];
-  if (process.env['DATABASE_URL']) results.push(await runBackupBench({ databaseUrl: process.env['DATABASE_URL'], notes }));
+  const arg = (name: string, dflt: number) =>
+    Number(process.argv.map((a) => new RegExp(`^--${name}=(\\d+)$`).exec(a)?.[1]).find((v) => v !== undefined) ?? dflt);
+  const notes = arg('notes', 1000);
+  const big = arg('big', 0);
+  const results = [await runBackupBench({ notes, big })];
+  if (process.env['DATABASE_URL']) results.push(await runBackupBench({ databaseUrl: process.env['DATABASE_URL'], notes, big }));
   for (const r of results) {
     console.log(
       `${r.engine}: baseline write p50 ${r.baseline.p50} ms (max ${r.baseline.max}); during the backup (${r.during.n} writes) p50 ${r.during.p50} ms, ` +
-        `max ${r.during.max} ms = ${r.maxVsBaselineP50}x baseline p50; backup: snapshot ${r.snapshotMs} ms, total ${r.backupMs} ms`,
+        `max ${r.during.max} ms = ${r.maxVsBaselineP50}x baseline p50, ${r.failedDuring} failed; backup: snapshot ${r.snapshotMs} ms, total ${r.backupMs} ms`,
     );
   }
   console.log(JSON.stringify(results));

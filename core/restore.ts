@@ -32,6 +32,7 @@ try {
 const log = pino({ level: process.env['LOG_LEVEL'] || 'warn' });
 try {
   const s = await restoreBackup(config, { from: args.from, log });
+  if (s.redone) console.log(`${s.where}: an unfinished restore was found there; it was cleared and redone`);
   console.log(`${s.where}: restored ${s.tables} tables (${s.rows} rows) and ${s.blobs} file blobs from ${args.from}`);
   if (s.migrated.length) console.log(`then applied ${s.migrated.length} newer migration(s): ${s.migrated.join(', ')}`);
 } catch (err) {

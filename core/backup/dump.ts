@@ -2,17 +2,19 @@
 //
 // The database is read in one REPEATABLE READ READ ONLY transaction: a real snapshot on PostgreSQL;
 // on the embedded PGlite a transaction on the running server's socket, which serves no other
-// connection until it ends (the server's writes wait for the dump: see README, "Backup and
-// restore"). Blobs are read after the snapshot ends, by the keys it listed; content-addressed, they
-// never change, and one removed meanwhile fails the backup instead of leaving a hole.
+// connection until it ends (the server's requests wait for the dump: see README, "Backup and
+// restore"). So the transaction only reads: the rows go raw to a local spool file next to the
+// archive, and are compressed into the archive after it ends. Blobs are read after the snapshot
+// ends, by the keys it listed; content-addressed, they never change, and one removed meanwhile
+// fails the backup instead of leaving a hole.
 //
 // The archive is written under a temporary name next to the target, flushed to disk, renamed over
 // the target and the directory flushed: a backup killed at any point leaves the previous archive
 // as it was.
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -77,6 +79,9 @@ export async function createBackup(settings: BackupSettings, opts: BackupOptions
   await removeStalePartials(dir, path.basename(out));
 
   const temp = path.join(dir, `.${path.basename(out)}.${process.pid}.partial`);
+  // The snapshot's rows go to this file first, raw: the database transaction (on PGlite, every
+  // request of the server) waits only for reading them, not for compressing and writing the archive.
+  const spoolFile = path.join(dir, `.${path.basename(out)}.${process.pid}.spool`);
   const zip = new yazl.ZipFile();
   // The output's failure (a full disk) or the zip's own (a stream of the wrong size) fails the backup,
   // and the entry being written with it.
@@ -93,12 +98,24 @@ export async function createBackup(settings: BackupSettings, opts: BackupOptions
     const session = await openSource(settings, opts.log);
     let snapshotMs: number;
     let db: Awaited<ReturnType<typeof dumpDatabase>>;
+    const spool = await Spool.create(spoolFile, opts.signal);
     try {
-      const t0 = performance.now();
-      db = await dumpDatabase(session.client, session.engine, archive);
-      snapshotMs = performance.now() - t0;
+      try {
+        const t0 = performance.now();
+        db = await dumpDatabase(session.client, session.engine, spool);
+        snapshotMs = performance.now() - t0;
+      } finally {
+        await session.close();
+      }
+      await spool.done();
+      for (const t of db.tables) {
+        const copied = await archive.entry(t.entry, true, async (write) => {
+          for await (const chunk of spool.read(t)) await write(chunk);
+        });
+        if (copied.sha256 !== t.sha256) throw new BackupError(`the spooled rows of ${t.entry} changed on the local disk`);
+      }
     } finally {
-      await session.close();
+      await spool.discard();
     }
     const items: BlobEntry[] = [];
     let blobBytes = 0;
@@ -116,7 +133,15 @@ export async function createBackup(settings: BackupSettings, opts: BackupOptions
       engine: db.engine,
       createdAt: createdAt.toISOString(),
       migrations: db.migrations,
-      tables: db.tables,
+      tables: db.tables.map((t) => ({
+        schema: t.schema,
+        name: t.name,
+        columns: t.columns,
+        rows: t.rows,
+        entry: t.entry,
+        sha256: t.sha256,
+        bytes: t.bytes,
+      })),
       sequences: db.sequences,
       blobs: {
         store: store.kind,
@@ -155,29 +180,38 @@ export async function createBackup(settings: BackupSettings, opts: BackupOptions
 interface DatabaseDump {
   engine: 'postgres' | 'pglite';
   migrations: string[];
-  tables: TableEntry[];
+  tables: SpooledTable[];
   sequences: SequenceEntry[];
   blobKeys: string[];
 }
 
 /** Everything the database holds, inside one read-only snapshot. */
-async function dumpDatabase(client: pg.ClientBase, engine: DatabaseDump['engine'], archive: ArchiveWriter): Promise<DatabaseDump> {
+async function dumpDatabase(client: pg.ClientBase, engine: DatabaseDump['engine'], spool: Spool): Promise<DatabaseDump> {
   await client.query('begin isolation level repeatable read read only');
   try {
     // Local to the transaction: on PGlite the session is the server's own.
     await client.query(`set local timezone = 'UTC'`);
     const { rows: applied } = await client.query<{ name: string }>(`select name from public.mikro_orm_migrations order by id`);
-    const tables: TableEntry[] = [];
+    const tables: SpooledTable[] = [];
     for (const t of await listTables(client)) {
       const entry = tableEntryName(t);
       let rows = 0;
-      const done = await archive.entry(entry, true, async (write) => {
+      const done = await spool.table(async (write) => {
         for await (const line of tableRows(client, t)) {
           rows++;
           await write(line + '\n');
         }
       });
-      tables.push({ schema: t.schema, name: t.name, columns: t.columns, rows, entry, ...done });
+      tables.push({
+        schema: t.schema,
+        name: t.name,
+        columns: t.columns,
+        rows,
+        entry,
+        sha256: done.sha256,
+        bytes: done.bytes,
+        start: done.start,
+      });
     }
     const sequences: SequenceEntry[] = [];
     for (const s of await listSequences(client)) {
@@ -231,6 +265,68 @@ function vanished(key: string): BackupError {
   return new BackupError(
     `blob ${key}, referenced by the database snapshot, is gone from the blob store (removed by the file garbage collection while the backup ran, or lost): run the backup again`,
   );
+}
+
+/** A table's rows in the spool file: `bytes` from offset `start`. */
+type SpooledTable = TableEntry & { start: number };
+
+/** A local file the snapshot's rows are written to as they are read, then copied into the archive. */
+class Spool {
+  readonly #file: string;
+  readonly #fh: FileHandle;
+  readonly #signal: AbortSignal | undefined;
+  #offset = 0;
+
+  private constructor(file: string, fh: FileHandle, signal: AbortSignal | undefined) {
+    this.#file = file;
+    this.#fh = fh;
+    this.#signal = signal;
+  }
+
+  static async create(file: string, signal: AbortSignal | undefined): Promise<Spool> {
+    return new Spool(file, await open(file, 'wx', 0o600), signal);
+  }
+
+  async table(
+    produce: (write: (chunk: string) => Promise<void>) => Promise<void>,
+  ): Promise<{ start: number; bytes: number; sha256: string }> {
+    const start = this.#offset;
+    const hash = createHash('sha256');
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    const flush = async () => {
+      if (!pendingBytes) return;
+      const buf = Buffer.concat(pending);
+      pending = [];
+      pendingBytes = 0;
+      await this.#fh.write(buf, 0, buf.length, this.#offset);
+      this.#offset += buf.length;
+    };
+    await produce(async (chunk) => {
+      this.#signal?.throwIfAborted();
+      const buf = Buffer.from(chunk);
+      hash.update(buf);
+      pending.push(buf);
+      pendingBytes += buf.length;
+      if (pendingBytes >= FLUSH_BYTES) await flush();
+    });
+    await flush();
+    return { start, bytes: this.#offset - start, sha256: hash.digest('hex') };
+  }
+
+  async done(): Promise<void> {
+    await this.#fh.close();
+  }
+
+  async *read(t: SpooledTable): AsyncIterable<Buffer> {
+    if (t.bytes === 0) return;
+    yield* createReadStream(this.#file, { start: t.start, end: t.start + t.bytes - 1, highWaterMark: FLUSH_BYTES });
+  }
+
+  async discard(): Promise<void> {
+    await this.#fh.close().catch(() => {});
+    await rm(this.#file, { force: true });
+  }
 }
 
 /** Writes entries one after another into the zip, hashing what goes in. */
@@ -290,8 +386,9 @@ class ArchiveWriter {
 async function removeStalePartials(dir: string, base: string): Promise<void> {
   const prefix = `.${base}.`;
   for (const name of await readdir(dir).catch(() => [] as string[])) {
-    if (!name.startsWith(prefix) || !name.endsWith('.partial')) continue;
-    const pid = Number(name.slice(prefix.length, -'.partial'.length));
+    const suffix = name.endsWith('.partial') ? '.partial' : name.endsWith('.spool') ? '.spool' : null;
+    if (!name.startsWith(prefix) || !suffix) continue;
+    const pid = Number(name.slice(prefix.length, -suffix.length));
     if (pid && pid !== process.pid && !processAlive(pid)) await rm(path.join(dir, name), { force: true });
   }
 }

@@ -152,7 +152,9 @@ export async function* tableRows(client: pg.ClientBase, t: TableInfo): AsyncIter
   const cursor = ident(`folio_backup_${t.schema}_${t.name}`);
   await client.query(`declare ${cursor} no scroll cursor for ${selectRows(t)}`);
   try {
-    let batch = 256;
+    // The first fetch is small (the rows might be a megabyte each), the next ones sized to the
+    // byte target by what the rows so far weighed, growing at most eightfold per fetch.
+    let batch = 8;
     for (;;) {
       const { rows } = await client.query<{ j: string }>(`fetch forward ${batch} from ${cursor}`);
       let bytes = 0;
@@ -162,7 +164,7 @@ export async function* tableRows(client: pg.ClientBase, t: TableInfo): AsyncIter
       }
       if (rows.length < batch) break;
       const perRow = Math.max(1, bytes / rows.length);
-      batch = Math.max(1, Math.min(5000, Math.floor(FETCH_BYTES / perRow)));
+      batch = Math.max(1, Math.min(5000, batch * 8, Math.floor(FETCH_BYTES / perRow)));
     }
   } finally {
     await client.query(`close ${cursor}`).catch(() => {}); // an aborted transaction has closed it

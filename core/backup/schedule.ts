@@ -7,6 +7,9 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../kernel/config.ts';
 
+/** The longest delay setTimeout keeps (2^31 - 1 ms). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 const NAME = /^folio-backup-\d{8}T\d{6}(\d{3})?Z\.zip$/;
 
 export interface ScheduledBackups {
@@ -28,14 +31,24 @@ export function scheduleBackups(
 
   const next = (delay: number) => {
     if (closed) return;
+    const due = Date.now() + Math.max(0, delay);
+    log.debug({ due: new Date(due).toISOString() }, 'next scheduled backup');
+    arm(due);
+  };
+  // A timer holds at most MAX_TIMER_MS (about 24.8 days; a longer one fires at once): a longer wait
+  // is re-armed in pieces until it is due.
+  const arm = (due: number) => {
+    if (closed) return;
+    const left = due - Date.now();
     timer = setTimeout(
       () => {
+        if (due - Date.now() > 0) return arm(due);
         running = once().finally(() => {
           running = undefined;
           next(interval);
         });
       },
-      Math.max(0, delay),
+      Math.min(MAX_TIMER_MS, Math.max(0, left)),
     );
     timer.unref();
   };

@@ -1,6 +1,7 @@
 // Opens the database: an external PostgreSQL server (DATABASE_URL), or an embedded PGlite persisted
 // under <dataDir>/pglite and served on a loopback socket. Either way the ORM talks to it through the
 // same MikroORM postgresql driver (pg underneath), so every query and migration is the same SQL.
+import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -42,6 +43,27 @@ export interface OpenDatabaseOptions {
   log: PinoLogger;
   /** Apply pending migrations on open (default true). */
   migrate?: boolean;
+  /** Open a target that holds an unfinished restore's marker (only `npm run restore` does). */
+  restoring?: boolean;
+}
+
+/**
+ * A restore in progress leaves a marker until it has loaded everything: a file in the PGlite
+ * directory, or a table in PostgreSQL. A Folio does not open a database that holds one (a restore
+ * killed mid-way leaves a target that would look like a valid, empty Folio); `npm run restore`
+ * recognises it as its own unfinished run and redoes it.
+ */
+export const RESTORE_MARKER = 'folio.restoring';
+export const RESTORE_TABLE = 'folio_restore_in_progress';
+
+export class UnfinishedRestore extends Error {
+  override name = 'UnfinishedRestore';
+  constructor(where: string) {
+    super(
+      `${where} holds an unfinished restore (one was stopped before it ended); Folio does not start on a partly restored database. ` +
+        'Run `npm run restore -- --from <archive>` again with the same settings to redo it, or point DATA_DIR/DATABASE_URL elsewhere.',
+    );
+  }
 }
 
 /** How long close() waits for the pool to end before it gives up on connections stuck in a query. */
@@ -57,9 +79,25 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
   const log = opts.log.child({ component: 'db' });
   const ormLog = opts.log.child({ component: 'orm' });
   const migrate = opts.migrate ?? true;
+  if (!opts.databaseUrl && !opts.restoring && existsSync(path.join(opts.dataDir, 'pglite', RESTORE_MARKER))) {
+    throw new UnfinishedRestore(`PGlite at ${path.join(opts.dataDir, 'pglite')}`);
+  }
   const db = opts.databaseUrl
     ? await openPostgres(opts.databaseUrl, opts.schema, ormLog)
     : await openPglite(path.join(opts.dataDir, 'pglite'), opts.schema, log, ormLog);
+  if (opts.databaseUrl && !opts.restoring) {
+    const [row] = await db.orm.em
+      .getConnection()
+      .execute<{ marker: string | null }[]>(`select to_regclass('public.${RESTORE_TABLE}')::text as marker`)
+      .catch(async (err: unknown) => {
+        await db.close().catch(() => {});
+        throw err;
+      });
+    if (row?.marker) {
+      await db.close().catch(() => {});
+      throw new UnfinishedRestore('the PostgreSQL database (DATABASE_URL)');
+    }
+  }
   if (migrate) {
     try {
       const applied = await runMigrations(db.orm);

@@ -478,6 +478,11 @@ export function loadConfig(opts: { env?: NodeJS.ProcessEnv; overrides?: Record<s
       'invalid configuration:\n  files.blobStore.s3: accessKeyId and secretAccessKey go together (set both, or neither)',
     );
   }
+  if (cfg.backup.blobs === 'reference' && cfg.files.blobStore.kind !== 's3') {
+    throw new ConfigError(
+      `invalid configuration:\n  backup.blobs (BACKUP_BLOBS): 'reference' records S3 keys and is for the s3 blob store only; the ${cfg.files.blobStore.kind} store's bytes must be included ('include')`,
+    );
+  }
   return {
     ...cfg,
     dataDir: path.resolve(cfg.dataDir),
