@@ -66,6 +66,18 @@ export class UnfinishedRestore extends Error {
   }
 }
 
+/**
+ * PostgreSQL's restore marker is looked for where the schema is first touched (migrating: what
+ * `npm start`, the worker and `npm run migrate` do), not on open: opening stays free of queries, so
+ * a database that is down is reported by the health check instead of hanging the open.
+ */
+async function refuseUnfinishedRestore(orm: MikroORM): Promise<void> {
+  const [row] = await orm.em
+    .getConnection()
+    .execute<{ marker: string | null }[]>(`select to_regclass('public.${RESTORE_TABLE}')::text as marker`);
+  if (row?.marker) throw new UnfinishedRestore('the PostgreSQL database (DATABASE_URL)');
+}
+
 /** How long close() waits for the pool to end before it gives up on connections stuck in a query. */
 const CLOSE_TIMEOUT_MS = 5_000;
 
@@ -85,19 +97,6 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
   const db = opts.databaseUrl
     ? await openPostgres(opts.databaseUrl, opts.schema, ormLog)
     : await openPglite(path.join(opts.dataDir, 'pglite'), opts.schema, log, ormLog);
-  if (opts.databaseUrl && !opts.restoring) {
-    const [row] = await db.orm.em
-      .getConnection()
-      .execute<{ marker: string | null }[]>(`select to_regclass('public.${RESTORE_TABLE}')::text as marker`)
-      .catch(async (err: unknown) => {
-        await db.close().catch(() => {});
-        throw err;
-      });
-    if (row?.marker) {
-      await db.close().catch(() => {});
-      throw new UnfinishedRestore('the PostgreSQL database (DATABASE_URL)');
-    }
-  }
   if (migrate) {
     try {
       const applied = await runMigrations(db.orm);
@@ -112,6 +111,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
 
 /** Applies pending migrations; returns the names applied, in order. */
 export async function runMigrations(orm: MikroORM): Promise<string[]> {
+  await refuseUnfinishedRestore(orm);
   const done = await orm.migrator.up();
   return done.map((m) => m.name);
 }
