@@ -89,7 +89,11 @@ export function watchBodyPace(server: Server, pace: BodyPace): void {
 
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     if (!hasBody(req)) return;
-    watched.add({ req, res, seen: req.socket.bytesRead, received: 0, waited: 0, idle: 0 });
+    const w: Watched = { req, res, seen: req.socket.bytesRead, received: 0, waited: 0, idle: 0 };
+    watched.add(w);
+    // Answered (or gone): not watched from then on, so the set holds no finished request until the
+    // next check (up to a second later) and an idle keep-alive connection keeps none reachable.
+    res.once('close', () => watched.delete(w));
     if (!timer) {
       last = performance.now();
       timer = setInterval(check, every);
