@@ -24,6 +24,7 @@ import yazl from 'yazl';
 import { processAlive } from '../db/database.ts';
 import { NotFound } from '../contract/errors.ts';
 import { PACKAGE } from '../kernel/config.ts';
+import { fsyncDir } from '../domain/files/disk-store.ts';
 import { blobStoreOf, openSource, type BackupSettings } from './connect.ts';
 import {
   BackupError,
@@ -390,16 +391,5 @@ async function removeStalePartials(dir: string, base: string): Promise<void> {
     if (!name.startsWith(prefix) || !suffix) continue;
     const pid = Number(name.slice(prefix.length, -suffix.length));
     if (pid && pid !== process.pid && !processAlive(pid)) await rm(path.join(dir, name), { force: true });
-  }
-}
-
-export async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } catch {
-    // Some file systems refuse fsync on a directory; the rename is still atomic there.
-  } finally {
-    await fh.close();
   }
 }

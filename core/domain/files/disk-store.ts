@@ -18,7 +18,8 @@ const STAGING = '.staging';
 /** Bigger chunks than the 64 KiB default: fewer syscalls on gigabyte transfers, still bounded memory. */
 const CHUNK = 1024 * 1024;
 
-async function fsyncDir(dir: string): Promise<void> {
+/** Flushes a directory's entries (a rename into it) to disk. */
+export async function fsyncDir(dir: string): Promise<void> {
   const fh = await open(dir, 'r');
   try {
     await fh.sync();
