@@ -79,7 +79,7 @@ export const apiCommand: CommandGroup = {
         if (/[/+]json\b/.test(type)) {
           const text = await res.text();
           const data: unknown = text ? JSON.parse(text) : null;
-          return emit(data, o, () => printJson(data));
+          return await emit(data, o, () => printJson(data));
         }
         // Anything else (Markdown, a diff, a PDF) goes out byte for byte.
         const bytes = Buffer.from(await res.arrayBuffer());

@@ -3,7 +3,7 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import type { Command } from 'commander';
-import { credentials, failure, raw, type Target } from '../lib/client.ts';
+import { credentials, failure, raw, send, type Target } from '../lib/client.ts';
 import { DEFAULT_URL, configFile, loadConfig, normalizeUrl, saveConfig } from '../lib/config.ts';
 import type { Stored } from '../lib/credentials.ts';
 import { CliError, EXIT } from '../lib/errors.ts';
@@ -49,7 +49,8 @@ export const auth: CommandGroup = {
       .option('--web', 'sign in in the browser (OAuth); the access token is renewed by itself')
       .option('--no-browser', 'with --web: only print the address to open (on another machine, say)')
       .option('--scopes <list>', 'with --web: the scopes to ask for, comma-separated (default: all you may have)')
-      .action(async (o: { url?: string; withToken?: boolean; web?: boolean; browser: boolean; scopes?: string }) => {
+      .option('--switch', 'make this profile the one commands use (a first profile always is)')
+      .action(async (o: { url?: string; withToken?: boolean; web?: boolean; browser: boolean; scopes?: string; switch?: boolean }) => {
         const name = cli.profile();
         const config = loadConfig();
         const url = normalizeUrl(o.url ?? process.env['FOLIO_URL'] ?? config.profiles[name]?.url ?? DEFAULT_URL);
@@ -82,57 +83,80 @@ export const auth: CommandGroup = {
           throw new CliError(`${url} refused that token: ${verdict.reason.replace(/; log in again.*$/, '')}; nothing was saved`, EXIT.auth);
         store.set(name, saved);
         config.profiles[name] = { url };
-        config.current = name;
+        // A new profile becomes the current one only when asked, or when there is no other to use.
+        const current = config.current && config.profiles[config.current] ? config.current : undefined;
+        const becomesCurrent = o.switch === true || !current || current === name;
+        if (becomesCurrent) config.current = name;
         saveConfig(config);
         process.stderr.write(
           `logged in to ${url} as profile ${name} (${typeof saved === 'string' ? 'API token' : 'browser sign-in'}, stored in ${store.describe()})\n`,
         );
+        if (!becomesCurrent)
+          process.stderr.write(`profile ${current} is still the one in use: folio auth switch ${name}, or --profile ${name} per command\n`);
       });
     examples(
       login,
       'folio auth login --url http://127.0.0.1:3000 --web',
       'folio auth login --url http://127.0.0.1:3000',
       'folio auth login --url https://work.example.com --profile work < token.txt',
+      'folio auth login --url https://work.example.com --profile work --switch',
       'folio --profile work notes list',
     );
 
-    const status = withOutput(group.command('status').description('the profiles, which one is in use, and whether its token works')).action(
-      async (o: OutputOptions) => {
+    const status = withOutput(
+      group
+        .command('status')
+        .description('the profiles, which one is in use, and for each: the account, the server and its version, the token'),
+    ).action(async (o: OutputOptions) => {
+      const config = loadConfig();
+      const active = cli.target();
+      const activeName = cli.profile();
+      const rows: StatusRow[] = [];
+      if (active.tokenFrom === 'FOLIO_TOKEN') rows.push(await describeLogin('(FOLIO_TOKEN)', active, true, 'FOLIO_TOKEN', undefined));
+      for (const [name, p] of Object.entries(config.profiles)) {
+        const token = credentials().get(name);
+        const isActive = active.tokenFrom !== 'FOLIO_TOKEN' && name === (active.profile ?? activeName);
+        const target: Target = { url: p.url, token, profile: name, tokenFrom: token ? 'profile' : 'none' };
+        rows.push(await describeLogin(name, target, isActive, token ? credentials().describe() : 'none', credentials().record(name)));
+      }
+      await emit(rows, o, () => {
+        if (rows.length === 0) process.stdout.write(`not logged in: folio auth login --url ${active.url}\n`);
+        for (const r of rows) printStatus(r);
+      });
+      const mine = rows.find((r) => r.active);
+      if (!mine || mine.works === false) process.exitCode = EXIT.auth;
+    });
+    examples(status, 'folio auth status', 'folio auth status --json account,server_version,expires_at');
+
+    const switchCmd = group
+      .command('switch')
+      .description('make another logged-in profile the one commands use')
+      .argument('[profile]', 'the profile (with two profiles and none named: the other one)')
+      .action((wanted: string | undefined) => {
         const config = loadConfig();
-        const active = cli.target();
-        const activeName = cli.profile();
-        const rows: Array<{ profile: string; url: string; active: boolean; token: string; works: boolean | null }> = [];
-        if (active.tokenFrom === 'FOLIO_TOKEN')
-          rows.push({ profile: '(FOLIO_TOKEN)', url: active.url, active: true, token: 'FOLIO_TOKEN', works: (await check(active)).ok });
-        for (const [name, p] of Object.entries(config.profiles)) {
-          const token = credentials().get(name);
-          const isActive = active.tokenFrom !== 'FOLIO_TOKEN' && name === (active.profile ?? activeName);
-          const works = token
-            ? ((await check({ url: p.url, token, profile: name, tokenFrom: 'profile' }).catch(() => null))?.ok ?? null)
-            : false;
-          rows.push({ profile: name, url: p.url, active: isActive, token: token ? credentials().describe() : 'none', works });
-        }
-        emit(rows, o, () => {
-          if (rows.length === 0) process.stdout.write(`not logged in: folio auth login --url ${active.url}\n`);
-          for (const r of rows) {
-            const state =
-              r.works === null
-                ? 'server unreachable'
-                : r.works
-                  ? 'token works'
-                  : r.token === 'none'
-                    ? 'no token'
-                    : 'token refused: log in again';
-            process.stdout.write(
-              `${r.active ? '*' : ' '} ${r.profile}  ${r.url}  ${state}  (${r.token === 'none' ? 'no token stored' : `token from ${r.token}`})\n`,
-            );
-          }
-        });
-        const mine = rows.find((r) => r.active);
-        if (!mine || mine.works === false) process.exitCode = EXIT.auth;
-      },
-    );
-    examples(status, 'folio auth status', 'folio auth status --json');
+        const names = Object.keys(config.profiles);
+        const current = config.current ?? 'default';
+        const others = names.filter((n) => n !== current);
+        const name = wanted ?? (others.length === 1 ? others[0] : undefined);
+        if (!name)
+          throw new CliError(
+            names.length === 0
+              ? 'no profiles yet: folio auth login --url URL --profile NAME'
+              : `name the profile to use: folio auth switch <${names.join('|')}>`,
+            EXIT.usage,
+          );
+        if (!config.profiles[name])
+          throw new CliError(
+            `no profile named ${name}; the profiles are: ${names.join(', ') || 'none'} (folio auth login --profile ${name} makes one)`,
+            EXIT.usage,
+          );
+        config.current = name;
+        saveConfig(config);
+        process.stderr.write(`now using profile ${name} (${config.profiles[name].url})\n`);
+        if (process.env['FOLIO_PROFILE'] && process.env['FOLIO_PROFILE'] !== name)
+          process.stderr.write(`note: FOLIO_PROFILE=${process.env['FOLIO_PROFILE']} is set and still wins in this shell\n`);
+      });
+    examples(switchCmd, 'folio auth switch work', 'folio auth switch');
 
     const token = group
       .command('token')
@@ -160,3 +184,102 @@ export const auth: CommandGroup = {
     examples(logout, 'folio auth logout', 'folio --profile work auth logout');
   },
 };
+
+interface StatusRow {
+  profile: string;
+  url: string;
+  active: boolean;
+  /** Where the token is kept (the keyring, a file, FOLIO_TOKEN), or none. */
+  token: string;
+  /** null: the server did not answer. */
+  works: boolean | null;
+  server_version: string | null;
+  account: { email: string; name: string | null; roles: string[] } | null;
+  /** api: a personal token; minted: a short-lived child of one; oauth: a browser sign-in. */
+  token_kind: 'api' | 'minted' | 'oauth' | null;
+  token_name: string | null;
+  scopes: string[] | null;
+  expires_at: string | null;
+}
+
+async function json<T>(target: Target, path: string): Promise<T | undefined> {
+  const res = await raw(target, 'GET', path, {}).catch(() => undefined);
+  if (!res?.ok) {
+    await res?.body?.cancel();
+    return undefined;
+  }
+  return (await res.json().catch(() => undefined)) as T | undefined;
+}
+
+/** What a person checking a login wants: does the token work, whose it is, what it may do, until when. */
+async function describeLogin(
+  profile: string,
+  target: Target,
+  active: boolean,
+  token: string,
+  stored: Stored | undefined,
+): Promise<StatusRow> {
+  const row: StatusRow = {
+    profile,
+    url: target.url,
+    active,
+    token,
+    works: false,
+    server_version: null,
+    account: null,
+    token_kind: null,
+    token_name: null,
+    scopes: null,
+    expires_at: null,
+  };
+  const health = await send(target, `${target.url}/health`, { headers: { accept: 'application/json' } })
+    .then(async (r) => (await r.json().catch(() => ({}))) as { version?: string })
+    .catch(() => undefined);
+  row.server_version = health?.version ?? null;
+  if (!target.token) return row;
+  const verdict = await check(target).catch(() => null);
+  row.works = verdict === null ? null : verdict.ok;
+  if (!row.works) return row;
+  const me = await json<{ email: string; name: string | null; roles: string[] }>(target, '/users/me');
+  if (me) row.account = { email: me.email, name: me.name ?? null, roles: me.roles ?? [] };
+  if (typeof stored === 'object') {
+    row.token_kind = 'oauth';
+    row.expires_at = stored.expires_at ? new Date(stored.expires_at).toISOString() : null;
+  } else {
+    const self = await json<{ kind: 'api' | 'minted'; name: string | null; scopes: string[]; expires_at: string | null }>(
+      target,
+      '/tokens/self',
+    );
+    if (self) {
+      row.token_kind = self.kind;
+      row.token_name = self.name;
+      row.scopes = self.scopes;
+      row.expires_at = self.expires_at;
+    }
+  }
+  return row;
+}
+
+function printStatus(r: StatusRow): void {
+  const out = (line: string) => process.stdout.write(line + '\n');
+  const server = r.server_version ? `Folio ${r.server_version}` : 'server unreachable';
+  out(`${r.active ? '*' : ' '} ${r.profile}  ${r.url}  (${server})`);
+  const state =
+    r.works === null
+      ? 'server unreachable'
+      : r.works
+        ? 'token works'
+        : r.token === 'none'
+          ? 'no token stored'
+          : 'token refused: log in again';
+  out(`    ${state}${r.token === 'none' ? '' : `, kept in ${r.token}`}`);
+  if (r.account)
+    out(
+      `    account: ${r.account.email}${r.account.name ? ` (${r.account.name})` : ''}${r.account.roles.length ? `, roles ${r.account.roles.join(' ')}` : ''}`,
+    );
+  if (r.token_kind) {
+    const kind = r.token_kind === 'oauth' ? 'browser sign-in' : r.token_kind === 'minted' ? 'minted token' : 'personal token';
+    out(`    token: ${kind}${r.token_name ? ` "${r.token_name}"` : ''}, ${r.expires_at ? `expires ${r.expires_at}` : 'does not expire'}`);
+  }
+  if (r.scopes) out(`    scopes: ${r.scopes.join(' ') || 'none'}`);
+}

@@ -39,12 +39,13 @@ export function unsafeName(name: string): string | undefined {
 async function wait(target: Target, get: () => Promise<Job>, label: string, first: Job): Promise<Job> {
   let job = first;
   const forget = onInterrupt(() => `the job goes on on the server (job ${job.id})`);
-  const bar = meter(label, 100);
+  const bar = meter(label, 100, 'percent');
   try {
+    bar.to(job.progress, job.status);
     while (!DONE.has(job.status)) {
       await new Promise((r) => setTimeout(r, 500));
       job = await get();
-      bar.to(job.progress);
+      bar.to(job.progress, job.status);
     }
   } finally {
     bar.end();
@@ -259,7 +260,7 @@ export const exchange: CommandGroup = {
         }
         if (job.status !== 'succeeded')
           throw new CliError(`the import failed: ${job.error ?? 'no reason given'} (job ${job.id})`, EXIT.server);
-        emit(job, o, () => {
+        await emit(job, o, () => {
           const lines = (job.report ?? []).filter((r) => o.all || r.status !== 'imported' || r.reason);
           const c = job.counts;
           const out = lines.map((r) => `${r.status.padEnd(8)} ${r.path}${r.reason ? `: ${r.reason}` : ''}`);

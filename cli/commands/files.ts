@@ -12,6 +12,7 @@ import * as tus from 'tus-js-client';
 import type { components } from '../generated/openapi.d.ts';
 import { API_PREFIX, failure, ok, send, type Target } from '../lib/client.ts';
 import { CliError, EXIT } from '../lib/errors.ts';
+import { fullId } from '../lib/ids.ts';
 import { examples, type Cli, type CommandGroup } from '../lib/group.ts';
 import { configDir, readJsonFile, writePrivate } from '../lib/config.ts';
 import { onInterrupt, removeOnInterrupt } from '../lib/interrupt.ts';
@@ -43,22 +44,30 @@ export function bytes(n: number): string {
  * A one-line bar on stderr (redrawn at most ten times a second) of `done` bytes out of `total`;
  * `end` clears it. When stderr is not a terminal it draws nothing.
  */
-export function meter(label: string, total: number | undefined): { to(done: number): void; end(): void } {
+export function meter(
+  label: string,
+  total: number | undefined,
+  unit: 'bytes' | 'percent' = 'bytes',
+): { to(done: number, stage?: string): void; end(): void } {
   const tty = process.stderr.isTTY === true;
   let last = 0;
+  let lastStage: string | undefined;
   return {
-    to(done) {
+    to(done, stage) {
       if (!tty) return;
       const now = Date.now();
-      if (now - last < 100) return;
+      if (now - last < 100 && stage === lastStage) return;
       last = now;
-      const width = Math.max(10, Math.min(30, (process.stderr.columns || 80) - label.length - 30));
+      lastStage = stage;
+      const shown = stage ? `${label} (${stage})` : label;
+      const width = Math.max(10, Math.min(30, (process.stderr.columns || 80) - shown.length - 30));
       let line: string;
       if (total) {
         const ratio = Math.min(1, done / total);
         const filled = Math.round(ratio * width);
-        line = `${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(ratio * 100)).padStart(3)}% ${bytes(done)}/${bytes(total)}`;
-      } else line = `${label} ${bytes(done)}`;
+        const amount = unit === 'bytes' ? ` ${bytes(done)}/${bytes(total)}` : '';
+        line = `${shown} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(ratio * 100)).padStart(3)}%${amount}`;
+      } else line = unit === 'bytes' ? `${shown} ${bytes(done)}` : shown;
       process.stderr.write(`\r\x1b[2K${line}`);
     },
     end() {
@@ -256,16 +265,17 @@ export const files: CommandGroup = {
           items.push(...page.items);
           cursor = page.next_cursor ?? undefined;
         } while (cursor && items.length < o.limit);
-        emit(items, o, () => table(items, fileColumns, o.trash ? 'the trash is empty' : 'no files'));
+        await emit(items, o, () => table(items, fileColumns, o.trash ? 'the trash is empty' : 'no files'));
       });
     examples(list, 'folio files list --folder trips/2026', 'folio files list --json id,name,size');
 
     const infoCmd = withOutput(group.command('info').description("a file's details: name, size, type, version, sha256"))
       .argument('<id>', 'the file id')
-      .action(async (id: string, o: OutputOptions) => {
+      .action(async (typed: string, o: OutputOptions) => {
         const { api, target } = cli.client();
+        const id = await fullId(target, 'file', typed);
         const f = await ok(target, await api.GET('/filedb/files/{id}', { params: { path: { id } } }));
-        emit(f, o, () => {
+        await emit(f, o, () => {
           const rows: Array<[string, string]> = [
             ['id', f.id],
             ['name', f.name],
@@ -307,7 +317,7 @@ export const files: CommandGroup = {
         }
         const name = o.name ?? path.basename(file);
         const f = await resumableUpload(target, file, size, { name, folder: o.folder, note: o.note });
-        emit(f, o, () => process.stdout.write(f.id + '\n'));
+        await emit(f, o, () => process.stdout.write(f.id + '\n'));
       });
     examples(
       upload,
@@ -324,12 +334,25 @@ export const files: CommandGroup = {
       .argument('<id>', 'the file id')
       .option('-o, --output <path>', 'write it here (- for stdout)')
       .option('--version <n>', 'an earlier version of the file', positive)
-      .action(async (id: string, o: { output?: string; version?: number }) => {
+      .option('--clobber', 'overwrite the output file if it exists')
+      .action(async (typed: string, o: { output?: string; version?: number; clobber?: boolean }) => {
         const { api, target } = cli.client();
+        const id = await fullId(target, 'file', typed);
         let out = o.output;
         if (out === undefined && process.stdout.isTTY) {
           out = (await ok(target, await api.GET('/filedb/files/{id}', { params: { path: { id } } }))).name;
         }
+        const refuseExisting = async () => {
+          if (out === undefined || out === '-' || o.clobber) return;
+          if (
+            await stat(out).then(
+              () => true,
+              () => false,
+            )
+          )
+            throw new CliError(`${out} already exists; nothing was written (--clobber overwrites it, -o names another file)`, EXIT.usage);
+        };
+        await refuseExisting();
         const p = o.version
           ? `/filedb/files/${encodeURIComponent(id)}/versions/${o.version}/content`
           : `/filedb/files/${encodeURIComponent(id)}/content`;
@@ -346,23 +369,31 @@ export const files: CommandGroup = {
         const forget = removeOnInterrupt(part);
         try {
           await pipeline(body, progress(`downloading ${path.basename(out)}`, length), createWriteStream(part));
+          await refuseExisting(); // it may have appeared while the download ran
           await rename(part, out);
         } catch (err) {
           await rm(part, { force: true });
+          if (err instanceof CliError) throw err;
           throw new CliError(`download of ${id} failed: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, EXIT.failed);
         } finally {
           forget();
         }
         info(`wrote ${out}`);
       });
-    examples(download, 'folio files download $ID -o report.pdf', 'folio files download $ID --version 1 > v1.pdf');
+    examples(
+      download,
+      'folio files download $ID -o report.pdf',
+      'folio files download $ID -o report.pdf --clobber',
+      'folio files download $ID --version 1 > v1.pdf',
+    );
 
     const versions = withOutput(group.command('versions').description("a file's versions, newest first"))
       .argument('<id>', 'the file id')
-      .action(async (id: string, o: OutputOptions) => {
+      .action(async (typed: string, o: OutputOptions) => {
         const { api, target } = cli.client();
+        const id = await fullId(target, 'file', typed);
         const { items } = await ok(target, await api.GET('/filedb/files/{id}/versions', { params: { path: { id } } }));
-        emit(items, o, () =>
+        await emit(items, o, () =>
           table(items, [
             { header: 'VERSION', get: (v) => String(v.version) },
             { header: 'CHANGE', get: (v) => v.change },
@@ -380,8 +411,9 @@ export const files: CommandGroup = {
       .description('move a file to the trash (or, with --purge, delete a trashed one for good)')
       .argument('<id>', 'the file id')
       .option('--purge', 'delete it for good (it must be in the trash already; there is no undo)')
-      .action(async (id: string, o: { purge?: boolean }) => {
+      .action(async (typed: string, o: { purge?: boolean }) => {
         const { api, target } = cli.client();
+        const id = await fullId(target, 'file', typed);
         if (o.purge) {
           await ok(target, await api.DELETE('/filedb/trash/{id}', { params: { path: { id } } }));
           info(`purged ${id}`);
@@ -397,8 +429,9 @@ export const files: CommandGroup = {
       .description('bring a file back from the trash, or make an earlier version current again')
       .argument('<id>', 'the file id')
       .option('--version <n>', 'restore this earlier version (as a new version; nothing is lost)', positive)
-      .action(async (id: string, o: { version?: number }) => {
+      .action(async (typed: string, o: { version?: number }) => {
         const { api, target } = cli.client();
+        const id = await fullId(target, 'file', typed);
         const f = o.version
           ? await ok(
               target,
@@ -440,7 +473,7 @@ export const files: CommandGroup = {
               },
             }),
           )) as Share;
-          emit(link, o, () => process.stdout.write(`${link.url ?? ''}\n`));
+          await emit(link, o, () => process.stdout.write(`${link.url ?? ''}\n`));
         },
       );
     examples(share, 'folio files share $ID --expires-in 86400', 'echo s3cret | folio files share $ID --password-stdin --max-downloads 5');
@@ -449,7 +482,7 @@ export const files: CommandGroup = {
       async (o: OutputOptions) => {
         const { api, target } = cli.client();
         const page: { items: Share[] } = await ok(target, await api.GET('/filedb/shares'));
-        emit(page.items, o, () =>
+        await emit(page.items, o, () =>
           table(
             page.items,
             [

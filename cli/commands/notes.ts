@@ -10,6 +10,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { components } from '../generated/openapi.d.ts';
 import { failure, ok } from '../lib/client.ts';
 import { CliError, EXIT, type Problem } from '../lib/errors.ts';
+import { fullId } from '../lib/ids.ts';
 import { examples, type Cli, type CommandGroup } from '../lib/group.ts';
 import { removeOnInterrupt } from '../lib/interrupt.ts';
 import { emit, isTerminal, readStdin, table, when, withOutput, type OutputOptions } from '../lib/output.ts';
@@ -95,7 +96,7 @@ export const notes: CommandGroup = {
             ? ok(target, await api.GET('/notetaker/trash', { params: { query: { limit, ...(cursor ? { cursor } : {}) } } }))
             : ok(target, await api.GET('/notetaker/notes', { params: { query: { limit, tag: o.tag, ...(cursor ? { cursor } : {}) } } })),
         );
-        emit(items, o, () =>
+        await emit(items, o, () =>
           table(
             items,
             [
@@ -118,12 +119,13 @@ export const notes: CommandGroup = {
     const get = withOutput(group.command('get').alias('view').description("print a note's Markdown body"))
       .argument('<id>', 'the note id')
       .option('--version <n>', 'an earlier version of the note', positive)
-      .action(async (id: string, o: OutputOptions & { version?: number }) => {
+      .action(async (typed: string, o: OutputOptions & { version?: number }) => {
         const { api, target } = cli.client();
+        const id = await fullId(target, 'note', typed);
         const note = o.version
           ? await ok(target, await api.GET('/notetaker/notes/{id}/revisions/{version}', { params: { path: { id, version: o.version } } }))
           : await ok(target, await api.GET('/notetaker/notes/{id}', { params: { path: { id } } }));
-        emit(note, o, () => process.stdout.write(note.body.endsWith('\n') || note.body === '' ? note.body : note.body + '\n'));
+        await emit(note, o, () => process.stdout.write(note.body.endsWith('\n') || note.body === '' ? note.body : note.body + '\n'));
       });
     examples(get, 'folio notes get $ID > standup.md', 'folio notes get $ID --json title,version,tags', 'folio notes get $ID --version 2');
 
@@ -139,7 +141,7 @@ export const notes: CommandGroup = {
         const body = await bodyFrom(o.file);
         const source = o.source as Note['source'];
         const note = await ok(target, await api.POST('/notetaker/notes', { body: { title: o.title, body, tags: o.tag, source } }));
-        emit(note, o, () => process.stdout.write(note.id + '\n'));
+        await emit(note, o, () => process.stdout.write(note.id + '\n'));
       });
     examples(
       create,
@@ -153,8 +155,9 @@ export const notes: CommandGroup = {
       .description('edit a note in $EDITOR; refused, with nothing lost, if it changed meanwhile')
       .argument('<id>', 'the note id')
       .option('-t, --title <title>', 'also set a new title')
-      .action(async (id: string, o: { title?: string }) => {
+      .action(async (typed: string, o: { title?: string }) => {
         const { api, target } = cli.client();
+        const id = await fullId(target, 'note', typed);
         const note = await ok(target, await api.GET('/notetaker/notes/{id}', { params: { path: { id } } }));
         const file = openInEditor(note.body, id);
         const edited = readFileSync(file, 'utf8');
@@ -189,8 +192,9 @@ export const notes: CommandGroup = {
       .argument('[text...]', 'the text; read from stdin when not given')
       .option('--heading <heading>', "add to the end of this heading's section")
       .option('--prepend', 'add at the start instead (of the note, or just under the heading)')
-      .action(async (id: string, words: string[], o: OutputOptions & { heading?: string; prepend?: boolean }) => {
+      .action(async (typed: string, words: string[], o: OutputOptions & { heading?: string; prepend?: boolean }) => {
         const { api, target } = cli.client();
+        const id = await fullId(target, 'note', typed);
         const text = words.length ? words.join(' ') : await readStdin();
         if (!text.trim()) throw new CliError('nothing to add: give the text as arguments or on stdin', EXIT.usage);
         const part = { text: text.replace(/\n$/, ''), ...(o.heading !== undefined ? { heading: o.heading } : {}) };
@@ -198,7 +202,7 @@ export const notes: CommandGroup = {
           target,
           await api.PATCH('/notetaker/notes/{id}', { params: { path: { id } }, body: o.prepend ? { prepend: part } : { append: part } }),
         );
-        emit(note, o, () => info(`${o.prepend ? 'prepended to' : 'appended to'} ${id}: now version ${note.version}`));
+        await emit(note, o, () => info(`${o.prepend ? 'prepended to' : 'appended to'} ${id}: now version ${note.version}`));
       });
     examples(append, 'folio notes append $ID --heading Decisions -- "- ship on Friday"', 'date | folio notes append $ID');
 
@@ -228,7 +232,7 @@ export const notes: CommandGroup = {
             }),
           ),
         );
-        emit(hits, o, () =>
+        await emit(hits, o, () =>
           table(
             hits,
             [
@@ -252,8 +256,9 @@ export const notes: CommandGroup = {
       .description('move a note to the trash (or, with --purge, delete a trashed one for good)')
       .argument('<id>', 'the note id')
       .option('--purge', 'delete it for good (it must be in the trash already; there is no undo)')
-      .action(async (id: string, o: { purge?: boolean }) => {
+      .action(async (typed: string, o: { purge?: boolean }) => {
         const { api, target } = cli.client();
+        const id = await fullId(target, 'note', typed);
         if (o.purge) {
           await ok(target, await api.DELETE('/notetaker/trash/{id}', { params: { path: { id } } }));
           info(`purged ${id}`);
@@ -269,8 +274,9 @@ export const notes: CommandGroup = {
       .description('bring a note back from the trash, or make an earlier version current again')
       .argument('<id>', 'the note id')
       .option('--version <n>', 'restore this earlier version (as a new version; nothing is lost)', positive)
-      .action(async (id: string, o: { version?: number }) => {
+      .action(async (typed: string, o: { version?: number }) => {
         const { api, target } = cli.client();
+        const id = await fullId(target, 'note', typed);
         const note = o.version
           ? await ok(
               target,
@@ -285,14 +291,15 @@ export const notes: CommandGroup = {
       .argument('<id>', 'the note id')
       .option('-L, --limit <n>', 'how many versions at most', positive, 20)
       .option('--diff <version>', 'instead, the unified diff from that version to now', positive)
-      .action(async (id: string, o: OutputOptions & { limit: number; diff?: number }) => {
+      .action(async (typed: string, o: OutputOptions & { limit: number; diff?: number }) => {
         const { api, target } = cli.client();
+        const id = await fullId(target, 'note', typed);
         if (o.diff) {
           const d = await ok(
             target,
             await api.GET('/notetaker/notes/{id}/revisions/{version}/diff', { params: { path: { id, version: o.diff } } }),
           );
-          return emit(d, o, () => process.stdout.write(d.diff.endsWith('\n') || !d.diff ? d.diff : d.diff + '\n'));
+          return await emit(d, o, () => process.stdout.write(d.diff.endsWith('\n') || !d.diff ? d.diff : d.diff + '\n'));
         }
         const revs = await collectPages(o.limit, async (limit, cursor) =>
           ok(
@@ -300,7 +307,7 @@ export const notes: CommandGroup = {
             await api.GET('/notetaker/notes/{id}/revisions', { params: { path: { id }, query: { limit, ...(cursor ? { cursor } : {}) } } }),
           ),
         );
-        emit(revs, o, () =>
+        await emit(revs, o, () =>
           table(revs, [
             { header: 'VERSION', get: (r) => String(r.version) },
             { header: 'CHANGE', get: (r) => r.change },
@@ -316,7 +323,7 @@ export const notes: CommandGroup = {
       async (o: OutputOptions) => {
         const { api, target } = cli.client();
         const list = await ok(target, await api.GET('/notetaker/tags'));
-        emit(list.items, o, () =>
+        await emit(list.items, o, () =>
           table(
             list.items,
             [

@@ -69,7 +69,7 @@ export const search: CommandGroup = {
             hits.push(...page.hits);
             cursor = page.next_cursor ?? undefined;
           } while (cursor && hits.length < o.limit);
-          emit(hits, o, () =>
+          await emit(hits, o, () =>
             table(
               hits,
               [

@@ -52,7 +52,7 @@ export const tokens: CommandGroup = {
           items.push(...page.items);
           cursor = page.next_cursor ?? undefined;
         } while (cursor);
-        emit(items, o, () =>
+        await emit(items, o, () =>
           table(
             items,
             [
@@ -87,7 +87,7 @@ export const tokens: CommandGroup = {
             },
           }),
         );
-        emit(tk, o, () => {
+        await emit(tk, o, () => {
           process.stdout.write(tk.token + '\n');
           info(`created token ${tk.id}; store the secret now, it is not shown again`);
         });
@@ -103,14 +103,14 @@ export const tokens: CommandGroup = {
       .action(async (id: string, o: OutputOptions) => {
         const { api, target } = cli.client();
         const tk = await ok(target, await api.GET('/tokens/{id}', { params: { path: { id } } }));
-        emit(tk, o, () => describe(tk));
+        await emit(tk, o, () => describe(tk));
       });
     examples(get, 'folio tokens get $ID');
 
     const self = withOutput(group.command('self').description('the token this command runs with')).action(async (o: OutputOptions) => {
       const { api, target } = cli.client();
       const tk = await ok(target, await api.GET('/tokens/self'));
-      emit(tk, o, () => describe(tk));
+      await emit(tk, o, () => describe(tk));
     });
     examples(self, 'folio tokens self', 'FOLIO_TOKEN=... folio tokens self --json scopes,expires_at');
 
@@ -121,7 +121,7 @@ export const tokens: CommandGroup = {
       .action(async (id: string, o: OutputOptions) => {
         const { api, target } = cli.client();
         const tk = await ok(target, await api.POST('/tokens/{id}/rotate', { params: { path: { id } } }));
-        emit(tk, o, () => {
+        await emit(tk, o, () => {
           process.stdout.write(tk.token + '\n');
           info(`rotated token ${tk.id}; the old secret no longer works`);
         });
@@ -143,7 +143,7 @@ export const tokens: CommandGroup = {
       async (o: OutputOptions) => {
         const { api, target } = cli.client();
         const { items } = await ok(target, await api.GET('/tokens/scopes'));
-        emit(items, o, () =>
+        await emit(items, o, () =>
           table(items, [
             { header: 'SCOPE', get: (s) => s.scope },
             { header: 'IMPLIES', get: (s) => s.implies.join(',') || '-' },

@@ -101,12 +101,14 @@ export const transcribe: CommandGroup = {
           }
           // Ctrl-C stops waiting, not the job: the message says how to follow or stop it.
           const forget = onInterrupt(() => `the job goes on: folio transcribe status ${job.id} (or folio transcribe cancel ${job.id})`);
-          const bar = meter('transcribing', 100);
+          // Percent done and the stage (queued: waiting for a worker; running: being transcribed).
+          const bar = meter('transcribing', 100, 'percent');
           try {
+            bar.to(job.progress, job.status);
             while (!DONE.has(job.status)) {
               await new Promise((r) => setTimeout(r, 1000));
               job = await ok(target, await api.GET('/transcribe/jobs/{id}', { params: { path: { id: job.id } } }));
-              bar.to(job.progress);
+              bar.to(job.progress, job.status);
             }
           } finally {
             bar.end();
@@ -135,7 +137,7 @@ export const transcribe: CommandGroup = {
             params: { query: { limit: 100, ...(o.status ? { status: o.status as Job['status'] } : {}) } },
           }),
         );
-        emit(page.items, o, () => table(page.items, jobColumns, 'no transcription jobs'));
+        await emit(page.items, o, () => table(page.items, jobColumns, 'no transcription jobs'));
       });
     examples(list, 'folio transcribe list --status failed');
 
@@ -144,7 +146,7 @@ export const transcribe: CommandGroup = {
       .action(async (id: string, o: OutputOptions) => {
         const { api, target } = cli.client();
         const job = await ok(target, await api.GET('/transcribe/jobs/{id}', { params: { path: { id } } }));
-        emit(job, o, () => table([job], jobColumns));
+        await emit(job, o, () => table([job], jobColumns));
       });
     examples(status, 'folio transcribe status $ID');
 

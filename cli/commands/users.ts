@@ -37,7 +37,7 @@ export const users: CommandGroup = {
     const me = withOutput(group.command('me').description('your own account')).action(async (o: OutputOptions) => {
       const { api, target } = cli.client();
       const u = await ok(target, await api.GET('/users/me'));
-      emit(u, o, () => describe(u));
+      await emit(u, o, () => describe(u));
     });
     examples(me, 'folio users me', 'folio users me --json email,roles');
 
@@ -70,7 +70,7 @@ export const users: CommandGroup = {
           items.push(...page.items);
           cursor = page.next_cursor ?? undefined;
         } while (cursor && items.length < o.limit);
-        emit(items, o, () =>
+        await emit(items, o, () =>
           table(
             items,
             [
@@ -92,7 +92,7 @@ export const users: CommandGroup = {
       .action(async (id: string, o: OutputOptions) => {
         const { api, target } = cli.client();
         const u = await ok(target, await api.GET('/users/{id}', { params: { path: { id } } }));
-        emit(u, o, () => describe(u));
+        await emit(u, o, () => describe(u));
       });
     examples(get, 'folio users get $ID');
 
@@ -108,7 +108,7 @@ export const users: CommandGroup = {
             body: { email: o.email, ...(o.name !== undefined ? { name: o.name } : {}), ...(o.role.length ? { roles: o.role } : {}) },
           }),
         );
-        emit(u, o, () => process.stdout.write(u.id + '\n'));
+        await emit(u, o, () => process.stdout.write(u.id + '\n'));
       });
     examples(create, 'folio users create --email ada@example.com --name Ada --role staff');
 
@@ -128,7 +128,7 @@ export const users: CommandGroup = {
           throw new CliError('nothing to change: give --name, --role, --no-roles or --activate', EXIT.usage);
         const { api, target } = cli.client();
         const u = await ok(target, await api.PATCH('/users/{id}', { params: { path: { id } }, body }));
-        emit(u, o, () => describe(u));
+        await emit(u, o, () => describe(u));
       });
     examples(update, 'folio users update $ID --role staff --role admin', 'folio users update $ID --name "Ada L."');
 

@@ -70,7 +70,7 @@ export interface paths {
         };
         /**
          * List files
-         * @description Your live files, most recently updated first. Filter by folder; page with limit and cursor.
+         * @description Your live files, most recently updated first. Filter by folder or id_prefix (the short ids lists print); page with limit and cursor.
          */
         get: operations["listFiles"];
         put?: never;
@@ -439,7 +439,7 @@ export interface paths {
         };
         /**
          * List notes
-         * @description Your live notes, most recently updated first, without bodies. Filter with tag (every given tag must be on the note). Page with limit and cursor.
+         * @description Your live notes, most recently updated first, without bodies. Filter with tag (every given tag must be on the note) or id_prefix (the short ids lists print). Page with limit and cursor.
          */
         get: operations["listNotes"];
         put?: never;
@@ -2116,6 +2116,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only files in this folder. */
                 folder?: string;
+                /** @description Only those whose id starts with this: at least 4 hex digits, as lists show ids shortened (e.g. d5a51b13). */
+                id_prefix?: string;
                 /** @description How many to return; default 20, at most 100. A larger value is clamped to 100 (not refused): the response says so in limit_clamped_from and the Folio-Limit-Clamped header. */
                 limit?: number;
             };
@@ -3641,6 +3643,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only files in this folder. */
                 folder?: string;
+                /** @description Only those whose id starts with this: at least 4 hex digits, as lists show ids shortened (e.g. d5a51b13). */
+                id_prefix?: string;
                 /** @description How many to return; default 20, at most 100. A larger value is clamped to 100 (not refused): the response says so in limit_clamped_from and the Folio-Limit-Clamped header. */
                 limit?: number;
             };
@@ -4380,6 +4384,8 @@ export interface operations {
             query?: {
                 /** @description next_cursor of the previous page. */
                 cursor?: string;
+                /** @description Only those whose id starts with this: at least 4 hex digits, as lists show ids shortened (e.g. d5a51b13). */
+                id_prefix?: string;
                 /** @description How many to return; default 20, at most 100. A larger value is clamped to 100 (not refused): the response says so in limit_clamped_from and the Folio-Limit-Clamped header. */
                 limit?: number;
                 /** @description Only notes carrying every one of these tags. Repeat the parameter for several: tag=a&tag=b. */
@@ -5686,6 +5692,8 @@ export interface operations {
             query?: {
                 /** @description next_cursor of the previous page. */
                 cursor?: string;
+                /** @description Only those whose id starts with this: at least 4 hex digits, as lists show ids shortened (e.g. d5a51b13). */
+                id_prefix?: string;
                 /** @description How many to return; default 20, at most 100. A larger value is clamped to 100 (not refused): the response says so in limit_clamped_from and the Folio-Limit-Clamped header. */
                 limit?: number;
             };

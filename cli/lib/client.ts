@@ -95,6 +95,19 @@ export async function send(t: Target, input: Request | string, init?: RequestIni
   }
 }
 
+/**
+ * The server's messages point at REST routes (they serve every client); where the CLI has a command
+ * for that route, the message names the command instead.
+ */
+const CLI_FOR_ROUTE: Array<[RegExp, string]> = [
+  [/GET \/api\/v1\/tokens\/scopes/g, 'folio tokens scopes'],
+  [/GET \/api\/v1\/tokens\/self/g, 'folio tokens self'],
+  [/GET \/api\/v1\/users\/me/g, 'folio users me'],
+];
+export function cliHints(line: string): string {
+  return CLI_FOR_ROUTE.reduce((text, [route, command]) => text.replace(route, command), line);
+}
+
 /** The error for a response that is not 2xx: its problem+json in one line, and for 401 how to log in. */
 export async function failure(t: Target, res: Response, parsed?: unknown): Promise<CliError> {
   let problem: Problem | undefined;
@@ -107,7 +120,7 @@ export async function failure(t: Target, res: Response, parsed?: unknown): Promi
       problem = text ? { detail: text.trim().split('\n')[0]! } : undefined;
     }
   }
-  let line = problemLine(res.status, problem, res.statusText || 'request failed');
+  let line = cliHints(problemLine(res.status, problem, res.statusText || 'request failed'));
   if (res.status === 401) line += `; ${loginHint(t)}`;
   return new CliError(line, exitForStatus(res.status));
 }

@@ -1,11 +1,14 @@
 // How results are printed: a table or text for a person at a terminal; tab-separated lines with
-// no header when stdout is a pipe; JSON (all fields, or the ones named after --json) or a
-// --template line per item for scripts.
+// no header when stdout is a pipe; JSON (all fields, or the ones named after --json), a jq filter
+// over that JSON (--jq), or a --template line per item for scripts.
 import type { Command } from 'commander';
+import { CliError, EXIT } from './errors.ts';
 
 export interface OutputOptions {
   /** true: every field; a string: the comma-separated fields to keep. */
   json?: boolean | string;
+  /** A jq program run over the JSON (with --json fields, over those only). */
+  jq?: string;
   template?: string;
 }
 
@@ -15,6 +18,7 @@ export const isTerminal = (): boolean => process.stdout.isTTY === true;
 export function withOutput(cmd: Command): Command {
   return cmd
     .option('--json [fields]', 'print JSON; optionally only these comma-separated fields (e.g. id,title)')
+    .option('--jq <expression>', "filter the JSON with a jq expression (strings print without quotes), e.g. '.[].title'")
     .option('--template <text>', 'print each item through a template: {field}, {field.sub}, \\t and \\n');
 }
 
@@ -43,17 +47,52 @@ export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }
 
-/** Prints data the way the options ask (--json, --template); without either, `human` prints it. */
-export function emit(value: unknown, opts: OutputOptions, human: () => void): void {
-  if (opts.json !== undefined && opts.json !== false) {
-    const fields =
-      typeof opts.json === 'string'
-        ? opts.json
-            .split(',')
-            .map((f) => f.trim())
-            .filter(Boolean)
-        : [];
-    printJson(fields.length ? pick(value, fields) : value);
+/** The fields the data has (the union over a list's items), or undefined when there is nothing to look at. */
+function fieldsOf(value: unknown): string[] | undefined {
+  const objects = (Array.isArray(value) ? value : [value]).filter((v): v is object => !!v && typeof v === 'object' && !Array.isArray(v));
+  if (objects.length === 0) return undefined;
+  return [...new Set(objects.flatMap((o) => Object.keys(o)))].sort();
+}
+
+/** The fields named after --json, each checked against the data's (as gh does: a typo is an error, not a null). */
+function askedFields(value: unknown, json: string): string[] {
+  const asked = json
+    .split(',')
+    .map((f) => f.trim())
+    .filter(Boolean);
+  const known = fieldsOf(value);
+  const unknown = known ? asked.filter((f) => !known.includes(f.split('.')[0]!)) : [];
+  if (unknown.length)
+    throw new CliError(
+      `unknown JSON field${unknown.length > 1 ? 's' : ''} ${unknown.map((f) => JSON.stringify(f)).join(', ')}; available fields: ${known!.join(', ')}`,
+      EXIT.usage,
+    );
+  return asked;
+}
+
+/** Runs a jq program over the JSON and prints what it prints (jq itself, compiled to WebAssembly). */
+async function printJq(value: unknown, program: string): Promise<void> {
+  const jq = await import('jq-wasm');
+  let out: string;
+  try {
+    out = await jq.raw(JSON.stringify(value ?? null), program, ['-r']);
+  } catch (err) {
+    const why = (err as Error).message
+      .replace(/^Failed to execute raw query: /, '')
+      .replace(/^jq: (error: )?/, '')
+      .split('\n')[0]!;
+    throw new CliError(`--jq ${JSON.stringify(program)}: ${why}`, EXIT.usage);
+  }
+  if (out) process.stdout.write(out.endsWith('\n') ? out : out + '\n');
+}
+
+/** Prints data the way the options ask (--json, --jq, --template); without any, `human` prints it. */
+export async function emit(value: unknown, opts: OutputOptions, human: () => void): Promise<void> {
+  if (opts.jq !== undefined || (opts.json !== undefined && opts.json !== false)) {
+    const fields = typeof opts.json === 'string' ? askedFields(value, opts.json) : [];
+    const data = fields.length ? pick(value, fields) : value;
+    if (opts.jq !== undefined) await printJq(data, opts.jq);
+    else printJson(data);
   } else if (opts.template !== undefined) {
     for (const item of Array.isArray(value) ? value : [value])
       process.stdout.write(render(opts.template, item) + (opts.template.endsWith('\\n') ? '' : '\n'));

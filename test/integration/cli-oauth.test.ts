@@ -111,7 +111,7 @@ t.test('sign in in the browser, use it, and the expired access token is renewed 
   t.ok(after.expires_at > Date.now(), 'good for a while');
   const status = folio(['auth', 'status']);
   t.equal(await status.exited, 0, status.stderr());
-  t.match(status.stdout(), /\* default .* token works/);
+  t.match(status.stdout(), /^\* default .*\n\s+token works/m);
 });
 
 t.test('a sign-in the person denies saves nothing and says why', async (t) => {

@@ -67,7 +67,7 @@ t.test('a progress bar on a terminal, none in a pipe', async (t) => {
   t.ok(tty.stdout.includes(BAR), 'redrawn in place');
   t.match(tty.stdout, /wrote .*eight\.back/);
 
-  const piped = await run(process.execPath, [BIN, 'files', 'download', id, '-o', out]);
+  const piped = await run(process.execPath, [BIN, 'files', 'download', id, '-o', out, '--clobber']);
   t.equal(piped.status, 0, piped.stderr);
   t.notOk(piped.stderr.includes(BAR), 'no bar drawn into a pipe');
   t.notMatch(piped.stderr, /downloading/);

@@ -449,6 +449,10 @@ export class FilesServiceImpl implements FilesService {
       where += ` and folder = ?`;
       params.push(folderPath(opts.folder));
     }
+    if (opts.idPrefix !== undefined) {
+      where += ` and id between ?::uuid and ?::uuid`;
+      params.push(...v.idPrefixRange(opts.idPrefix));
+    }
     if (cursor) {
       where += ` and (updated_at, id) < (?::timestamptz, ?::uuid)`;
       params.push(new Date(cursor[0] as number).toISOString(), cursor[1]);

@@ -62,6 +62,8 @@ export interface ListFilesOptions {
   trashed?: boolean;
   /** Only files in this folder (exactly). */
   folder?: string;
+  /** Only files whose id starts with this (the short ids lists print). */
+  idPrefix?: string;
 }
 
 /** What to read: a file's current version or one of its versions, and which bytes. */

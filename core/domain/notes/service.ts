@@ -136,6 +136,10 @@ export class NotesServiceImpl implements NotesService {
       where += ` and tags @> array[?]::text[]`;
       params.push(tags);
     }
+    if (opts.idPrefix !== undefined) {
+      where += ` and id between ?::uuid and ?::uuid`;
+      params.push(...v.idPrefixRange(opts.idPrefix));
+    }
     if (cursor) {
       where += ` and (updated_at, id) < (?::timestamptz, ?::uuid)`;
       params.push(new Date(cursor[0] as number).toISOString(), cursor[1]);

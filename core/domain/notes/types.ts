@@ -60,6 +60,8 @@ export interface ListOptions {
   tags?: string[];
   /** The trash instead of the live notes. */
   trashed?: boolean;
+  /** Only notes whose id starts with this (see validate.idPrefixRange). */
+  idPrefix?: string;
 }
 
 export interface CreateNote {

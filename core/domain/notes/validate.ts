@@ -20,6 +20,23 @@ export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && UUID_RE.test(value);
 }
 
+/**
+ * The ids that start with a prefix (hex digits, dashes where a UUID has them; at least 4 digits), as
+ * the inclusive range [lowest, highest] a primary-key index answers. What lists print is the
+ * first 8 characters, so a person can type those back.
+ */
+export function idPrefixRange(value: unknown, path = 'id_prefix'): [string, string] {
+  const hex = typeof value === 'string' ? value.toLowerCase().replace(/-/g, '') : '';
+  const shapeOk =
+    typeof value === 'string' &&
+    /^[0-9a-f-]+$/i.test(value) &&
+    '00000000-0000-0000-0000-000000000000'.startsWith(value.replace(/[0-9a-f]/gi, '0'));
+  if (!shapeOk || hex.length < 4 || hex.length > 32)
+    throw bad(path, 'must be the start of an id: 4 to 32 hex digits, dashes where the id has them (e.g. d5a51b13)');
+  const uuid = (h: string) => `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  return [uuid(hex.padEnd(32, '0')), uuid(hex.padEnd(32, 'f'))];
+}
+
 /** Trimmed; 1..500 characters; one line, no control characters. */
 export function title(value: unknown, path = 'title'): string {
   if (typeof value !== 'string') throw bad(path, 'must be a string');

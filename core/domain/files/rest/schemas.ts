@@ -128,8 +128,19 @@ export const VersionParams = Type.Object({
   version: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'A version of the file.' }),
 });
 
+export const IdPrefix = Type.String({
+  minLength: 4,
+  maxLength: 36,
+  pattern: '^[0-9a-fA-F-]+$',
+  description: 'Only those whose id starts with this: at least 4 hex digits, as lists show ids shortened (e.g. d5a51b13).',
+});
+
 export const FilesQuery = Type.Object(
-  { ...ListQuery.properties, folder: Type.Optional(Type.String({ maxLength: 1024, description: 'Only files in this folder.' })) },
+  {
+    ...ListQuery.properties,
+    folder: Type.Optional(Type.String({ maxLength: 1024, description: 'Only files in this folder.' })),
+    id_prefix: Type.Optional(IdPrefix),
+  },
   { additionalProperties: false },
 );
 

@@ -52,13 +52,16 @@ export function notetakerRoutes(notes: NotesService): Route[] {
       path: '/notetaker/notes',
       summary: 'List notes',
       description:
-        'Your live notes, most recently updated first, without bodies. Filter with tag (every given tag must be on the note). Page with limit and cursor.',
+        'Your live notes, most recently updated first, without bodies. Filter with tag (every given tag must be on the note) or id_prefix (the short ids lists print). Page with limit and cursor.',
       tags,
       scopes: READ,
       query: S.NotesQuery,
       responses: { 200: { description: 'A page of note summaries.', schema: S.NotePage, headers: [LIMIT_CLAMPED] } },
       handler: async ({ principal, query }) =>
-        pageReply(await notes.list(principal, compact({ limit: query.limit, cursor: query.cursor, tags: query.tag })), query.limit),
+        pageReply(
+          await notes.list(principal, compact({ limit: query.limit, cursor: query.cursor, tags: query.tag, idPrefix: query.id_prefix })),
+          query.limit,
+        ),
     }),
     route({
       id: 'getNote',
@@ -240,10 +243,13 @@ export function notetakerRoutes(notes: NotesService): Route[] {
       description: 'Your trashed notes, most recently trashed first.',
       tags,
       scopes: READ,
-      query: S.ListQuery,
+      query: S.TrashQuery,
       responses: { 200: { description: 'A page of trashed note summaries.', schema: S.NotePage, headers: [LIMIT_CLAMPED] } },
       handler: async ({ principal, query }) =>
-        pageReply(await notes.list(principal, compact({ limit: query.limit, cursor: query.cursor, trashed: true })), query.limit),
+        pageReply(
+          await notes.list(principal, compact({ limit: query.limit, cursor: query.cursor, trashed: true, idPrefix: query.id_prefix })),
+          query.limit,
+        ),
     }),
     route({
       id: 'purgeNote',

@@ -165,7 +165,19 @@ const TagFilter = Type.Array(Tag, {
   description: 'Only notes carrying every one of these tags. Repeat the parameter for several: tag=a&tag=b.',
 });
 
-export const NotesQuery = Type.Object({ ...ListQuery.properties, tag: Type.Optional(TagFilter) }, { additionalProperties: false });
+const IdPrefix = Type.String({
+  minLength: 4,
+  maxLength: 36,
+  pattern: '^[0-9a-fA-F-]+$',
+  description: 'Only those whose id starts with this: at least 4 hex digits, as lists show ids shortened (e.g. d5a51b13).',
+});
+
+export const TrashQuery = Type.Object({ ...ListQuery.properties, id_prefix: Type.Optional(IdPrefix) }, { additionalProperties: false });
+
+export const NotesQuery = Type.Object(
+  { ...ListQuery.properties, tag: Type.Optional(TagFilter), id_prefix: Type.Optional(IdPrefix) },
+  { additionalProperties: false },
+);
 
 const IsoDate = Type.String({
   pattern: '^\\d{4}-\\d{2}-\\d{2}([Tt ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?([Zz]|[+-]\\d{2}:?\\d{2})?)?$',
