@@ -28,8 +28,8 @@ async function promptHidden(question: string): Promise<string> {
  * Does the server take this token? An authenticated read of the REST API: 401 means no; any other
  * answer (403 for a token without notes:read, 404 for a group switched off) means it authenticated.
  */
-async function check(target: Target): Promise<{ ok: true } | { ok: false; reason: string }> {
-  const res = await raw(target, 'GET', '/notetaker/notes?limit=1', {});
+async function check(target: Target, timeoutMs?: number): Promise<{ ok: true } | { ok: false; reason: string }> {
+  const res = await raw(target, 'GET', '/notetaker/notes?limit=1', timeoutMs ? { signal: AbortSignal.timeout(timeoutMs) } : {});
   await res.body?.cancel();
   if (res.status === 401) return { ok: false, reason: (await failure(target, res)).message };
   if (res.status >= 500) throw await failure(target, res);
@@ -111,20 +111,23 @@ export const auth: CommandGroup = {
       const config = loadConfig();
       const active = cli.target();
       const activeName = cli.profile();
-      const rows: StatusRow[] = [];
-      if (active.tokenFrom === 'FOLIO_TOKEN') rows.push(await describeLogin('(FOLIO_TOKEN)', active, true, 'FOLIO_TOKEN', undefined));
+      // Every profile at once, each server given a few seconds: one that hangs does not hold up the rest.
+      const pending: Array<Promise<StatusRow>> = [];
+      if (active.tokenFrom === 'FOLIO_TOKEN') pending.push(describeLogin('(FOLIO_TOKEN)', active, true, 'FOLIO_TOKEN', undefined));
       for (const [name, p] of Object.entries(config.profiles)) {
         const token = credentials().get(name);
         const isActive = active.tokenFrom !== 'FOLIO_TOKEN' && name === (active.profile ?? activeName);
         const target: Target = { url: p.url, token, profile: name, tokenFrom: token ? 'profile' : 'none' };
-        rows.push(await describeLogin(name, target, isActive, token ? credentials().describe() : 'none', credentials().record(name)));
+        pending.push(describeLogin(name, target, isActive, token ? credentials().describe() : 'none', credentials().record(name)));
       }
+      const rows = await Promise.all(pending);
       await emit(rows, o, () => {
         if (rows.length === 0) process.stdout.write(`not logged in: folio auth login --url ${active.url}\n`);
         for (const r of rows) printStatus(r);
       });
       const mine = rows.find((r) => r.active);
       if (!mine || mine.works === false) process.exitCode = EXIT.auth;
+      else if (mine.works === null) process.exitCode = EXIT.unreachable;
     });
     examples(status, 'folio auth status', 'folio auth status --json account,server_version,expires_at');
 
@@ -202,8 +205,11 @@ interface StatusRow {
   expires_at: string | null;
 }
 
+/** How long `auth status` waits for a server before calling it unreachable. */
+const STATUS_TIMEOUT_MS = 5000;
+
 async function json<T>(target: Target, path: string): Promise<T | undefined> {
-  const res = await raw(target, 'GET', path, {}).catch(() => undefined);
+  const res = await raw(target, 'GET', path, { signal: AbortSignal.timeout(STATUS_TIMEOUT_MS) }).catch(() => undefined);
   if (!res?.ok) {
     await res?.body?.cancel();
     return undefined;
@@ -232,12 +238,19 @@ async function describeLogin(
     scopes: null,
     expires_at: null,
   };
-  const health = await send(target, `${target.url}/health`, { headers: { accept: 'application/json' } })
+  const health = await send(target, `${target.url}/health`, {
+    headers: { accept: 'application/json' },
+    signal: AbortSignal.timeout(STATUS_TIMEOUT_MS),
+  })
     .then(async (r) => (await r.json().catch(() => ({}))) as { version?: string })
     .catch(() => undefined);
   row.server_version = health?.version ?? null;
   if (!target.token) return row;
-  const verdict = await check(target).catch(() => null);
+  if (!health) {
+    row.works = null; // no answer: whether the token works is unknown
+    return row;
+  }
+  const verdict = await check(target, STATUS_TIMEOUT_MS).catch(() => null);
   row.works = verdict === null ? null : verdict.ok;
   if (!row.works) return row;
   const me = await json<{ email: string; name: string | null; roles: string[] }>(target, '/users/me');

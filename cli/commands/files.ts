@@ -2,7 +2,7 @@
 // the disk and the server (a large file never sits in memory), with a progress bar on stderr when
 // stderr is a terminal.
 import { createReadStream, createWriteStream } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
+import { link, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -316,7 +316,8 @@ export const files: CommandGroup = {
           throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, EXIT.usage);
         }
         const name = o.name ?? path.basename(file);
-        const f = await resumableUpload(target, file, size, { name, folder: o.folder, note: o.note });
+        const note = o.note === undefined ? undefined : await fullId(target, 'note', o.note);
+        const f = await resumableUpload(target, file, size, { name, folder: o.folder, note });
         await emit(f, o, () => process.stdout.write(f.id + '\n'));
       });
     examples(
@@ -369,8 +370,19 @@ export const files: CommandGroup = {
         const forget = removeOnInterrupt(part);
         try {
           await pipeline(body, progress(`downloading ${path.basename(out)}`, length), createWriteStream(part));
-          await refuseExisting(); // it may have appeared while the download ran
-          await rename(part, out);
+          if (o.clobber) await rename(part, out);
+          else {
+            // link fails if the name was taken while the download ran: never replaces a file
+            await link(part, out).catch((err: NodeJS.ErrnoException) => {
+              if (err.code === 'EEXIST')
+                throw new CliError(
+                  `${out} already exists; nothing was written (--clobber overwrites it, -o names another file)`,
+                  EXIT.usage,
+                );
+              throw err;
+            });
+            await rm(part, { force: true });
+          }
         } catch (err) {
           await rm(part, { force: true });
           if (err instanceof CliError) throw err;
@@ -451,10 +463,11 @@ export const files: CommandGroup = {
       .option('--label <text>', 'a note to yourself: who the link is for')
       .action(
         async (
-          id: string,
+          typed: string,
           o: OutputOptions & { expiresIn?: number; passwordStdin?: boolean; maxDownloads?: number; version?: number; label?: string },
         ) => {
           const { api, target } = cli.client();
+          const id = await fullId(target, 'file', typed);
           let password: string | undefined;
           if (o.passwordStdin) {
             password = (await readStdin()).split(/\r?\n/)[0] ?? '';

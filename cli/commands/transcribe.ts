@@ -9,6 +9,7 @@ import { ok, type Target } from '../lib/client.ts';
 import { CliError, EXIT } from '../lib/errors.ts';
 import { examples, type Cli, type CommandGroup } from '../lib/group.ts';
 import { onInterrupt } from '../lib/interrupt.ts';
+import { fullId } from '../lib/ids.ts';
 import { emit, table, when, withOutput, type OutputOptions } from '../lib/output.ts';
 import { meter, resumableUpload } from './files.ts';
 
@@ -68,7 +69,7 @@ export const transcribe: CommandGroup = {
           o: { tag: string[]; language?: string; engine?: string; note: boolean; wait: boolean; format: Format; output?: string },
         ) => {
           const { api, target } = cli.client();
-          let fileId = source;
+          let fileId: string;
           const st = await stat(source).catch(() => null);
           if (st?.isFile()) {
             // The engine first: a server that cannot transcribe is told before the upload, not after it.
@@ -82,7 +83,14 @@ export const transcribe: CommandGroup = {
                 EXIT.server,
               );
             fileId = (await resumableUpload(target, source, st.size, { name: path.basename(source) })).id;
-          } else if (!UUID.test(source)) throw new CliError(`${source} is neither a file here nor a file id`, EXIT.usage);
+          } else {
+            fileId = await fullId(target, 'file', source).catch((err: unknown) => {
+              if (err instanceof CliError && err.exitCode === EXIT.notFound)
+                throw new CliError(`${source} is neither a file here nor a file id`, EXIT.usage);
+              throw err;
+            });
+            if (!UUID.test(fileId)) throw new CliError(`${source} is neither a file here nor a file id`, EXIT.usage);
+          }
           let job = await ok(
             target,
             await api.POST('/transcribe/jobs', {

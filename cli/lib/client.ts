@@ -148,12 +148,13 @@ export async function raw(
   t: Target,
   method: string,
   path: string,
-  init: { headers?: Record<string, string>; body?: string },
+  init: { headers?: Record<string, string>; body?: string; signal?: AbortSignal },
 ): Promise<Response> {
   const p = path.startsWith(API_PREFIX) ? path : `${API_PREFIX}${path.startsWith('/') ? '' : '/'}${path}`;
   return send(t, t.url + p, {
     method,
     headers: { ...(t.token ? { authorization: `Bearer ${t.token}` } : {}), ...init.headers },
     ...(init.body !== undefined ? { body: init.body } : {}),
+    ...(init.signal ? { signal: init.signal } : {}),
   });
 }

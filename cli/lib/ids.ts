@@ -5,7 +5,10 @@ import { failure, raw, type Target } from './client.ts';
 import { CliError, EXIT } from './errors.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const PREFIX = /^[0-9a-f][0-9a-f-]{3,34}$/i;
+const HEXISH = /^[0-9a-f-]{4,35}$/i;
+/** The start of an id as the server takes it: dashes only where a UUID has them, 4 to 31 hex digits. */
+const isPrefix = (s: string) =>
+  HEXISH.test(s) && '00000000-0000-0000-0000-000000000000'.startsWith(s.replace(/[0-9a-f]/gi, '0')) && s.replace(/-/g, '').length >= 4;
 
 const WHERE = {
   note: { live: '/notetaker/notes', trash: '/notetaker/trash' },
@@ -21,7 +24,15 @@ async function idsStartingWith(target: Target, route: string, prefix: string): P
 
 /** The full id for what was typed: a whole id as it is; a start of one looked up among the live ones and the trash. */
 export async function fullId(target: Target, kind: keyof typeof WHERE, typed: string): Promise<string> {
-  if (UUID.test(typed) || !PREFIX.test(typed)) return typed; // anything else: the server's own answer (a 404) says it
+  if (UUID.test(typed)) return typed;
+  if (!isPrefix(typed)) {
+    if (HEXISH.test(typed))
+      throw new CliError(
+        `${typed} is not the start of an id: at least 4 hex digits, with dashes only where the id has them (as in d5a51b13-...)`,
+        EXIT.usage,
+      );
+    return typed; // not id-like at all: the server's own answer (a 404) says it
+  }
   const [live, trashed] = await Promise.all([
     idsStartingWith(target, WHERE[kind].live, typed),
     idsStartingWith(target, WHERE[kind].trash, typed),

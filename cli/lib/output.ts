@@ -1,6 +1,7 @@
 // How results are printed: a table or text for a person at a terminal; tab-separated lines with
 // no header when stdout is a pipe; JSON (all fields, or the ones named after --json), a jq filter
-// over that JSON (--jq), or a --template line per item for scripts.
+// over that JSON (--jq, with the jq installed here), or a --template line per item for scripts.
+import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
 import { CliError, EXIT } from './errors.ts';
 
@@ -70,20 +71,34 @@ function askedFields(value: unknown, json: string): string[] {
   return asked;
 }
 
-/** Runs a jq program over the JSON and prints what it prints (jq itself, compiled to WebAssembly). */
+/**
+ * Runs a jq program over the JSON with the jq installed on this machine (as `gh --jq` runs its
+ * embedded one): its output untouched, its errors and exit status passed on.
+ */
 async function printJq(value: unknown, program: string): Promise<void> {
-  const jq = await import('jq-wasm');
-  let out: string;
-  try {
-    out = await jq.raw(JSON.stringify(value ?? null), program, ['-r']);
-  } catch (err) {
-    const why = (err as Error).message
-      .replace(/^Failed to execute raw query: /, '')
-      .replace(/^jq: (error: )?/, '')
-      .split('\n')[0]!;
-    throw new CliError(`--jq ${JSON.stringify(program)}: ${why}`, EXIT.usage);
+  const jq = spawn(process.env['FOLIO_JQ'] || 'jq', ['-r', program], { stdio: ['pipe', 'inherit', 'pipe'] });
+  let stderr = '';
+  jq.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const exited = new Promise<number | null>((resolve, reject) => {
+    jq.on('error', reject);
+    jq.on('close', resolve);
+  });
+  jq.stdin.on('error', () => {}); // jq may exit before reading everything (a compile error)
+  jq.stdin.end(JSON.stringify(value ?? null));
+  const code = await exited.catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT')
+      throw new CliError('--jq needs jq installed (e.g. apt install jq, brew install jq); --json prints the JSON itself', EXIT.usage);
+    throw err;
+  });
+  if (code !== 0) {
+    const why =
+      stderr
+        .trim()
+        .replace(/^jq: (error: )?/, '')
+        .split('\n')[0] || `jq exited with ${code}`;
+    // jq's exit 3 is a program that does not compile: a usage error; others fail at run time.
+    throw new CliError(`--jq ${JSON.stringify(program)}: ${why}`, code === 3 ? EXIT.usage : EXIT.failed);
   }
-  if (out) process.stdout.write(out.endsWith('\n') ? out : out + '\n');
 }
 
 /** Prints data the way the options ask (--json, --jq, --template); without any, `human` prints it. */
