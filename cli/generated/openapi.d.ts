@@ -3818,7 +3818,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The upload exists; send its bytes to Location. No body, unless this request brought every byte (creation-with-upload): then the file is stored, the body is the file and Folio-File-Id names it. */
+            /** @description The upload exists; send its bytes to Location. An empty text/plain body, unless this request brought every byte (creation-with-upload): then the file is stored, the body is the file (JSON) and Folio-File-Id names it. */
             201: {
                 headers: {
                     /** @description The file it became, when this request finished it. */
@@ -3833,6 +3833,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["File"];
+                    "text/plain": string;
                 };
             };
             /**

@@ -127,8 +127,9 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
       responses: {
         201: {
           description:
-            'The upload exists; send its bytes to Location. No body, unless this request brought every byte (creation-with-upload): then the file is stored, the body is the file and Folio-File-Id names it.',
+            'The upload exists; send its bytes to Location. An empty text/plain body, unless this request brought every byte (creation-with-upload): then the file is stored, the body is the file (JSON) and Folio-File-Id names it.',
           schema: S.File,
+          media: ['text/plain'],
           headers: [
             { name: 'Location', description: 'The upload URL.', schema: { type: 'string' } },
             { name: 'Upload-Offset', description: 'Bytes received (with creation-with-upload).', schema: { type: 'string' } },
