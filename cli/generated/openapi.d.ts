@@ -146,7 +146,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Restore a file from the trash */
+        /**
+         * Restore a file from the trash
+         * @description The file is live again, as it was when trashed. Restoring a live file is 409 conflict.
+         */
         post: operations["restoreFile"];
         delete?: never;
         options?: never;
@@ -201,7 +204,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the versions of a file */
+        /**
+         * List the versions of a file
+         * @description Every stored version with its size, type, sha-256 and what made it (an upload or a restore), newest first. Download one from /filedb/files/{id}/versions/{version}/content.
+         */
         get: operations["listFileVersions"];
         put?: never;
         post?: never;
@@ -218,7 +224,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download one version (GET or HEAD) */
+        /**
+         * Download one version (GET or HEAD)
+         * @description The bytes of that version, with the same conditional and range requests as the current content (If-None-Match, Range, If-Range).
+         */
         get: operations["downloadFileVersion"];
         put?: never;
         post?: never;
@@ -255,7 +264,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List a note's attachments */
+        /**
+         * List a note's attachments
+         * @description The live files attached to one of your notes (attach one with `note_id` on upload); trashed ones are left out.
+         */
         get: operations["listNoteFiles"];
         put?: never;
         post?: never;
@@ -312,7 +324,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the trash */
+        /**
+         * List the trash
+         * @description Your trashed files, a page at a time (limit, cursor), optionally in one folder. Restore one with POST /filedb/files/{id}/restore, or purge it with DELETE /filedb/trash/{id}.
+         */
         get: operations["listFileTrash"];
         put?: never;
         post?: never;
@@ -864,7 +879,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one of your tokens */
+        /**
+         * Get one of your tokens
+         * @description Its name, scopes, expiry and last use; never its secret. Another account's token is 404, as one that does not exist.
+         */
         get: operations["getToken"];
         put?: never;
         post?: never;
@@ -1097,7 +1115,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a user */
+        /**
+         * Get a user
+         * @description The account: email, name, roles, whether it is active and has a password. Admins only.
+         */
         get: operations["getUser"];
         put?: never;
         post?: never;
@@ -3801,18 +3822,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created and finished in one request (every byte in the body): the file. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["File"];
-                };
-            };
-            /** @description The upload exists; send its bytes to Location. */
+            /** @description The upload exists; send its bytes to Location. An empty text/plain body, unless this request brought every byte (creation-with-upload): then the file is stored, the body is the file (JSON) and Folio-File-Id names it. */
             201: {
                 headers: {
+                    /** @description The file it became, when this request finished it. */
+                    "Folio-File-Id"?: string;
                     /** @description The upload URL. */
                     Location?: string;
                     /** @description When an unfinished upload is removed. */
@@ -3821,7 +3835,10 @@ export interface operations {
                     "Upload-Offset"?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["File"];
+                    "text/plain": string;
+                };
             };
             /**
              * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).

@@ -12,6 +12,7 @@ import { startFolio, type Folio } from '../../core/app.ts';
 import { loadConfig, PACKAGE_ROOT } from '../../core/kernel/config.ts';
 import { testLogger } from './db.ts';
 import { copyPgliteTemplate, createFromPostgresTemplate } from './template.ts';
+import { answerChecker, checkAnswersByDefault, logTally, REST_PREFIX, type RecordedAnswer, type Tally } from './openapi-answers.ts';
 
 export const ADMIN_TOKEN = 'test-bootstrap-admin-token-0123456789abcdef';
 export const FIXTURES = path.join(PACKAGE_ROOT, 'test/fixtures/plugins');
@@ -25,6 +26,8 @@ export interface TestServer {
   scratchPlugins: string;
   /** A skills folder this server watches, likewise. */
   scratchSkills: string;
+  /** The answers under /api/v1 so far, when `checkAnswers` is on. */
+  answers: RecordedAnswer[] | undefined;
   close(): Promise<void>;
 }
 
@@ -45,6 +48,12 @@ export interface TestServerOptions {
   log?: Logger;
   /** Start on an empty database, migrated by startFolio, instead of a copy of the template. */
   emptyDatabase?: boolean;
+  /**
+   * Record every answer under /api/v1 and, on close, check each against the OpenAPI document
+   * (./openapi-answers.ts); close() fails listing any that contradicts it. Default: on for the REST
+   * test files, or as FOLIO_CHECK_ANSWERS says (1: every file, 0: none).
+   */
+  checkAnswers?: boolean;
 }
 
 /** A new database of its own on the server: empty, or with `fromTemplate` a copy of the migrated template. */
@@ -98,19 +107,79 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     },
   });
   const folio = await startFolio(config, opts.log ?? testLogger());
+  const answers = (opts.checkAnswers ?? checkAnswersByDefault()) ? recordAnswers(folio.server) : undefined;
+  // The document the answers are checked against, as this server serves it (read now: at close the
+  // server may be in no state to answer).
+  const openapi = answers ? await (await fetch(`${folio.url}${REST_PREFIX}/openapi.json`)).text() : '';
   return {
     folio,
     url: folio.url,
     adminToken: ADMIN_TOKEN,
     scratchPlugins,
     scratchSkills,
+    answers,
     async close() {
+      const mismatches = answers ? checkRecorded(openapi, answers) : [];
       await folio.close();
       await database?.drop();
       await rm(dataDir, { recursive: true, force: true });
       await rm(scratch, { recursive: true, force: true });
+      if (mismatches.length) throw new Error(`${mismatches.length} answer(s) contradict the OpenAPI document:\n${mismatches.join('\n')}`);
     },
   };
+}
+
+/** Bytes of a body kept for the check; a longer one (a download) is checked for its status and type only. */
+const KEEP_BYTES = 1 << 20;
+
+/** Keeps a copy of every answer under /api/v1 as it is written (status, Content-Type, body). */
+function recordAnswers(server: Folio['server']): RecordedAnswer[] {
+  const recorded: RecordedAnswer[] = [];
+  server.prependListener('request', (req, res) => {
+    if (!req.url?.startsWith(`${REST_PREFIX}/`)) return;
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    let truncated = false;
+    const keep = (chunk: unknown, encoding?: unknown) => {
+      if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
+      const buf = Buffer.isBuffer(chunk)
+        ? chunk
+        : typeof chunk === 'string'
+          ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
+          : Buffer.from(chunk as Uint8Array);
+      if (kept + buf.length > KEEP_BYTES) {
+        truncated = true;
+        return;
+      }
+      chunks.push(buf);
+      kept += buf.length;
+    };
+    const write = res.write.bind(res);
+    const end = res.end.bind(res);
+    res.write = ((chunk: unknown, ...rest: unknown[]) => (keep(chunk, rest[0]), (write as any)(chunk, ...rest))) as typeof res.write;
+    res.end = ((chunk?: unknown, ...rest: unknown[]) => (keep(chunk, rest[0]), (end as any)(chunk, ...rest))) as typeof res.end;
+    res.once('finish', () => {
+      const type = res.getHeader('content-type');
+      recorded.push({
+        method: req.method ?? 'GET',
+        url: req.url ?? '/',
+        status: res.statusCode,
+        contentType: type === undefined ? undefined : String(type),
+        body: Buffer.concat(chunks),
+        truncated,
+      });
+    });
+  });
+  return recorded;
+}
+
+/** Each recorded answer checked against the document this server serves; what contradicts it. */
+function checkRecorded(openapi: string, recorded: RecordedAnswer[]): string[] {
+  const checker = answerChecker(openapi);
+  const tally: Tally = { answers: 0, covered: new Map() };
+  const mismatches = recorded.flatMap((a) => checker.check(a, tally));
+  logTally(tally);
+  return mismatches;
 }
 
 export interface Reply {

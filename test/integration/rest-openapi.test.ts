@@ -27,7 +27,30 @@ t.test('served without a token, OpenAPI 3.1, the package version, no user data',
     scheme: 'bearer',
     description: doc.components.securitySchemes.bearer.description,
   });
-  t.same(doc.security, [{ bearer: [] }]);
+  t.same(doc.security, [{ bearer: [] }, { oauth2: [] }]);
+});
+
+t.test('scopes are on an OAuth2 scheme with the real endpoints and the whole catalogue', async (t) => {
+  const oauth = doc.components.securitySchemes.oauth2;
+  t.equal(oauth.type, 'oauth2');
+  const flow = oauth.flows.authorizationCode;
+  t.same([flow.authorizationUrl, flow.tokenUrl, flow.refreshUrl], ['/oauth/auth', '/oauth/token', '/oauth/token']);
+  const catalogue = await req(s, 'GET', '/api/v1/tokens/scopes', { token: s.adminToken });
+  const scopes: Array<{ scope: string; description: string }> = catalogue.json().items;
+  t.ok(scopes.length >= 4);
+  t.same(flow.scopes, Object.fromEntries(scopes.map((x) => [x.scope, x.description])), 'every catalogued scope, described');
+  // The authorization server really is there: its metadata names the same endpoints.
+  const meta = await req(s, 'GET', '/.well-known/oauth-authorization-server/oauth');
+  t.equal(meta.status, 200);
+  t.equal(new URL(meta.json().authorization_endpoint).pathname, flow.authorizationUrl);
+  t.equal(new URL(meta.json().token_endpoint).pathname, flow.tokenUrl);
+});
+
+t.test('no component schema carries $id: refs inside them resolve in a 2020-12 validator', async (t) => {
+  const withId = Object.entries<any>(doc.components.schemas)
+    .filter(([, sch]) => JSON.stringify(sch).includes('"$id"'))
+    .map(([name]) => name);
+  t.same(withId, []);
 });
 
 t.test("Redocly's recommended-strict ruleset finds no problem", async (t) => {
@@ -78,8 +101,13 @@ t.test('every $ref resolves; every operation has an id, a summary, security, res
     t.ok(op.operationId && !ids.has(op.operationId), `${what}: unique operationId`);
     ids.add(op.operationId);
     t.ok(op.summary, `${what}: summary`);
+    t.ok(op.description, `${what}: description`);
     t.same(op.tags, [p.split('/')[1]], `${what}: tag`);
-    t.equal(op.security[0].bearer.length > 0, !scopeFree.has(what), `${what}: names its scopes`);
+    t.same(op.security[0], { bearer: [] }, `${what}: an API token, scopes not listed on the http scheme`);
+    t.same(op.security[1].oauth2, op['x-required-scopes'], `${what}: the OAuth scheme lists the scopes`);
+    t.equal(op.security[1].oauth2.length > 0, !scopeFree.has(what), `${what}: names its scopes`);
+    for (const scope of op.security[1].oauth2)
+      t.ok(doc.components.securitySchemes.oauth2.flows.authorizationCode.scopes[scope], `${what}: ${scope} is defined`);
     t.ok(
       Object.keys(op.responses).some((c) => /^2/.test(c)),
       `${what}: a success response`,

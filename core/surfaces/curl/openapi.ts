@@ -12,8 +12,23 @@ const errors = {
 const ns = { name: 'namespace', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,31}$' } };
 const fn = { name: 'function', in: 'path', required: true, schema: { type: 'string' } };
 
-function get(summary: string, description: string, extra: Record<string, unknown> = {}) {
-  return { get: { summary, description, security: [{ bearer: [] }], responses: { '200': text(description), ...errors }, ...extra } };
+function get(operationId: string, summary: string, description: string, extra: Record<string, unknown> = {}) {
+  return {
+    get: {
+      operationId,
+      summary,
+      description,
+      tags: ['help'],
+      security: [{ bearer: [] }],
+      responses: { '200': text(description), ...errors },
+      ...extra,
+    },
+  };
+}
+
+/** A GET that needs no token (`security: []`) and answers nothing but its one document. */
+function publicGet(operationId: string, summary: string, description: string, responses: Record<string, unknown>) {
+  return { get: { operationId, summary, description, tags: ['service'], security: [], responses } };
 }
 
 export function curlOpenApi(version: string): Record<string, unknown> {
@@ -22,17 +37,24 @@ export function curlOpenApi(version: string): Record<string, unknown> {
     info: {
       title: 'Folio curl surface',
       version,
+      license: { name: 'MIT', identifier: 'MIT' },
       description:
         "Every function of the registry as one POST. Not a stable contract: read a function's shape at call time from GET /curl/help/{namespace}/{function}. The stable contract is the REST API at /api/v1. Every authenticated GET also answers the HTTP QUERY method with the same parameters in an optional JSON body.",
     },
     servers: [{ url: '/' }],
+    tags: [
+      { name: 'help', description: 'What this caller can call, and the guides: plain text, read before calling.' },
+      { name: 'call', description: 'Calling a function of the registry.' },
+      { name: 'service', description: 'This document, its rendering and the health check; no token needed.' },
+    ],
     components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
     paths: {
-      '/curl': get('Start here', 'What the sub-surfaces are.'),
-      '/curl/whoami': get('Who am I', 'The account, the namespaces it reaches, and the server version.'),
-      '/curl/help': get('Namespaces', 'Namespaces available to this caller.'),
-      '/curl/help/{namespace}': get('Functions', 'Functions in a namespace.', { parameters: [ns] }),
+      '/curl': get('start', 'Start here', 'What the sub-surfaces are.'),
+      '/curl/whoami': get('whoami', 'Who am I', 'The account, the namespaces it reaches, and the server version.'),
+      '/curl/help': get('listNamespaces', 'Namespaces', 'Namespaces available to this caller.'),
+      '/curl/help/{namespace}': get('listFunctions', 'Functions', 'Functions in a namespace.', { parameters: [ns] }),
       '/curl/help/{namespace}/{function}': get(
+        'describeFunction',
         'One function',
         'Signature and documentation of one function; the authoritative description of the call body.',
         {
@@ -49,13 +71,15 @@ export function curlOpenApi(version: string): Record<string, unknown> {
           ],
         },
       ),
-      '/curl/skill': get('Skill namespaces', 'Namespaces that have guides.'),
-      '/curl/skill/{namespace}': get('Skills', 'Guides in a namespace.', { parameters: [ns] }),
-      '/curl/skill/{namespace}/{name}': get('One skill', 'One guide, as markdown.', {
+      '/curl/skill': get('listSkillNamespaces', 'Skill namespaces', 'Namespaces that have guides.'),
+      '/curl/skill/{namespace}': get('listSkills', 'Skills', 'Guides in a namespace.', { parameters: [ns] }),
+      '/curl/skill/{namespace}/{name}': get('getSkill', 'One skill', 'One guide, as markdown.', {
         parameters: [ns, { name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
       }),
       '/curl/call/{namespace}/{function}': {
         post: {
+          operationId: 'callFunction',
+          tags: ['call'],
           summary: 'Call a function',
           description:
             'The JSON body is the keyword arguments. The server supplies the user. max_bytes_llm (positive integer) lowers the response ceiling for this call, never raises it. Neither safe nor idempotent.',
@@ -83,21 +107,16 @@ export function curlOpenApi(version: string): Record<string, unknown> {
           },
         },
       },
-      '/curl/openapi.json': {
-        get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': {} } } } },
-      },
-      '/curl/docs': {
-        get: { summary: 'Rendered documentation', responses: { '200': { description: 'HTML', content: { 'text/html': {} } } } },
-      },
-      '/health': {
-        get: {
-          summary: 'Health',
-          responses: {
-            '200': { description: 'Healthy: status, version and a database check.', content: { 'application/json': {} } },
-            '503': { description: 'The database is unreachable.', content: { 'application/json': {} } },
-          },
-        },
-      },
+      '/curl/openapi.json': publicGet('getOpenApi', 'This document', 'This OpenAPI document; no token needed.', {
+        '200': { description: 'OpenAPI 3.1', content: { 'application/json': {} } },
+      }),
+      '/curl/docs': publicGet('getDocs', 'Rendered documentation', 'This document rendered as a page; no token needed.', {
+        '200': { description: 'HTML', content: { 'text/html': {} } },
+      }),
+      '/health': publicGet('getHealth', 'Health', 'Whether the server and its database are up; no token needed.', {
+        '200': { description: 'Healthy: status, version and a database check.', content: { 'application/json': {} } },
+        '503': { description: 'The database is unreachable.', content: { 'application/json': {} } },
+      }),
     },
   };
 }

@@ -19,7 +19,9 @@ function toJson(schema: TSchema, refs: Map<string, string>, isRoot?: string): Js
     const name = refs.get(JSON.stringify(node));
     if (name && !(top && name === isRoot)) return { $ref: `#/components/schemas/${name}` };
     const out: Json = {};
-    for (const [k, v] of Object.entries(node)) out[k] = walk(v, false);
+    // TypeBox's `$id` (a group's schema name) would make its node a new base URI: a 2020-12
+    // validator then resolves the `#/components/...` refs inside it against that name, and fails.
+    for (const [k, v] of Object.entries(node)) if (k !== '$id') out[k] = walk(v, false);
     return out;
   };
   return walk(JSON.parse(JSON.stringify(schema)), true) as Json;
@@ -104,7 +106,9 @@ function operation(r: Route, refs: Map<string, string>): Json {
     summary: r.summary,
     ...(r.description ? { description: r.description } : {}),
     tags: r.tags,
-    security: [{ bearer: r.scopes }],
+    // Either kind of token: `bearer` lists no scopes (OpenAPI tools read scopes on OAuth schemes
+    // only); `oauth2` names the ones this operation needs, as x-required-scopes does for both.
+    security: [{ bearer: [] }, { oauth2: r.scopes }],
     'x-required-scopes': r.scopes,
     'x-problem-codes': codes,
   };
@@ -150,7 +154,12 @@ export interface OpenApiOptions {
   tags: Array<{ name: string; description: string; 'x-namespace': string }>;
   /** The groups' named schemas; Problem is added here. */
   components: Record<string, TSchema>;
+  /** The scope catalogue: the OAuth scheme's scopes. */
+  scopes: Array<{ scope: string; description: string }>;
 }
+
+/** Where the authorization server takes requests (core/surfaces/oauth): relative to the server's origin. */
+export const OAUTH_ENDPOINTS = { authorizationUrl: '/oauth/auth', tokenUrl: '/oauth/token' };
 
 export function restOpenApi(routes: Route[], opts: OpenApiOptions): Json {
   const COMPONENTS = { ...opts.components, Problem };
@@ -170,7 +179,7 @@ export function restOpenApi(routes: Route[], opts: OpenApiOptions): Json {
       description: [
         'The stable contract of Folio: the same domain services as the curl surface and the MCP server.',
         '',
-        '- **Auth**: every operation needs `Authorization: Bearer <token>`; a token in the URL is refused. Scopes: `notes:read` / `notes:write` for notes, `files:read` / `files:write` for files; a token without one gets 403 `missing_scope`.',
+        '- **Auth**: every operation needs `Authorization: Bearer <token>` (an API token or an OAuth access token); a token in the URL is refused. The scopes an operation needs are listed in its `oauth2` security requirement and in `x-required-scopes` (the same list, for either kind of token): `notes:read` / `notes:write` for notes, `files:read` / `files:write` for files, and so on; a token without one gets 403 `missing_scope`.',
         '- **Errors** are RFC 9457 `application/problem+json` with a stable `code` (listed per response in `x-problem-codes`); `type` is a URL explaining the code.',
         `- **Lists** are pages: \`limit\` (default ${LIST_LIMIT_DEFAULT}, at most ${LIST_LIMIT_MAX}; larger values are clamped, and the response says so in \`limit_clamped_from\` and the \`Folio-Limit-Clamped\` header) and an opaque \`cursor\` from \`next_cursor\`.`,
         '- **Versions**: a note\'s `ETag` is `"<version>"`. Replacing edits (title, body, tags, replace_section, PUT) need `If-Match: "<version>"` or `expected_version`: without one 428 `precondition_required`, with a stale one 412 `precondition_failed` carrying the current note. Appends and prepends need neither.',
@@ -178,7 +187,7 @@ export function restOpenApi(routes: Route[], opts: OpenApiOptions): Json {
       ].join('\n'),
     },
     servers: [{ url: '/api/v1' }],
-    security: [{ bearer: [] }],
+    security: [{ bearer: [] }, { oauth2: [] }],
     tags: opts.tags,
     paths,
     components: {
@@ -187,7 +196,19 @@ export function restOpenApi(routes: Route[], opts: OpenApiOptions): Json {
           type: 'http',
           scheme: 'bearer',
           description:
-            'An API token, an OAuth access token, or a short-lived token from POST /curl/call/admin/mint_curl_token. Scopes: notes:read, notes:write, files:read, files:write (or * for all).',
+            "An API token, an OAuth access token, or a short-lived token from POST /curl/call/admin/mint_curl_token. The token's scopes must include the ones an operation lists in `x-required-scopes` (the same as under `oauth2`); `*` grants all, `notes:*` every notes scope.",
+        },
+        oauth2: {
+          type: 'oauth2',
+          description:
+            "Folio's authorization server (authorization code with PKCE; clients register dynamically at /oauth/reg or by a client ID metadata document). Ask for the token with `resource` set to this API's URL (`<origin>/api/v1`). An access token is sent as a bearer token, like an API token.",
+          flows: {
+            authorizationCode: {
+              ...OAUTH_ENDPOINTS,
+              refreshUrl: OAUTH_ENDPOINTS.tokenUrl,
+              scopes: Object.fromEntries(opts.scopes.map((s) => [s.scope, s.description])),
+            },
+          },
         },
       },
       schemas,

@@ -165,6 +165,7 @@ export function restFramework(opts: RestFrameworkOptions): RestSurface {
     // Each tag names the registry namespace that governs its group (x-namespace).
     tags: opts.groups.map((g) => ({ name: g.tag, description: g.description, 'x-namespace': g.namespace })),
     components: Object.assign({}, ...opts.groups.map((g) => g.components ?? {})) as Record<string, TSchema>,
+    scopes: opts.policy.scopes.list(),
   });
 
   const router = new Router<RequestLogState>({ prefix: REST_PREFIX });

@@ -126,14 +126,17 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
       },
       responses: {
         201: {
-          description: 'The upload exists; send its bytes to Location.',
+          description:
+            'The upload exists; send its bytes to Location. An empty text/plain body, unless this request brought every byte (creation-with-upload): then the file is stored, the body is the file (JSON) and Folio-File-Id names it.',
+          schema: S.File,
+          media: ['text/plain'],
           headers: [
             { name: 'Location', description: 'The upload URL.', schema: { type: 'string' } },
             { name: 'Upload-Offset', description: 'Bytes received (with creation-with-upload).', schema: { type: 'string' } },
             { name: 'Upload-Expires', description: 'When an unfinished upload is removed.', schema: { type: 'string' } },
+            { name: 'Folio-File-Id', description: 'The file it became, when this request finished it.', schema: { type: 'string' } },
           ],
         },
-        200: { description: 'Created and finished in one request (every byte in the body): the file.', schema: S.File },
       },
       problems: ['file_too_large', 'quota_exceeded', 'storage_full'],
       options: tusOptions(files),
@@ -352,6 +355,7 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
       method: 'POST',
       path: '/filedb/files/{id}/restore',
       summary: 'Restore a file from the trash',
+      description: 'The file is live again, as it was when trashed. Restoring a live file is 409 conflict.',
       tags,
       scopes: WRITE,
       params: S.IdParams,
@@ -365,6 +369,8 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
       method: 'GET',
       path: '/filedb/trash',
       summary: 'List the trash',
+      description:
+        'Your trashed files, a page at a time (limit, cursor), optionally in one folder. Restore one with POST /filedb/files/{id}/restore, or purge it with DELETE /filedb/trash/{id}.',
       tags,
       scopes: READ,
       query: S.FilesQuery,
@@ -450,6 +456,8 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
       method: 'GET',
       path: '/filedb/files/{id}/versions',
       summary: 'List the versions of a file',
+      description:
+        'Every stored version with its size, type, sha-256 and what made it (an upload or a restore), newest first. Download one from /filedb/files/{id}/versions/{version}/content.',
       tags,
       scopes: READ,
       params: S.IdParams,
@@ -462,6 +470,8 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
       method: 'GET',
       path: '/filedb/files/{id}/versions/{version}/content',
       summary: 'Download one version (GET or HEAD)',
+      description:
+        'The bytes of that version, with the same conditional and range requests as the current content (If-None-Match, Range, If-Range).',
       tags,
       scopes: READ,
       params: S.VersionParams,
@@ -520,6 +530,7 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
       method: 'GET',
       path: '/filedb/notes/{id}/files',
       summary: "List a note's attachments",
+      description: 'The live files attached to one of your notes (attach one with `note_id` on upload); trashed ones are left out.',
       tags,
       scopes: READ,
       params: S.NoteParams,
