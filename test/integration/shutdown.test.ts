@@ -3,7 +3,8 @@
 // deadline makes it exit 1). Every write it acknowledged is in the database afterwards.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
@@ -109,3 +110,60 @@ t.test('SIGTERM in the middle of a burst of writes: drained, exit 0, nothing ack
   second.child.kill('SIGTERM');
   t.equal(await second.exited, 0);
 });
+
+// `npm start` (development): npm's shell execs Node, so the SIGTERM npm forwards reaches Folio; and
+// when npm dies without forwarding anything (SIGKILL), Folio notices its parent is gone and stops.
+// Nothing is left serving on its own either way.
+function npmStart(env: Record<string, string>) {
+  const child = spawn('npm', ['start', '--silent'], {
+    cwd: PACKAGE_ROOT,
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOME: process.env['HOME'] ?? '',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      RELOAD_WATCH: 'false',
+      BOOTSTRAP_ADMIN_TOKEN: TOKEN,
+      ...compileCache,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  return { child, output: () => out };
+}
+
+/** The pids of a process's children (Linux). */
+async function childrenOf(pid: number): Promise<number[]> {
+  const text = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
+  return text.split(/\s+/).filter(Boolean).map(Number);
+}
+
+const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+
+for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+  t.test(`${signal} to npm start: Folio stops too`, { skip: process.platform === 'linux' ? false : 'reads /proc' }, async (t) => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'folio-npm-'));
+    await copyPgliteTemplate(dataDir, testLogger());
+    t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+    const run = npmStart({ DATA_DIR: dataDir });
+    const until = Date.now() + 120_000;
+    while (!/"msg":"folio listening"/.test(run.output()) && Date.now() < until && run.child.exitCode === null)
+      await new Promise((r) => setTimeout(r, 100));
+    t.match(run.output(), /"msg":"folio listening"/, 'started');
+    const [folio] = await childrenOf(run.child.pid!);
+    t.ok(folio && /core\/main\.ts/.test(readFileSync(`/proc/${folio}/cmdline`, 'utf8')), "npm's child is Node running core/main.ts");
+    run.child.kill(signal);
+    const gone = Date.now() + 30_000;
+    while (alive(folio!) && Date.now() < gone) await new Promise((r) => setTimeout(r, 100));
+    const left = alive(folio!);
+    if (left) process.kill(folio!, 'SIGKILL');
+    t.notOk(left, 'Folio is not left running');
+    t.match(
+      run.output(),
+      signal === 'SIGTERM' ? /"signal":"SIGTERM","msg":"stopping"/ : /"reason":"parent process exited","msg":"stopping"/,
+    );
+  });
+}
