@@ -5,6 +5,24 @@ import { createLogger, startFolio } from './app.ts';
 import { startFailureHint } from './start-failure.ts';
 import { logProcessEvents } from './crash.ts';
 
+// Under npm (`npm start`), a parent killed without forwarding its signal (kill -9 of npm, a closed
+// terminal) would leave this process serving on its own: the parent is noted before anything else
+// and watched from the first second, start-up included. Gone before Folio listens: exit at once;
+// gone after: stop as on SIGTERM.
+const underNpm = Boolean(process.env['npm_lifecycle_event']);
+const parent = process.ppid;
+let onParentGone = (): void => {
+  process.stderr.write('folio: parent process exited during start-up: exiting\n');
+  process.exit(1);
+};
+const parentGone = () => process.ppid !== parent;
+if (underNpm) {
+  if (parentGone()) onParentGone();
+  setInterval(() => {
+    if (parentGone()) onParentGone();
+  }, 1000).unref();
+}
+
 let config;
 try {
   config = loadConfig();
@@ -55,11 +73,4 @@ const stop = (reason: Record<string, unknown>) => {
   );
 };
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop({ signal }));
-// Under npm (`npm start`), a parent killed without forwarding its signal (kill -9 of npm, a closed
-// terminal) would leave this process serving on its own: when the parent goes, stop as on SIGTERM.
-if (process.env['npm_lifecycle_event']) {
-  const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) stop({ reason: 'parent process exited' });
-  }, 1000).unref();
-}
+onParentGone = () => stop({ reason: 'parent process exited' });
