@@ -54,6 +54,7 @@ import type { TranscribeService } from './domain/transcribe/service.ts';
 import { ProxyTrust, trustProxies } from './surfaces/http/client-address.ts';
 import { isLingering, lingerOnUnreadBodies, requestStarted } from './surfaces/http/linger.ts';
 import { watchBodyPace } from './surfaces/http/slow-body.ts';
+import { markDraining } from './surfaces/draining.ts';
 
 export interface Folio {
   config: Config;
@@ -109,6 +110,8 @@ function credentialsTwice(req: http.IncomingMessage): boolean {
   return false;
 }
 
+// The drain (delay + grace) ends by then: core/main.ts exits 1 at 25 s whatever is left.
+const DRAIN_CAP_MS = 22_000;
 const settingsOf = (config: Config, name: string) => (config as unknown as Record<string, unknown>)[name];
 
 /**
@@ -488,22 +491,43 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     service: <T>(name: string) => serviceOf(name) as T,
     close() {
       closing ??= (async () => {
+        // Draining: GET /ready answers 503 from now on. For shutdown.drainDelaySeconds new
+        // connections are still accepted (a load balancer needs a moment to see /ready fail), then
+        // the listener closes and the requests in flight (a download, a slow upload) get until
+        // shutdown.graceSeconds to finish before their connections are cut. Both are capped so
+        // the whole drain ends inside the process's 25 s stop deadline.
+        markDraining();
+        const started = Date.now();
+        const delayMs = Math.min(config.shutdown.drainDelaySeconds * 1000, DRAIN_CAP_MS);
+        const cutAt = started + Math.min(delayMs + config.shutdown.graceSeconds * 1000, DRAIN_CAP_MS);
         for (const timer of timers) clearInterval(timer);
         await backups?.close();
         await upkeep.stop();
-        // A run stuck on a hung database must not hold the close up: wait a little, then go on.
-        await Promise.race([Promise.all(running), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
-        // MCP first: the calls it still runs are answered (with an error) while their plugins are there.
+        if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+        // MCP streams never end by themselves: their calls are answered (with an error) and their
+        // sessions closed first, while their plugins are still there.
         await mcp.close();
-        await registry.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
+          // Idle keep-alive connections close now, and each busy one as soon as its answer is out.
           server.closeIdleConnections();
+          const idle = setInterval(() => server.closeIdleConnections(), 100);
+          idle.unref();
+          server.once('close', () => clearInterval(idle));
           // A connection draining what a client still sends after its answer has nothing left to give.
           lingering.destroyAll();
-          setTimeout(() => server.closeAllConnections(), 2000).unref();
+          setTimeout(
+            () => {
+              log.warn('shutdown grace over: closing the connections still open');
+              server.closeAllConnections();
+            },
+            Math.max(0, cutAt - Date.now()),
+          ).unref();
         });
         await mcp.drained();
+        // A run stuck on a hung database must not hold the close up: wait a little, then go on.
+        await Promise.race([Promise.all(running), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+        await registry.close();
         // Running jobs get a few seconds to finish; the rest are retried by the next worker.
         await jobs.stop();
         await feed.close();

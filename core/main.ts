@@ -1,8 +1,27 @@
-// `npm start`: load the configuration, start Folio, stop cleanly on SIGINT/SIGTERM.
+// The server process (`bin/folio-server` in production, `npm start` in development): load the
+// configuration, start Folio, drain and stop on SIGINT/SIGTERM within SHUTDOWN_DEADLINE_MS.
 import { ConfigError, loadConfig } from './kernel/config.ts';
 import { createLogger, startFolio } from './app.ts';
 import { startFailureHint } from './start-failure.ts';
 import { logProcessEvents } from './crash.ts';
+
+// Under npm (`npm start`), a parent killed without forwarding its signal (kill -9 of npm, a closed
+// terminal) would leave this process serving on its own: the parent is noted before anything else
+// and watched from the first second, start-up included. Gone before Folio listens: exit at once;
+// gone after: stop as on SIGTERM.
+const underNpm = Boolean(process.env['npm_lifecycle_event']);
+const parent = process.ppid;
+let onParentGone = (): void => {
+  process.stderr.write('folio: parent process exited during start-up: exiting\n');
+  process.exit(1);
+};
+const parentGone = () => process.ppid !== parent;
+if (underNpm) {
+  if (parentGone()) onParentGone();
+  setInterval(() => {
+    if (parentGone()) onParentGone();
+  }, 1000).unref();
+}
 
 let config;
 try {
@@ -32,18 +51,26 @@ if (folio.generatedAdminToken) {
       `Try: curl -H "Authorization: Bearer ${folio.generatedAdminToken}" ${folio.url}/curl/whoami\n\n`,
   );
 }
+// A stop that hangs (a stuck plugin, an unreachable database) must not outlast the service
+// manager's patience (systemd's TimeoutStopSec, Kubernetes' terminationGracePeriodSeconds: 30 s by
+// default): past this deadline the process exits 1 with what it has.
+const SHUTDOWN_DEADLINE_MS = 25_000;
 let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'stopping');
-    folio.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error({ err }, 'error while stopping');
-        process.exit(1);
-      },
-    );
-  });
-}
+const stop = (reason: Record<string, unknown>) => {
+  if (stopping) return;
+  stopping = true;
+  log.info(reason, 'stopping');
+  setTimeout(() => {
+    log.error({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'stop took longer than its deadline: exiting');
+    process.exit(1);
+  }, SHUTDOWN_DEADLINE_MS).unref();
+  folio.close().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      log.error({ err }, 'error while stopping');
+      process.exit(1);
+    },
+  );
+};
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop({ signal }));
+onParentGone = () => stop({ reason: 'parent process exited' });

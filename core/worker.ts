@@ -9,6 +9,20 @@ import { DATABASE_SCHEMA } from './domains.ts';
 import { createDomains, createLogger, scopeCatalogue } from './app.ts';
 import { logProcessEvents } from './crash.ts';
 
+// As core/main.ts: under npm (`npm run worker`) a parent gone without forwarding its signal must not
+// leave this worker running on its own. Watched from the first second; before the worker runs,
+// exit at once; after, stop as on SIGTERM.
+const parent = process.ppid;
+let onParentGone = (): void => {
+  process.stderr.write('folio worker: parent process exited during start-up: exiting\n');
+  process.exit(1);
+};
+if (process.env['npm_lifecycle_event']) {
+  setInterval(() => {
+    if (process.ppid !== parent) onParentGone();
+  }, 1000).unref();
+}
+
 let config;
 try {
   config = loadConfig();
@@ -49,21 +63,21 @@ await jobs.start({ work: true });
 log.info({ kinds: jobs.names }, 'folio worker running');
 
 let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'stopping');
-    (async () => {
-      await jobs.stop();
-      await feed.close();
-      await db.close();
-    })().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error({ err }, 'error while stopping');
-        process.exit(1);
-      },
-    );
-  });
-}
+const stop = (reason: Record<string, unknown>) => {
+  if (stopping) return;
+  stopping = true;
+  log.info(reason, 'stopping');
+  (async () => {
+    await jobs.stop();
+    await feed.close();
+    await db.close();
+  })().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      log.error({ err }, 'error while stopping');
+      process.exit(1);
+    },
+  );
+};
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop({ signal }));
+onParentGone = () => stop({ reason: 'parent process exited' });

@@ -38,6 +38,8 @@ export class ChangeFeed implements Signals {
   #client: pg.Client | undefined;
   #closed = false;
   #retry: NodeJS.Timeout | undefined;
+  /** NOTIFYs sent and not yet done: close() waits for them (a committed revocation must reach the other nodes). */
+  #pending = new Set<Promise<unknown>>();
 
   /** Without a database (or with the embedded one) changes stay in this process. */
   constructor(opts: { db?: Database; databaseUrl?: string | undefined; log?: Logger } = {}) {
@@ -99,10 +101,12 @@ export class ChangeFeed implements Signals {
     this.#emit(change);
     if (!this.#databaseUrl || !this.#db) return;
     const payload = JSON.stringify({ node: this.#node, ...change });
-    this.#db.orm.em
-      .fork()
-      .execute('select pg_notify(?, ?)', [CHANNEL, payload])
-      .catch((err: unknown) => this.#log?.warn({ err }, 'could not notify other nodes of a change'));
+    this.#track(
+      this.#db.orm.em
+        .fork()
+        .execute('select pg_notify(?, ?)', [CHANNEL, payload])
+        .catch((err: unknown) => this.#log?.warn({ err }, 'could not notify other nodes of a change')),
+    );
   }
 
   /** Tells the other nodes (PostgreSQL server only: the embedded engine has no other node). */
@@ -114,10 +118,12 @@ export class ChangeFeed implements Signals {
       this.#log?.warn({ topic, bytes: Buffer.byteLength(payload) }, 'signal too large for NOTIFY: not sent');
       return;
     }
-    this.#db.orm.em
-      .fork()
-      .execute('select pg_notify(?, ?)', [CHANNEL, payload])
-      .catch((err: unknown) => this.#log?.warn({ err }, 'could not signal other nodes'));
+    this.#track(
+      this.#db.orm.em
+        .fork()
+        .execute('select pg_notify(?, ?)', [CHANNEL, payload])
+        .catch((err: unknown) => this.#log?.warn({ err }, 'could not signal other nodes')),
+    );
   }
 
   on(topic: string, listener: (data: unknown) => void): () => void {
@@ -147,9 +153,16 @@ export class ChangeFeed implements Signals {
     }
   }
 
+  #track(p: Promise<unknown>): void {
+    this.#pending.add(p);
+    void p.finally(() => this.#pending.delete(p));
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#retry);
+    // Before the database closes: the NOTIFYs already sent reach the other nodes.
+    await Promise.all(this.#pending);
     await this.#client?.end().catch(() => {});
     this.#client = undefined;
   }

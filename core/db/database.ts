@@ -111,10 +111,27 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
 
 /** Applies pending migrations; returns the names applied, in order. */
 export async function runMigrations(orm: MikroORM): Promise<string[]> {
-  await refuseUnfinishedRestore(orm);
-  const done = await orm.migrator.up();
-  return done.map((m) => m.name);
+  // Nodes starting together against one PostgreSQL server would race to apply the same migrations:
+  // a session advisory lock (on its own connection, held across the migrator's) lets one apply them
+  // while the others wait, then find nothing left. The embedded engine has one backend: no lock.
+  const url = orm.config.get('clientUrl');
+  const lock = url ? new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS }) : undefined;
+  if (lock) {
+    await lock.connect();
+    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+  }
+  try {
+    await refuseUnfinishedRestore(orm);
+    const done = await orm.migrator.up();
+    return done.map((m) => m.name);
+  } finally {
+    // Closing the session releases its lock.
+    await lock?.end().catch(() => {});
+  }
 }
+
+/** pg_advisory_lock key held while migrations run (any fixed number, the same on every node). */
+const MIGRATION_LOCK_KEY = 7_405_118_301;
 
 function baseOptions(schema: DatabaseSchema, log: PinoLogger): Options {
   return {

@@ -281,6 +281,15 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    shutdown: Type.Object(
+      {
+        /** On SIGTERM, keep accepting new connections this long (GET /ready answers 503) so a load balancer stops sending first. */
+        drainDelaySeconds: Type.Number({ minimum: 0, maximum: 20 }),
+        /** Then wait this long for requests in flight (a download, a slow upload) before cutting them; below the 25 s stop deadline. */
+        graceSeconds: Type.Number({ minimum: 0, maximum: 22 }),
+      },
+      { additionalProperties: false },
+    ),
     jobs: Type.Object(
       {
         /** Run the background workers inside the server process; false when `npm run worker` processes do it. */
@@ -361,6 +370,8 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   TRANSCRIBE_OPENAI_KEY: { at: ['transcribe', 'openai', 'key'], parse: str },
   TRANSCRIBE_OPENAI_MODEL: { at: ['transcribe', 'openai', 'model'], parse: str },
   BACKUP_DIR: { at: ['backup', 'dir'], parse: str },
+  SHUTDOWN_DRAIN_DELAY_SECONDS: { at: ['shutdown', 'drainDelaySeconds'], parse: decimal },
+  SHUTDOWN_GRACE_SECONDS: { at: ['shutdown', 'graceSeconds'], parse: decimal },
   BACKUP_EVERY_HOURS: { at: ['backup', 'everyHours'], parse: decimal },
   BACKUP_KEEP: { at: ['backup', 'keep'], parse: num },
   BACKUP_BLOBS: { at: ['backup', 'blobs'], parse: str },

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Checks the deployment files with the tools that install on a machine without container images
+# (run by .ci/run; docs/deploy.md says which file is run and which is only checked):
+#   systemd units    systemd-analyze verify (paths pointed at this checkout)
+#   Caddyfile        caddy adapt --validate
+#   nginx config     nginx -t, inside a minimal nginx.conf, with a throwaway certificate
+#   Dockerfile       dockerfile-utils lint (the linter of the VS Code Docker extension)
+#   compose.yaml     yamllint, and the Compose Specification's JSON schema (vendored)
+#   kubernetes/      yamllint
+#   bin/folio-server shellcheck, as this script
+# Exits 1 if any check fails; a tool that is missing is a failure too.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+root=$(pwd -P)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+run() {
+  local what="$1"; shift
+  if out=$("$@" 2>&1); then echo "ok - $what"; else failed=$((failed + 1)); echo "not ok - $what"; printf '%s\n' "$out" | sed 's/^/  /'; fi
+}
+
+# The units name /opt/folio; verify copies that name this checkout (ExecStart must exist).
+for unit in folio.service folio-worker.service; do
+  sed "s#/opt/folio#$root#g" "deploy/systemd/$unit" >"$tmp/$unit"
+  run "systemd-analyze verify deploy/systemd/$unit" bash -c "out=\$(systemd-analyze verify '$tmp/$unit' 2>&1); echo \"\$out\"; [ -z \"\$out\" ]"
+done
+
+run "caddy adapt --validate deploy/caddy/Caddyfile" env FOLIO_DOMAIN=folio.example.com FOLIO_UPSTREAMS="127.0.0.1:3000 127.0.0.1:3001" \
+  XDG_DATA_HOME="$tmp/caddy" XDG_CONFIG_HOME="$tmp/caddy" caddy adapt --validate --adapter caddyfile --config deploy/caddy/Caddyfile
+
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=folio.example.com -keyout "$tmp/key.pem" -out "$tmp/cert.pem" >/dev/null 2>&1
+sed -e "s#/etc/letsencrypt/live/folio.example.com/fullchain.pem#$tmp/cert.pem#" -e "s#/etc/letsencrypt/live/folio.example.com/privkey.pem#$tmp/key.pem#" \
+  deploy/nginx/folio.conf >"$tmp/folio.conf"
+cat >"$tmp/nginx.conf" <<CONF
+pid $tmp/nginx.pid;
+error_log $tmp/error.log;
+events {}
+http {
+    access_log off;
+    client_body_temp_path $tmp/body;
+    proxy_temp_path $tmp/proxy;
+    include $tmp/folio.conf;
+}
+CONF
+run "nginx -t deploy/nginx/folio.conf" nginx -t -q -c "$tmp/nginx.conf"
+
+run "dockerfile-utils lint deploy/Dockerfile" npx --yes dockerfile-utils@0.16.3 lint deploy/Dockerfile
+
+run "yamllint deploy/compose.yaml deploy/kubernetes" yamllint -s -c deploy/yamllint.yaml deploy/compose.yaml deploy/kubernetes
+run "deploy/compose.yaml against the Compose Specification schema" npx node test/topology/compose-schema.ts
+run "shellcheck bin/folio-server deploy/check.sh" shellcheck bin/folio-server deploy/check.sh
+
+[ "$failed" -eq 0 ] && echo "# deployment files: all checks passed" || echo "# deployment files: $failed check(s) failed"
+[ "$failed" -eq 0 ]
