@@ -226,3 +226,33 @@ t.test('the SCIM schema is enforced, PATCH takes full paths, and nothing odd is 
   t.equal(foreign.status, 404);
   t.equal(foreign.json().status, '404');
 });
+
+t.test('the enterprise extension is declared; what Folio cannot keep is refused, never ignored', async (t) => {
+  const schemas = (await scim('GET', '/Schemas')).json().Resources.map((r: { id: string }) => r.id);
+  t.ok(schemas.includes('urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'), 'the enterprise extension in /Schemas');
+  const types = (await scim('GET', '/ResourceTypes/User')).json();
+  t.match(types.schemaExtensions, [{ schema: 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User', required: false }]);
+  const made = await scim('POST', '/Users', {
+    schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+    userName: 'keeps@example.com',
+    displayName: 'Kim',
+  });
+  t.equal(made.status, 201);
+  const id = made.json().id;
+  const patch = (Operations: unknown[]) =>
+    scim('PATCH', `/Users/${id}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations });
+  const password = await patch([{ op: 'replace', path: 'password', value: 'a-new-secret-0123' }]);
+  t.equal(password.status, 400, 'a password is refused');
+  t.equal(password.json().scimType, 'invalidPath');
+  const both = await patch([{ op: 'replace', value: { displayName: 'One', 'name.formatted': 'Another' } }]);
+  t.equal(both.status, 400, 'two different names at once cannot both apply');
+  t.match(both.json().detail, /one name/);
+  const nick = await patch([{ op: 'add', path: 'nickName', value: 'Kimmy' }]);
+  t.equal(nick.status, 200, 'an attribute with no column of its own is kept');
+  t.equal((await scim('GET', `/Users/${id}`)).json().nickName, 'Kimmy', 'and echoed');
+  t.equal((await scim('GET', `/Users/${id}`)).json().displayName, 'Kim', 'nothing else changed');
+  // The REST API shows the account as it always did.
+  const rest = await req(s, 'GET', `/api/v1/users/${id}`, { token: s.adminToken });
+  t.equal(rest.json().name, 'Kim');
+  t.notOk('nickName' in rest.json() || 'scim' in rest.json(), 'the SCIM profile is not part of the REST user');
+});
