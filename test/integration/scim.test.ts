@@ -256,3 +256,25 @@ t.test('the enterprise extension is declared; what Folio cannot keep is refused,
   t.equal(rest.json().name, 'Kim');
   t.notOk('nickName' in rest.json() || 'scim' in rest.json(), 'the SCIM profile is not part of the REST user');
 });
+
+t.test('a filter over the directory sees every user, not only the first page of them', async (t) => {
+  // More users than the users service gives in one page (200), sorted after everyone else.
+  const emails = Array.from({ length: 230 }, (_, i) => `zz-bulk-${String(i).padStart(3, '0')}@bulk.example`);
+  for (let i = 0; i < emails.length; i += 25) await Promise.all(emails.slice(i, i + 25).map((e) => createUser(s, e)));
+  const all = await scim('GET', `/Users?count=200&filter=${encodeURIComponent('userName ew "@bulk.example"')}`);
+  t.equal(all.status, 200);
+  t.equal(all.json().totalResults, 230, 'every one of them matched');
+  t.equal(all.json().Resources.length, 200, 'one page of them');
+  const rest = await scim('GET', `/Users?startIndex=201&count=200&filter=${encodeURIComponent('userName ew "@bulk.example"')}`);
+  t.same(
+    rest.json().Resources.map((u: { userName: string }) => u.userName),
+    emails.slice(200),
+    'the rest on the next page',
+  );
+  const last = await scim('GET', `/Users?filter=${encodeURIComponent('userName sw "zz-bulk-229" and active eq true')}`);
+  t.same(
+    last.json().Resources.map((u: { userName: string }) => u.userName),
+    ['zz-bulk-229@bulk.example'],
+    'the last user in the directory is found',
+  );
+});

@@ -322,12 +322,15 @@ export function scimRouter(deps: ScimDeps): Router {
       );
     } else {
       const all: UserInfo[] = [];
-      for (let offset = 0; ; offset += 500) {
-        const page = await call.users.listByOffset(call.p, { offset, limit: 500 });
-        all.push(...page.items);
+      // Paged by whatever the users service gives at most (it caps a page): advanced by what came,
+      // ended by the total or an empty page, never by a page shorter than what was asked.
+      for (let offset = 0; ;) {
+        const page = await call.users.listByOffset(call.p, { offset, limit: PAGE_MAX });
         if (page.total > SCAN_MAX)
           throw new ScimError(400, 'tooMany', `the directory has more than ${SCAN_MAX} users: filter with userName eq "<email>"`);
-        if (page.items.length < 500) break;
+        all.push(...page.items);
+        offset += page.items.length;
+        if (page.items.length === 0 || offset >= page.total) break;
       }
       profiles = await call.users.scimProfiles(
         call.p,
