@@ -3,7 +3,8 @@
 // pointed at http://127.0.0.1:PORT/mcp both get through the whole OAuth flow, as mcp-remote drives
 // it with the MCP SDK: a 401, the protected-resource metadata of the origin it used, dynamic client
 // registration, authorization with `resource` set to that metadata's resource, the token exchange,
-// a tool call. A configured PUBLIC_URL is never widened to its aliases.
+// a tool call. Folio answers on [::1] as well as on 127.0.0.1, so no other local process can hold
+// one of those names. When one does, or a PUBLIC_URL is configured, nothing is widened.
 import t from 'tap';
 import { createServer } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -64,13 +65,45 @@ t.test('only loopback names are aliases', async (t) => {
   }
 });
 
-t.test('a configured PUBLIC_URL is not widened to its loopback aliases', async (t) => {
-  const free = await new Promise<number>((resolve) => {
+const freePort = () =>
+  new Promise<number>((resolve) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
       const p = (probe.address() as { port: number }).port;
       probe.close(() => resolve(p));
     });
   });
+
+t.test('Folio itself answers at [::1] on its port', async (t) => {
+  const health = await fetch(`http://[::1]:${port}/health`).catch((e: Error) => e);
+  if (health instanceof Error) return void t.pass('no IPv6 on this machine: nothing to check');
+  t.equal(health.status, 200, 'no other process can listen there');
+});
+
+t.test('when another process holds [::1] at the port, no alias is accepted', async (t) => {
+  const free = await freePort();
+  const squatter = createServer((socket) => socket.end());
+  const bound = await new Promise<boolean>((resolve) => {
+    squatter.once('error', () => resolve(false));
+    squatter.listen({ port: free, host: '::1', ipv6Only: true }, () => resolve(true));
+  });
+  if (!bound) return void t.pass('no IPv6 on this machine: nothing to check');
+  t.teardown(() => new Promise<void>((resolve) => squatter.close(() => resolve())));
+  const shared = await startTestServer({ overrides: { port: free } });
+  t.teardown(() => shared.close());
+  const someone = await createUser(shared, 'shared@example.com');
+  const clientId = await registerClient(shared.url);
+  const form = { email: 'shared@example.com', password: someone.token };
+  for (const host of ['localhost', '[::1]']) {
+    const alias = await authorize(shared.url, clientId, form, { resource: `http://${host}:${free}/mcp` });
+    t.equal(new URL(alias.landed!).searchParams.get('error'), 'invalid_target', `${host} is refused: it may not be Folio`);
+    t.equal(alias.tokens, null);
+  }
+  const own = await authorize(shared.url, clientId, form, { resource: `http://127.0.0.1:${free}/mcp` });
+  t.ok(own.tokens?.access_token, 'the address Folio listens on is served');
+});
+
+t.test('a configured PUBLIC_URL is not widened to its loopback aliases', async (t) => {
+  const free = await freePort();
   const pinned = await startTestServer({ overrides: { port: free, publicUrl: `http://127.0.0.1:${free}` } });
   t.teardown(() => pinned.close());
   const someone = await createUser(pinned, 'pinned@example.com');

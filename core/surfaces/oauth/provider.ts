@@ -32,6 +32,11 @@ export interface OAuthServerDeps {
   proxies: ProxyTrust;
   /** Where Folio is reached, when configured: the endpoints the provider announces are under it. */
   publicUrl: string | null;
+  /**
+   * Whether Folio itself serves every loopback name of its address (it listens on both 127.0.0.1
+   * and [::1] at its port, or the machine has no IPv6): only then are they aliases of it.
+   */
+  loopbackAliases: boolean;
   /** Client ID metadata documents: on or off, from private addresses too, extra CAs (PEM). */
   clientMetadata: { enabled: boolean; allowPrivate: boolean; ca?: string | undefined };
 }
@@ -74,8 +79,10 @@ export async function createProvider(issuer: string, base: string, deps: OAuthSe
   const { identity, scopes } = deps;
   const keys = await identity.oauth.keys();
   const resources = new Set(resourcesOf(base));
-  // Without a public URL, Folio is also reached at its address's loopback aliases (see above).
-  const canonical = deps.publicUrl ? (resource: string) => resource : (resource: string) => canonicalResource(resource, base);
+  // Without a public URL, Folio is also reached at its address's loopback aliases (see above), when
+  // no other local process can answer at one of them (it could then get tokens for Folio).
+  const canonical =
+    deps.publicUrl || !deps.loopbackAliases ? (resource: string) => resource : (resource: string) => canonicalResource(resource, base);
   const scopeNames = scopes.list().map((s) => s.scope);
   const configuration: Configuration = {
     adapter: (name: string) => refusingNul(identity.oauth.adapter(name)),
