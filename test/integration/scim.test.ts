@@ -257,6 +257,32 @@ t.test('the enterprise extension is declared; what Folio cannot keep is refused,
   t.notOk('nickName' in rest.json() || 'scim' in rest.json(), 'the SCIM profile is not part of the REST user');
 });
 
+t.test('the attributes kept as sent are bounded: too many values or too many bytes is a 400', async (t) => {
+  const user = (userName: string, extra: Record<string, unknown>) =>
+    scim('POST', '/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName, ...extra });
+  const phones = (n: number) => Array.from({ length: n }, (_, i) => ({ value: `+1 555 0100 ${i}`, type: 'work' }));
+  const many = await user('many@example.com', { phoneNumbers: phones(21) });
+  t.equal(many.status, 400, '21 phone numbers are refused');
+  t.equal(many.json().scimType, 'invalidValue');
+  t.match(many.json().detail, /phoneNumbers: at most 20 values/);
+  const big = await user('big@example.com', { nickName: 'n'.repeat(17 * 1024) });
+  t.equal(big.status, 400, 'a profile over 16 KB is refused');
+  t.equal(big.json().scimType, 'invalidValue');
+  const none = await scim('GET', `/Users?filter=${encodeURIComponent('userName eq "many@example.com" or userName eq "big@example.com"')}`);
+  t.equal(none.json().totalResults, 0, 'no account was made for either');
+
+  const fits = await user('fits@example.com', { phoneNumbers: phones(20) });
+  t.equal(fits.status, 201, '20 phone numbers are kept');
+  t.equal(fits.json().phoneNumbers.length, 20);
+  const id = fits.json().id;
+  const grown = await scim('PATCH', `/Users/${id}`, {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+    Operations: [{ op: 'add', path: 'phoneNumbers', value: [{ value: '+1 555 0199', type: 'home' }] }],
+  });
+  t.equal(grown.status, 400, 'a PATCH making them 21 is refused');
+  t.equal((await scim('GET', `/Users/${id}`)).json().phoneNumbers.length, 20, 'and changed nothing');
+});
+
 t.test('a filter over the directory sees every user, not only the first page of them', async (t) => {
   // More users than the users service gives in one page (200), sorted after everyone else.
   const emails = Array.from({ length: 230 }, (_, i) => `zz-bulk-${String(i).padStart(3, '0')}@bulk.example`);

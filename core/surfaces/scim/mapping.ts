@@ -17,6 +17,28 @@ const NOT_PROFILE = new Set(['schemas', 'id', 'meta', 'userName', 'emails', 'act
 
 export type Profile = Record<string, unknown>;
 
+/** What a profile may hold: its JSON at most this many bytes, each multi-valued attribute this many values. */
+export const PROFILE_MAX_BYTES = 16 * 1024;
+export const PROFILE_MAX_VALUES = 20;
+
+/** The first array in `v` (at any depth) with more than PROFILE_MAX_VALUES values, by its path. */
+function overfull(v: unknown, path: string): string | null {
+  if (Array.isArray(v)) {
+    if (v.length > PROFILE_MAX_VALUES) return path;
+    for (const x of v) {
+      const found = overfull(x, path);
+      if (found) return found;
+    }
+  } else if (v && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      const found = overfull(x, path ? `${path}.${k}` : k);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+/** The profile in what a provider sent; 400 invalidValue when it is more than a profile may hold. */
 export function profileOf(u: Record<string, unknown>): Profile | null {
   const out: Profile = {};
   for (const [k, v] of Object.entries(u)) {
@@ -28,7 +50,17 @@ export function profileOf(u: Record<string, unknown>): Profile | null {
     }
     out[k] = v;
   }
-  return Object.keys(out).length ? (JSON.parse(JSON.stringify(out)) as Profile) : null;
+  if (!Object.keys(out).length) return null;
+  const json = JSON.stringify(out);
+  const full = overfull(out, '');
+  if (full) throw new ScimError(400, 'invalidValue', `${full}: at most ${PROFILE_MAX_VALUES} values are kept`);
+  if (Buffer.byteLength(json) > PROFILE_MAX_BYTES)
+    throw new ScimError(
+      400,
+      'invalidValue',
+      `the attributes Folio keeps as sent (all but userName, emails, displayName and active) take more than ${PROFILE_MAX_BYTES / 1024} KB`,
+    );
+  return JSON.parse(json) as Profile;
 }
 
 /** A Folio user as a SCIM User resource (before scimmy adds schemas and meta.location). */
