@@ -229,10 +229,25 @@ export function withoutHidden(text: string, hidden: (namespace: string, fn: stri
   let out = text
     .replace(new RegExp(`(${REF})${SEP}(?=${REF})`, 'g'), (m, ref: string) => (isHidden(ref) ? '' : m))
     .replace(new RegExp(`(?<=${REF})${SEP}(${REF})`, 'g'), (m, ref: string) => (isHidden(ref) ? '' : m));
-  out = out.replace(/ ?\(([^()]*)\)/g, (m, inner: string) => (names(inner).some(isHidden) ? '' : m));
-  out = out
+  // A parenthesis loses the clauses that name a hidden one ("(files stay; see notetaker.get)"
+  // keeps "files stay"), and goes when none is left.
+  out = out.replace(/ ?\(([^()]*)\)/g, (m, inner: string) => {
+    if (!names(inner).some(isHidden)) return m;
+    const kept = inner.split(/;\s*/).filter((clause) => !names(clause).some(isHidden));
+    return kept.length ? `${m.startsWith(' ') ? ' ' : ''}(${kept.join('; ')})` : '';
+  });
+  const sentences = out
     .split(/(?<=[.!?])\s+/)
     .filter((sentence) => !names(sentence).some(isHidden))
-    .join(' ');
-  return out.trim();
+    .join(' ')
+    .trim();
+  if (sentences) return sentences;
+  // Nothing left: the sentences as they were with only the hidden references taken out, never an
+  // empty description.
+  return out
+    .replace(new RegExp(REF, 'g'), (ref) => (isHidden(ref) ? '' : ref))
+    .replace(/\(\s*\)/g, '')
+    .replace(/\s+([,.;:!?)])/g, '$1')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
 }

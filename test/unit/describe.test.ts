@@ -51,4 +51,15 @@ t.test('references to functions the reader cannot see are left out', async (t) =
   );
   t.equal(withoutHidden('Read with files.text or notetaker.get.', hidden), 'Read with files.text.', 'the last of a list');
   t.equal(withoutHidden('Nothing hidden: files.text, see e.g. this.', hidden), 'Nothing hidden: files.text, see e.g. this.', 'unchanged');
+  t.equal(
+    withoutHidden('Delete it (files stay; restore with notetaker.restore).', hidden),
+    'Delete it (files stay).',
+    'a warning in a parenthesis stays when the clause beside it goes',
+  );
+  t.equal(withoutHidden('Returns the id to pass to notetaker.get.', hidden), 'Returns the id to pass to.', 'never emptied');
+  t.equal(
+    withoutHidden('Lists notes as `notetaker.list` does (see notetaker.search).', hidden),
+    'Lists notes as does.',
+    'never emptied, even when every sentence names one',
+  );
 });
