@@ -39,6 +39,7 @@ import { mcpSurface, type McpSurface } from './surfaces/mcp/routes.ts';
 import { sendText } from './surfaces/curl/respond.ts';
 import { mountDocAssets } from './surfaces/pages/docs.ts';
 import { healthRoute } from './surfaces/health.ts';
+import { listenOnLoopbackTwin } from './surfaces/http/loopback-twin.ts';
 import { beginRequest, requestError, requestLog, type RequestLogState } from './surfaces/http/request-log.ts';
 import { handleClientErrors, type RawAnswer } from './surfaces/http/client-errors.ts';
 import { errorAnswer } from './surfaces/http/error-text.ts';
@@ -393,6 +394,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     server.listen(config.port, config.host, () => resolve());
   });
   const addr = server.address() as AddressInfo;
+  const twin = await listenOnLoopbackTwin(server, log);
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `http://${host}:${addr.port}`;
   publicBase = (config.publicUrl ?? url).replace(/\/+$/, '');
@@ -406,6 +408,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       log: log.child({ component: 'oauth' }),
       proxies,
       publicUrl: config.publicUrl,
+      loopbackAliases: twin.aliases,
       clientMetadata: {
         enabled: config.identity.clientMetadataDocuments,
         allowPrivate: config.identity.clientMetadataPrivateNetworks,
@@ -507,6 +510,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
         // MCP streams never end by themselves: their calls are answered (with an error) and their
         // sessions closed first, while their plugins are still there.
         await mcp.close();
+        await twin.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           // Idle keep-alive connections close now, and each busy one as soon as its answer is out.

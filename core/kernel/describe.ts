@@ -208,3 +208,46 @@ export function mcpWording(text: string, isFunction: (namespace: string, fn: str
     .replace(/GET \/curl\/help\/([a-z][a-z0-9_]*)\/([a-z][a-z0-9_]*)/g, 'the tool $1__$2')
     .replace(/\b([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*)\b/g, (m, ns: string, fn: string) => (isFunction(ns, fn) ? `${ns}__${fn}` : m));
 }
+
+// A reference to a function as authors write it: `ns.fn`, in backticks or not.
+const REF = String.raw`\x60?\b[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*\b\x60?`;
+const SEP = String.raw`(?:, | or | and |/)`;
+
+/**
+ * Author text with the references to functions the reader cannot see taken out, so that a
+ * description never names a tool of a namespace switched off for them: a hidden function in a list
+ * ("notetaker.get, files.text") leaves the list; a parenthesis that then names only hidden ones
+ * goes; any other sentence that names one goes. `hidden` is true only for functions that exist.
+ */
+export function withoutHidden(text: string, hidden: (namespace: string, fn: string) => boolean): string {
+  const isHidden = (ref: string) => {
+    const [ns = '', fn = ''] = ref.replaceAll('`', '').split('.');
+    return hidden(ns, fn);
+  };
+  const names = (t: string) => t.match(new RegExp(REF, 'g')) ?? [];
+  if (!names(text).some(isHidden)) return text;
+  let out = text
+    .replace(new RegExp(`(${REF})${SEP}(?=${REF})`, 'g'), (m, ref: string) => (isHidden(ref) ? '' : m))
+    .replace(new RegExp(`(?<=${REF})${SEP}(${REF})`, 'g'), (m, ref: string) => (isHidden(ref) ? '' : m));
+  // A parenthesis loses the clauses that name a hidden one ("(files stay; see notetaker.get)"
+  // keeps "files stay"), and goes when none is left.
+  out = out.replace(/ ?\(([^()]*)\)/g, (m, inner: string) => {
+    if (!names(inner).some(isHidden)) return m;
+    const kept = inner.split(/;\s*/).filter((clause) => !names(clause).some(isHidden));
+    return kept.length ? `${m.startsWith(' ') ? ' ' : ''}(${kept.join('; ')})` : '';
+  });
+  const sentences = out
+    .split(/(?<=[.!?])\s+/)
+    .filter((sentence) => !names(sentence).some(isHidden))
+    .join(' ')
+    .trim();
+  if (sentences) return sentences;
+  // Nothing left: the sentences as they were with only the hidden references taken out, never an
+  // empty description.
+  return out
+    .replace(new RegExp(REF, 'g'), (ref) => (isHidden(ref) ? '' : ref))
+    .replace(/\(\s*\)/g, '')
+    .replace(/\s+([,.;:!?)])/g, '$1')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
+}

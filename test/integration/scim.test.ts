@@ -226,3 +226,81 @@ t.test('the SCIM schema is enforced, PATCH takes full paths, and nothing odd is 
   t.equal(foreign.status, 404);
   t.equal(foreign.json().status, '404');
 });
+
+t.test('the enterprise extension is declared; what Folio cannot keep is refused, never ignored', async (t) => {
+  const schemas = (await scim('GET', '/Schemas')).json().Resources.map((r: { id: string }) => r.id);
+  t.ok(schemas.includes('urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'), 'the enterprise extension in /Schemas');
+  const types = (await scim('GET', '/ResourceTypes/User')).json();
+  t.match(types.schemaExtensions, [{ schema: 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User', required: false }]);
+  const made = await scim('POST', '/Users', {
+    schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+    userName: 'keeps@example.com',
+    displayName: 'Kim',
+  });
+  t.equal(made.status, 201);
+  const id = made.json().id;
+  const patch = (Operations: unknown[]) =>
+    scim('PATCH', `/Users/${id}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations });
+  const password = await patch([{ op: 'replace', path: 'password', value: 'a-new-secret-0123' }]);
+  t.equal(password.status, 400, 'a password is refused');
+  t.equal(password.json().scimType, 'invalidPath');
+  const both = await patch([{ op: 'replace', value: { displayName: 'One', 'name.formatted': 'Another' } }]);
+  t.equal(both.status, 400, 'two different names at once cannot both apply');
+  t.match(both.json().detail, /one name/);
+  const nick = await patch([{ op: 'add', path: 'nickName', value: 'Kimmy' }]);
+  t.equal(nick.status, 200, 'an attribute with no column of its own is kept');
+  t.equal((await scim('GET', `/Users/${id}`)).json().nickName, 'Kimmy', 'and echoed');
+  t.equal((await scim('GET', `/Users/${id}`)).json().displayName, 'Kim', 'nothing else changed');
+  // The REST API shows the account as it always did.
+  const rest = await req(s, 'GET', `/api/v1/users/${id}`, { token: s.adminToken });
+  t.equal(rest.json().name, 'Kim');
+  t.notOk('nickName' in rest.json() || 'scim' in rest.json(), 'the SCIM profile is not part of the REST user');
+});
+
+t.test('the attributes kept as sent are bounded: too many values or too many bytes is a 400', async (t) => {
+  const user = (userName: string, extra: Record<string, unknown>) =>
+    scim('POST', '/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName, ...extra });
+  const phones = (n: number) => Array.from({ length: n }, (_, i) => ({ value: `+1 555 0100 ${i}`, type: 'work' }));
+  const many = await user('many@example.com', { phoneNumbers: phones(21) });
+  t.equal(many.status, 400, '21 phone numbers are refused');
+  t.equal(many.json().scimType, 'invalidValue');
+  t.match(many.json().detail, /phoneNumbers: at most 20 values/);
+  const big = await user('big@example.com', { nickName: 'n'.repeat(17 * 1024) });
+  t.equal(big.status, 400, 'a profile over 16 KB is refused');
+  t.equal(big.json().scimType, 'invalidValue');
+  const none = await scim('GET', `/Users?filter=${encodeURIComponent('userName eq "many@example.com" or userName eq "big@example.com"')}`);
+  t.equal(none.json().totalResults, 0, 'no account was made for either');
+
+  const fits = await user('fits@example.com', { phoneNumbers: phones(20) });
+  t.equal(fits.status, 201, '20 phone numbers are kept');
+  t.equal(fits.json().phoneNumbers.length, 20);
+  const id = fits.json().id;
+  const grown = await scim('PATCH', `/Users/${id}`, {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+    Operations: [{ op: 'add', path: 'phoneNumbers', value: [{ value: '+1 555 0199', type: 'home' }] }],
+  });
+  t.equal(grown.status, 400, 'a PATCH making them 21 is refused');
+  t.equal((await scim('GET', `/Users/${id}`)).json().phoneNumbers.length, 20, 'and changed nothing');
+});
+
+t.test('a filter over the directory sees every user, not only the first page of them', async (t) => {
+  // More users than the users service gives in one page (200), sorted after everyone else.
+  const emails = Array.from({ length: 230 }, (_, i) => `zz-bulk-${String(i).padStart(3, '0')}@bulk.example`);
+  for (let i = 0; i < emails.length; i += 25) await Promise.all(emails.slice(i, i + 25).map((e) => createUser(s, e)));
+  const all = await scim('GET', `/Users?count=200&filter=${encodeURIComponent('userName ew "@bulk.example"')}`);
+  t.equal(all.status, 200);
+  t.equal(all.json().totalResults, 230, 'every one of them matched');
+  t.equal(all.json().Resources.length, 200, 'one page of them');
+  const rest = await scim('GET', `/Users?startIndex=201&count=200&filter=${encodeURIComponent('userName ew "@bulk.example"')}`);
+  t.same(
+    rest.json().Resources.map((u: { userName: string }) => u.userName),
+    emails.slice(200),
+    'the rest on the next page',
+  );
+  const last = await scim('GET', `/Users?filter=${encodeURIComponent('userName sw "zz-bulk-229" and active eq true')}`);
+  t.same(
+    last.json().Resources.map((u: { userName: string }) => u.userName),
+    ['zz-bulk-229@bulk.example'],
+    'the last user in the directory is found',
+  );
+});

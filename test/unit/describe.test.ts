@@ -1,5 +1,5 @@
 import t from 'tap';
-import { signature, typeName, argInfos } from '../../core/kernel/describe.ts';
+import { signature, typeName, argInfos, withoutHidden } from '../../core/kernel/describe.ts';
 
 t.test('signature lines read like a call', async (t) => {
   const args = {
@@ -30,4 +30,36 @@ t.test('argument constraints are spelled out', async (t) => {
     required: ['n'],
   });
   t.same(a, { name: 'n', type: 'integer', required: true, constraints: ['>= 1', '<= 5'], description: 'how many' });
+});
+
+t.test('references to functions the reader cannot see are left out', async (t) => {
+  const hidden = (ns: string) => ns === 'notetaker';
+  t.equal(
+    withoutHidden('Each hit (read it with: notetaker.get, files.text, transcribe.transcript), title.', hidden),
+    'Each hit (read it with: files.text, transcribe.transcript), title.',
+    'out of a list',
+  );
+  t.equal(
+    withoutHidden('A note id (from notetaker.list or notetaker.search).', hidden),
+    'A note id.',
+    'a parenthesis naming only hidden ones goes',
+  );
+  t.equal(
+    withoutHidden('Move it to the trash. `notetaker.list` shows the trash; restore brings it back. Files stay.', hidden),
+    'Move it to the trash. Files stay.',
+    'any other sentence naming one goes',
+  );
+  t.equal(withoutHidden('Read with files.text or notetaker.get.', hidden), 'Read with files.text.', 'the last of a list');
+  t.equal(withoutHidden('Nothing hidden: files.text, see e.g. this.', hidden), 'Nothing hidden: files.text, see e.g. this.', 'unchanged');
+  t.equal(
+    withoutHidden('Delete it (files stay; restore with notetaker.restore).', hidden),
+    'Delete it (files stay).',
+    'a warning in a parenthesis stays when the clause beside it goes',
+  );
+  t.equal(withoutHidden('Returns the id to pass to notetaker.get.', hidden), 'Returns the id to pass to.', 'never emptied');
+  t.equal(
+    withoutHidden('Lists notes as `notetaker.list` does (see notetaker.search).', hidden),
+    'Lists notes as does.',
+    'never emptied, even when every sentence names one',
+  );
 });

@@ -19,6 +19,8 @@ export const User = defineEntity({
     /** argon2id hash of the password for interactive sign-in; null: none set. */
     passwordHash: p.text().nullable().lazy(),
     passwordSetAt: p.datetime().columnType('timestamptz').nullable(),
+    /** What a SCIM client sent that has no column here (externalId, name parts, extensions); null: none. */
+    scim: p.json<Record<string, unknown>>().columnType('jsonb').nullable().lazy(),
     createdAt: p
       .datetime()
       .columnType('timestamptz')

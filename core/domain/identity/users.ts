@@ -36,8 +36,13 @@ export interface ListUsers {
   active?: boolean | undefined;
 }
 
+/** What a SCIM client sent about a user that has no column of its own (see the SCIM surface). */
+export type ScimProfile = Record<string, unknown>;
+
 export interface UpdateUser {
   name?: string | null | undefined;
+  /** Replaces the SCIM profile (null: none). */
+  scim?: ScimProfile | null | undefined;
   roles?: string[] | undefined;
   active?: boolean | undefined;
 }
@@ -116,6 +121,16 @@ export class UserDirectory {
     return { items: rows.map(userInfo), total };
   }
 
+  /** The SCIM profiles of these users (those that have one). Admins only. */
+  async scimProfiles(p: Principal, ids: string[]): Promise<Map<string, ScimProfile>> {
+    requireAdmin(p, 'reading users');
+    if (ids.length === 0) return new Map();
+    const rows = await this.#orm.em
+      .fork()
+      .find(User, { id: { $in: ids }, scim: { $ne: null } }, { fields: ['id', 'scim'], populate: ['scim'] as never });
+    return new Map(rows.map((r) => [r.id, r.scim as ScimProfile]));
+  }
+
   async get(p: Principal, id: string): Promise<UserInfo> {
     requireAdmin(p, 'reading a user');
     return userInfo(await this.#find(id));
@@ -124,7 +139,13 @@ export class UserDirectory {
   /** With an optional first password (else they set one through an invitation link). */
   async create(
     p: Principal,
-    input: { email: string; name?: string | null | undefined; roles?: string[] | undefined; password?: string | undefined },
+    input: {
+      email: string;
+      name?: string | null | undefined;
+      roles?: string[] | undefined;
+      password?: string | undefined;
+      scim?: ScimProfile | undefined;
+    },
   ): Promise<UserInfo> {
     requireAdmin(p, 'creating users');
     const problems: ArgProblem[] = [];
@@ -134,7 +155,7 @@ export class UserDirectory {
     if (problems.length > 0) throw invalid(problems);
     if (input.password !== undefined) checkPassword(input.password, email);
     const em = this.#orm.em.fork();
-    const user = em.create(User, { email, name, roles });
+    const user = em.create(User, { email, name, roles, ...(input.scim ? { scim: input.scim } : {}) });
     try {
       await em.flush();
     } catch (err) {
@@ -166,6 +187,7 @@ export class UserDirectory {
     }
     if (name !== undefined) u.name = name;
     if (roles !== undefined) u.roles = roles;
+    if (input.scim !== undefined) u.scim = input.scim;
     const deactivating = input.active === false && !u.disabled;
     if (input.active !== undefined) u.disabled = !input.active;
     await em.transactional(async (tx) => {

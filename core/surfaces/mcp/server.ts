@@ -1,6 +1,7 @@
 // One MCP server (the SDK's low-level Server) per session, or per request in stateless mode. Its
 // handlers are thin: who is calling comes from the HTTP request (authInfo), and everything else
 // from the Dispatcher, the same one POST /curl/call uses.
+import { createHash } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import {
@@ -66,14 +67,28 @@ export async function listTools(dispatcher: Dispatcher, caller: RequestCaller): 
   const snapshot = dispatcher.registry.snapshot;
   // References to functions in descriptions name tools; any function of the registry counts.
   const isFunction = (ns: string, fn: string) => snapshot.namespaces.get(ns)?.functions.has(fn) === true;
+  const visibleNamespaces = await dispatcher.namespaces(viewer);
+  // The functions this caller may call (pinned or not: a pinned-away tool is still callable).
+  const callable = new Set<string>();
+  for (const ns of visibleNamespaces)
+    for (const fn of ns.functions.values())
+      if (dispatcher.policy.entitled(caller.principal, fn.requires)) callable.add(`${ns.name}.${fn.name}`);
+  // A description names only tools the caller can see: references to the others are left out.
+  const hiddenList = [...snapshot.namespaces.values()].flatMap((ns) =>
+    [...ns.functions.keys()].map((fn) => `${ns.name}.${fn}`).filter((ref) => !callable.has(ref)),
+  );
+  const hiding = {
+    hidden: (ns: string, fn: string) => isFunction(ns, fn) && !callable.has(`${ns}.${fn}`),
+    key: hiddenList.length ? createHash('sha1').update(hiddenList.join(' ')).digest('base64url') : '',
+  };
   // With pinned namespaces, only theirs and the catalogue's own tools (which find the rest); every
   // callable tool can still be called.
   const pins = new Set(await dispatcher.policy.pins(viewer));
-  for (const ns of await dispatcher.namespaces(viewer)) {
+  for (const ns of visibleNamespaces) {
     if (pins.size > 0 && !pins.has(ns.name) && ns.name !== CATALOGUE_NAMESPACE) continue;
     for (const fn of [...ns.functions.values()].sort((a, b) => a.name.localeCompare(b.name))) {
-      if (!dispatcher.policy.entitled(caller.principal, fn.requires)) continue;
-      const r = renderTool(fn, dispatcher.ceiling(fn), isFunction, snapshot.generation);
+      if (!callable.has(`${ns.name}.${fn.name}`)) continue;
+      const r = renderTool(fn, dispatcher.ceiling(fn), isFunction, snapshot.generation, hiding);
       tools.push(r.tool);
       hashes.set(r.tool.name, r.hash);
     }

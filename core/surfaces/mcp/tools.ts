@@ -5,7 +5,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { FunctionEntry } from '../../kernel/manifest.ts';
 import type { Encoded } from '../../kernel/limits.ts';
 import { FUNCTION_RE, NAMESPACE_RE } from '../../kernel/manifest.ts';
-import { mcpWording, summarizeFunction } from '../../kernel/describe.ts';
+import { mcpWording, summarizeFunction, withoutHidden } from '../../kernel/describe.ts';
 
 type Json = Record<string, any>;
 
@@ -42,8 +42,13 @@ const parsedNames = new Map<string, Readonly<{ namespace: string; fn: string }>>
  * The tool description: purpose, when to use it, what it costs. Arguments and result are in the
  * schemas, the size rule (the same for every tool) in the server instructions.
  */
-export function toolDescription(fn: FunctionEntry, ceiling: number, isFunction: (ns: string, fn: string) => boolean): string {
-  return summarizeFunction({ description: mcpWording(fn.description, isFunction), ceiling });
+export function toolDescription(
+  fn: FunctionEntry,
+  ceiling: number,
+  isFunction: (ns: string, fn: string) => boolean,
+  hidden: (ns: string, fn: string) => boolean = () => false,
+): string {
+  return summarizeFunction({ description: mcpWording(withoutHidden(fn.description, hidden), isFunction), ceiling });
 }
 
 /**
@@ -110,17 +115,19 @@ export function renderTool(
   ceiling: number,
   isFunction: (ns: string, fn: string) => boolean,
   generation = 0,
+  /** Functions the caller cannot see (their references are left out), and a key that names that set. */
+  hiding: { hidden: (ns: string, fn: string) => boolean; key: string } = { hidden: () => false, key: '' },
 ): RenderedTool {
-  const key = `${generation}:${ceiling}`;
+  const key = `${generation}:${ceiling}:${hiding.key}`;
   const cached = rendered.get(fn);
   let r = cached?.key === key ? cached.r : undefined;
   if (!r) {
     const out = outputShape(fn);
-    const word = (text: string) => mcpWording(text, isFunction);
+    const word = (text: string) => mcpWording(withoutHidden(text, hiding.hidden), isFunction);
     const tool: Tool = {
       name: toolName(fn.namespace, fn.name),
       title: fn.title ?? `${fn.namespace}.${fn.name}`,
-      description: toolDescription(fn, ceiling, isFunction),
+      description: toolDescription(fn, ceiling, isFunction, hiding.hidden),
       ...(Object.keys(fn.annotations).length > 0 ? { annotations: { ...fn.annotations } } : {}),
       inputSchema: inputSchema(fn, word),
       ...(out ? { outputSchema: compactSchema(out.schema, word) as Tool['outputSchema'] } : {}),

@@ -32,6 +32,11 @@ export interface OAuthServerDeps {
   proxies: ProxyTrust;
   /** Where Folio is reached, when configured: the endpoints the provider announces are under it. */
   publicUrl: string | null;
+  /**
+   * Whether Folio itself serves every loopback name of its address (it listens on both 127.0.0.1
+   * and [::1] at its port, or the machine has no IPv6): only then are they aliases of it.
+   */
+  loopbackAliases: boolean;
   /** Client ID metadata documents: on or off, from private addresses too, extra CAs (PEM). */
   clientMetadata: { enabled: boolean; allowPrivate: boolean; ca?: string | undefined };
 }
@@ -47,10 +52,37 @@ export function resourcesOf(base: string): string[] {
   return [`${base}/mcp`, `${base}/api/v1`, `${base}/curl`, base];
 }
 
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * `resource` in the words of `base` when it names Folio by a loopback alias of base's host
+ * (`http://localhost:3000/mcp` for base `http://127.0.0.1:3000`): with no public URL configured,
+ * the protected-resource metadata names the origin the client used (the MCP SDK refuses metadata
+ * for another origin), so a client that typed `localhost` asks for a token for `localhost`. Only
+ * loopback names, same scheme and port, and only when `base` itself is a loopback address; a
+ * configured public URL is never widened (the caller does not ask then).
+ */
+export function canonicalResource(resource: string, base: string): string {
+  let asked: URL, own: URL;
+  try {
+    asked = new URL(resource);
+    own = new URL(base);
+  } catch {
+    return resource;
+  }
+  if (asked.origin === own.origin || !LOOPBACK_HOSTS.has(own.hostname) || !LOOPBACK_HOSTS.has(asked.hostname)) return resource;
+  if (asked.protocol !== own.protocol || asked.port !== own.port || asked.username || asked.password) return resource;
+  return `${own.origin}${asked.pathname}${asked.search}`;
+}
+
 export async function createProvider(issuer: string, base: string, deps: OAuthServerDeps): Promise<Provider> {
   const { identity, scopes } = deps;
   const keys = await identity.oauth.keys();
   const resources = new Set(resourcesOf(base));
+  // Without a public URL, Folio is also reached at its address's loopback aliases (see above), when
+  // no other local process can answer at one of them (it could then get tokens for Folio).
+  const canonical =
+    deps.publicUrl || !deps.loopbackAliases ? (resource: string) => resource : (resource: string) => canonicalResource(resource, base);
   const scopeNames = scopes.list().map((s) => s.scope);
   const configuration: Configuration = {
     adapter: (name: string) => refusingNul(identity.oauth.adapter(name)),
@@ -95,8 +127,9 @@ export async function createProvider(issuer: string, base: string, deps: OAuthSe
         defaultResource: (_ctx, _client, oneOf) => oneOf ?? base,
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, resource) => {
-          // The base with a trailing slash is the base.
-          const audience = resource === `${base}/` ? base : resource;
+          // The base with a trailing slash is the base; a loopback alias is the address it names.
+          const named = canonical(resource);
+          const audience = named === `${base}/` ? base : named;
           if (!resources.has(audience)) throw new errors.InvalidTarget(`Folio protects ${[...resources].join(', ')}`);
           return { scope: scopeNames.join(' '), audience, accessTokenFormat: 'opaque', accessTokenTTL: ACCESS_TOKEN_TTL };
         },

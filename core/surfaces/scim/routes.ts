@@ -6,8 +6,8 @@
 // parses filters (a grammar, so a filter is data, never SQL: `userName eq "..."` becomes a bound
 // parameter, any other filter is matched by scimmy over the directory), applies PatchOp operations
 // with their full path syntax, and formats list responses and errors. This file is the Koa surface
-// over it and the mapping to the identity domain's user directory, whose rules (admins only, one
-// account per email, what deactivating does) stay the domain's.
+// over it and the mapping to the identity domain's user directory (./mapping.ts), whose rules
+// (admins only, one account per email, what deactivating does) stay the domain's.
 //
 // Authentication: a bearer token as everywhere (an API token of an admin with the scope users, or
 // an OAuth token issued for Folio as a whole). A SCIM user's userName is the Folio email.
@@ -23,6 +23,19 @@ import { BadArguments, Conflict, FolioError, Unauthenticated } from '../../contr
 import type { Logger } from 'pino';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
 import { queryTextProblem } from '../http/query-text.ts';
+import {
+  caseless,
+  emailOf,
+  nameOf,
+  otherEmails,
+  profileOf,
+  renamed,
+  requireValues,
+  toScim,
+  trimmed,
+  type Profile,
+  type ScimIn,
+} from './mapping.ts';
 
 export const SCIM_PREFIX = '/scim/v2';
 const PAGE_MAX = 200;
@@ -73,48 +86,6 @@ const guarded =
     }
   };
 
-/** A Folio user as a SCIM User resource (before scimmy adds schemas and meta.location). */
-function toScim(u: UserInfo) {
-  return {
-    id: u.id,
-    userName: u.email,
-    ...(u.name ? { name: { formatted: u.name }, displayName: u.name } : {}),
-    emails: [{ value: u.email, primary: true, type: 'work' }],
-    active: u.active,
-    meta: { created: new Date(u.created_at), lastModified: new Date(u.updated_at) },
-  };
-}
-
-/** The name as Folio keeps it (one string): name.formatted, else given + family, else displayName. */
-function nameOf(u: { name?: { formatted?: string; givenName?: string; familyName?: string }; displayName?: string }): string | null {
-  const formatted = u.name?.formatted?.trim();
-  if (formatted) return formatted;
-  const parts = [u.name?.givenName, u.name?.familyName].map((x) => x?.trim()).filter((x): x is string => !!x);
-  if (parts.length) return parts.join(' ');
-  return u.displayName?.trim() || null;
-}
-
-function emailOf(u: { userName?: string; emails?: Array<{ value?: string; primary?: boolean }> }): string {
-  const userName = u.userName?.trim();
-  if (userName) return userName;
-  const e = u.emails?.find((x) => x.primary) ?? u.emails?.[0];
-  if (e?.value) return e.value;
-  throw new ScimError(400, 'invalidValue', 'userName (the email address) is required');
-}
-
-/** scimmy reads `userName eq` (no value) as a comparison with nothing; SCIM says it is not a filter. */
-function requireValues(expressions: unknown[]): void {
-  const walk = (e: unknown): void => {
-    if (Array.isArray(e)) {
-      const [op] = e as [unknown];
-      if (typeof op === 'string' && op !== 'pr' && op !== 'np' && e.length < 2)
-        throw new ScimError(400, 'invalidFilter', `the comparison ${op} needs a value`);
-      for (const x of e.slice(1)) if (x && typeof x === 'object') walk(x);
-    } else if (e && typeof e === 'object') for (const v of Object.values(e)) walk(v);
-  };
-  for (const e of expressions) walk(e);
-}
-
 type ScimUser = Parameters<SCIMMY.Types.Resource.IngressHandler<SCIMMY.Resources.User, SCIMMY.Schemas.User>>[1];
 
 // scimmy keeps its configuration and declared resources in module state: declared once per
@@ -143,29 +114,57 @@ function declareScim(): void {
   SCIMMY.Config.set('filter', { supported: true, maxResults: PAGE_MAX });
   for (const R of [SCIMMY.Resources.Schema, SCIMMY.Resources.ResourceType, SCIMMY.Resources.ServiceProviderConfig]) R.basepath(SCIM_PREFIX);
   SCIMMY.Resources.User.basepath(SCIM_PREFIX);
+  // The enterprise extension (employeeNumber, department, manager, ...): declared, so providers
+  // that send it (Entra ID, Okta with the extension mapped) are validated and it is kept and echoed.
+  SCIMMY.Resources.User.extend(SCIMMY.Schemas.EnterpriseUser, false);
   SCIMMY.Resources.declare(SCIMMY.Resources.User);
   SCIMMY.Resources.User.egress(
     guarded(async (resource: SCIMMY.Resources.User, call: Call) => {
       // Only the one-user form arrives here (lists are served by listUsers, which pages in the
       // database); the PatchOp reads the current user this way too.
       if (!resource.id) throw new ScimError(500, null as unknown as string, 'a list reached the one-user handler');
-      return toScim(await call.users.get(call.p, resource.id));
+      const u = await call.users.get(call.p, resource.id);
+      return toScim(u, (await call.users.scimProfiles(call.p, [u.id])).get(u.id) ?? null);
     }),
   )
     .ingress(
       guarded(async (resource: SCIMMY.Resources.User, user: ScimUser, call: Call) => {
-        const u = user as unknown as Parameters<typeof nameOf>[0] & Parameters<typeof emailOf>[0] & { active?: boolean };
-        const email = emailOf(u);
+        const u = JSON.parse(JSON.stringify(user)) as ScimIn & { active?: boolean } & Record<string, unknown>;
+        const email = emailOf(u).toLowerCase();
+        const profile = profileOf(u);
         if (!resource.id) {
-          const made = await call.users.create(call.p, { email, name: nameOf(u) });
-          return toScim(u.active === false ? await call.users.update(call.p, made.id, { active: false }) : made);
+          if (otherEmails(u, email).length)
+            throw new ScimError(400, 'invalidValue', `emails: a Folio account has one email address, its userName (${email})`);
+          const made = await call.users.create(call.p, { email, name: nameOf(u), ...(profile ? { scim: profile } : {}) });
+          const out = u.active === false ? await call.users.update(call.p, made.id, { active: false }) : made;
+          return toScim(out, profile);
         }
-        // PUT, or a PATCH after scimmy applied its operations: what Folio keeps that SCIM may change
-        // is the name and active; userName is the email, which does not change here.
+        // PUT, or a PATCH after scimmy applied its operations. The email (userName, emails) does
+        // not change here: one that would is refused rather than ignored.
         const current = await call.users.get(call.p, resource.id);
-        if (email.trim().toLowerCase() !== current.email) throw new ScimError(400, 'mutability', 'userName (the email) cannot be changed');
-        const change = { name: nameOf(u), ...(u.active === undefined ? {} : { active: u.active }) };
-        return toScim(await call.users.update(call.p, resource.id, change));
+        if (email !== current.email) throw new ScimError(400, 'mutability', 'userName (the email) cannot be changed');
+        const others = otherEmails(u, current.email);
+        if (others.length)
+          throw new ScimError(
+            400,
+            'mutability',
+            `emails: the account's email is its userName (${current.email}) and cannot be changed; ${others.join(', ')} was not applied`,
+          );
+        const before = toScim(current, (await call.users.scimProfiles(call.p, [current.id])).get(current.id) ?? null);
+        const name = renamed(u, before, current.name);
+        // displayName and name.formatted are one name here: both changed to different values cannot both apply.
+        for (const [path, value, was] of [
+          ['displayName', u.displayName, before.displayName],
+          ['name.formatted', u.name?.formatted, before.name?.formatted],
+        ] as const)
+          if (trimmed(value) && trimmed(value) !== trimmed(was) && trimmed(value) !== name)
+            throw new ScimError(
+              400,
+              'invalidValue',
+              `${path}: Folio keeps one name (displayName and name.formatted); send them alike or one of them`,
+            );
+        const change = { name, scim: profile, ...(u.active === undefined ? {} : { active: u.active }) };
+        return toScim(await call.users.update(call.p, resource.id, change), profile);
       }),
     )
     .degress(
@@ -194,6 +193,18 @@ function normalisePatch(body: unknown): unknown {
     return out;
   });
   return { ...body, Operations: ops };
+}
+
+/** A PATCH of what Folio never keeps (a password: users set theirs with an invitation link) is refused, not ignored. */
+function refuseUnstored(message: unknown): void {
+  const ops = (message as { Operations?: unknown } | null)?.Operations;
+  if (!Array.isArray(ops)) return;
+  for (const op of ops) {
+    const o = (op ?? {}) as { path?: unknown; value?: unknown };
+    const paths = typeof o.path === 'string' ? [o.path] : o.value && typeof o.value === 'object' ? Object.keys(o.value) : [];
+    if (paths.some((x) => /(^|:)password$/i.test(x)))
+      throw new ScimError(400, 'invalidPath', 'password: Folio takes no passwords over SCIM (a user sets theirs with an invitation link)');
+  }
 }
 
 export function scimRouter(deps: ScimDeps): Router {
@@ -283,9 +294,12 @@ export function scimRouter(deps: ScimDeps): Router {
   const listUsers = async (call: Call, q: Record<string, unknown>) => {
     const resource = new SCIMMY.Resources.User(undefined, q);
     if (resource.filter) requireValues(resource.filter);
+    const matcher = resource.filter
+      ? new SCIMMY.Types.Filter(caseless(resource.filter) as ConstructorParameters<typeof SCIMMY.Types.Filter>[0])
+      : undefined;
     const startIndex = Math.max(1, (q['startIndex'] as number | undefined) ?? 1);
     const count = Math.min(PAGE_MAX, Math.max(0, (q['count'] as number | undefined) ?? 100));
-    const filter = resource.filter as unknown as Array<Record<string, unknown[]>> | undefined;
+    const filter = matcher as unknown as Array<Record<string, unknown[]>> | undefined;
     const only = filter?.length === 1 ? Object.entries(filter[0]!) : [];
     // One comparison of a top-level attribute ({ userName: ['eq', 'x'] }); a sub-attribute's
     // ({ name: { givenName: [...] } }) is not an array, and goes to the scan like any other.
@@ -293,26 +307,51 @@ export function scimRouter(deps: ScimDeps): Router {
     const [op, value] = Array.isArray(comparison) ? comparison : [];
     let items: UserInfo[];
     let total: number;
+    let profiles: Map<string, Profile>;
     if (!filter) {
       ({ items, total } = await call.users.listByOffset(call.p, { offset: startIndex - 1, limit: count }));
+      profiles = await call.users.scimProfiles(
+        call.p,
+        items.map((u) => u.id),
+      );
     } else if (attr?.toLowerCase() === 'username' && op === 'eq' && typeof value === 'string') {
       ({ items, total } = await call.users.listByOffset(call.p, { email: value, offset: startIndex - 1, limit: count }));
+      profiles = await call.users.scimProfiles(
+        call.p,
+        items.map((u) => u.id),
+      );
     } else {
       const all: UserInfo[] = [];
-      for (let offset = 0; ; offset += 500) {
-        const page = await call.users.listByOffset(call.p, { offset, limit: 500 });
-        all.push(...page.items);
+      // Paged by whatever the users service gives at most (it caps a page): advanced by what came,
+      // ended by the total or an empty page, never by a page shorter than what was asked.
+      for (let offset = 0; ;) {
+        const page = await call.users.listByOffset(call.p, { offset, limit: PAGE_MAX });
         if (page.total > SCAN_MAX)
           throw new ScimError(400, 'tooMany', `the directory has more than ${SCAN_MAX} users: filter with userName eq "<email>"`);
-        if (page.items.length < 500) break;
+        all.push(...page.items);
+        offset += page.items.length;
+        if (page.items.length === 0 || offset >= page.total) break;
       }
+      profiles = await call.users.scimProfiles(
+        call.p,
+        all.map((u) => u.id),
+      );
       const byId = new Map(all.map((u) => [u.id, u]));
-      const matched = (resource.filter!.match(all.map(toScim)) as Array<{ id: string }>).map((s) => byId.get(s.id)!);
+      // Matched as the resources they are (scimmy's own schema instances), so that a filter on a
+      // multi-valued attribute (emails[type eq "work"].value) sees an array.
+      const candidates = all.map((u) => new SCIMMY.Schemas.User(toScim(u, profiles.get(u.id) ?? null), 'out'));
+      const matched = (matcher!.match(candidates) as Array<{ id: string }>).map((x) => byId.get(x.id)!);
       total = matched.length;
       items = matched.slice(startIndex - 1, startIndex - 1 + count);
     }
     const resources = items.map(
-      (u) => new SCIMMY.Schemas.User(toScim(u), 'out', SCIMMY.Resources.User.basepath() as unknown as string, resource.attributes),
+      (u) =>
+        new SCIMMY.Schemas.User(
+          toScim(u, profiles.get(u.id) ?? null),
+          'out',
+          SCIMMY.Resources.User.basepath() as unknown as string,
+          resource.attributes,
+        ),
     );
     // The page is cut already: built from startIndex 1 so scimmy does not cut it again, then told
     // where it starts.
@@ -381,6 +420,7 @@ export function scimRouter(deps: ScimDeps): Router {
     handle(async (ctx) => {
       const call = await admin(ctx);
       const message = normalisePatch(await body(ctx)) as Parameters<SCIMMY.Resources.User['patch']>[0];
+      refuseUnstored(message);
       const patched = await new SCIMMY.Resources.User(userId(ctx), params(ctx)).patch(message, call);
       // Nothing changed: scimmy answers nothing, and RFC 7644 §3.5.2 allows 204.
       if (patched) send(ctx, 200, patched);

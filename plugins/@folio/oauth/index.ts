@@ -12,10 +12,12 @@ export default definePlugin({
   catalogue: 'public',
   functions: {
     grants: {
+      title: 'List the clients you authorised',
       description: 'The clients you authorised: name, redirect URIs, scopes. Needs no scope; revoking needs tokens.',
       handler: async (_args, ctx) => ctx.services.identity.oauth.grants(),
     },
     revoke_grant: {
+      title: 'Revoke an authorised client',
       description: 'Revoke a client you authorised: all its tokens stop at once.',
       args: Type.Object({ id: Id }),
       requires: { scopes: ['tokens'] },
@@ -25,6 +27,7 @@ export default definePlugin({
       },
     },
     clients: {
+      title: 'List registered OAuth clients',
       description: 'The registered OAuth clients, newest first, a page at a time: pass next_cursor back as cursor for the next one.',
       args: Type.Object({
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'At most this many.' })),
@@ -35,6 +38,7 @@ export default definePlugin({
         ctx.services.identity.oauth.clients({ ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) }),
     },
     delete_client: {
+      title: 'Delete an OAuth client',
       description: 'Delete a registered client with every grant made to it.',
       args: Type.Object({ client_id: Id }),
       requires: ADMIN,

@@ -15,14 +15,17 @@ export default definePlugin({
   catalogue: 'public',
   functions: {
     scopes: {
+      title: 'List token scopes',
       description: 'Every scope a token may carry: what it allows, what it implies, the roles it needs.',
       handler: async (_args, ctx) => ctx.services.identity.tokens.scopes(),
     },
     self: {
+      title: 'Describe this token',
       description: 'The token you are calling with: its kind, scopes, expiry and last use. Needs no scope.',
       handler: async (_args, ctx) => ctx.services.identity.tokens.self(),
     },
     list: {
+      title: 'List your tokens',
       description: 'Your personal tokens, newest first (secrets are never shown again). Page with limit and cursor.',
       args: Type.Object({
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
@@ -33,12 +36,14 @@ export default definePlugin({
       handler: async (args, ctx) => ctx.services.identity.tokens.list(args),
     },
     get: {
+      title: 'Get a token',
       description: 'One of your tokens by id.',
       args: Type.Object({ id: Id }),
       requires: { scopes: ['tokens'] },
       handler: async ({ id }, ctx) => ctx.services.identity.tokens.get(id),
     },
     create: {
+      title: 'Create a token',
       description:
         'A new personal API token. Its scopes must be within the token you call with; an expiry is required. The answer carries the secret in `token`, shown this once.',
       args: Type.Object({
@@ -54,12 +59,14 @@ export default definePlugin({
       handler: async (args, ctx) => ctx.services.identity.tokens.create(args),
     },
     rotate: {
+      title: 'Rotate a token',
       description: 'Revoke a token and get a new one with the same name and scopes; the new secret is shown this once.',
       args: Type.Object({ id: Id, ...Expiry }),
       requires: { scopes: ['tokens'] },
       handler: async ({ id, ...expiry }, ctx) => ctx.services.identity.tokens.rotate(id, expiry),
     },
     revoke: {
+      title: 'Revoke a token',
       description: 'Revoke a token: it stops working at once, with every token minted from it.',
       args: Type.Object({ id: Id }),
       requires: { scopes: ['tokens'] },

@@ -13,10 +13,12 @@ export default definePlugin({
   catalogue: 'public',
   functions: {
     me: {
+      title: 'Your account',
       description: 'Your own account: id, email, name, roles.',
       handler: async (_args, ctx) => ctx.services.identity.users.me(),
     },
     list: {
+      title: 'List users',
       description: 'Users by email; filter by email, role or active. Page with limit and cursor.',
       args: Type.Object({
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
@@ -29,12 +31,14 @@ export default definePlugin({
       handler: async (args, ctx) => ctx.services.identity.users.list(args),
     },
     get: {
+      title: 'Get a user',
       description: 'One user by id.',
       args: Type.Object({ id: Id }),
       requires: ADMIN,
       handler: async ({ id }, ctx) => ctx.services.identity.users.get(id),
     },
     create: {
+      title: 'Create a user account',
       description: 'Create a user (no token yet; admin.create_user makes one with it).',
       args: Type.Object({
         email: Type.String({ minLength: 3, maxLength: 320 }),
@@ -45,6 +49,7 @@ export default definePlugin({
       handler: async (args, ctx) => ctx.services.identity.users.create(args),
     },
     update: {
+      title: 'Update a user',
       description:
         'Change name, roles (the whole new set) or active. active: false deactivates: all their tokens stop at once; data is kept.',
       args: Type.Object({
@@ -58,6 +63,7 @@ export default definePlugin({
       handler: async ({ id, ...changes }, ctx) => ctx.services.identity.users.update(id, changes),
     },
     invite: {
+      title: 'Invite a user',
       description:
         'A one-time link for a user to set their password (also replaces a forgotten one). Give them the url: it works once and expires (72 hours by default).',
       args: Type.Object({
@@ -68,6 +74,7 @@ export default definePlugin({
       handler: async ({ id, expires_in_hours }, ctx) => ctx.services.identity.users.invite(id, expires_in_hours),
     },
     delete: {
+      title: 'Delete a user',
       description: "Delete a user and all their data, for good. confirm must be the user's email address.",
       args: Type.Object({ id: Id, confirm: Type.String({ maxLength: 320 }) }),
       requires: ADMIN,

@@ -1,0 +1,181 @@
+// How a SCIM User maps onto a Folio account and back (README, "SCIM for identity providers"):
+// userName and emails are the account's email, displayName and name.formatted its name, active its
+// state; every other attribute the provider sends is its profile, kept as sent and echoed. Also
+// the filter rewrites the mapping needs (userName and emails compared without case).
+import SCIMMY from 'scimmy';
+import type { UserInfo } from '../../domain/identity/users.ts';
+
+const ScimError = SCIMMY.Types.Error;
+
+/**
+ * A user's SCIM profile: what the provider sent that Folio has no column for (externalId, the name's
+ * parts, nickName, title, locale, the enterprise extension, ...), kept as sent and echoed back.
+ * The account's own fields (userName/emails = email, displayName/name.formatted = name, active)
+ * and what Folio never keeps (password, groups) are not in it.
+ */
+const NOT_PROFILE = new Set(['schemas', 'id', 'meta', 'userName', 'emails', 'active', 'password', 'groups', 'displayName']);
+
+export type Profile = Record<string, unknown>;
+
+/** What a profile may hold: its JSON at most this many bytes, each multi-valued attribute this many values. */
+export const PROFILE_MAX_BYTES = 16 * 1024;
+export const PROFILE_MAX_VALUES = 20;
+
+/** The first array in `v` (at any depth) with more than PROFILE_MAX_VALUES values, by its path. */
+function overfull(v: unknown, path: string): string | null {
+  if (Array.isArray(v)) {
+    if (v.length > PROFILE_MAX_VALUES) return path;
+    for (const x of v) {
+      const found = overfull(x, path);
+      if (found) return found;
+    }
+  } else if (v && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      const found = overfull(x, path ? `${path}.${k}` : k);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+/** The profile in what a provider sent; 400 invalidValue when it is more than a profile may hold. */
+export function profileOf(u: Record<string, unknown>): Profile | null {
+  const out: Profile = {};
+  for (const [k, v] of Object.entries(u)) {
+    if (NOT_PROFILE.has(k) || v === undefined || v === null) continue;
+    if (k === 'name' && v && typeof v === 'object') {
+      const { formatted: _formatted, ...parts } = v as Record<string, unknown>;
+      if (Object.values(parts).some((x) => x !== undefined && x !== null)) out[k] = parts;
+      continue;
+    }
+    out[k] = v;
+  }
+  if (!Object.keys(out).length) return null;
+  const json = JSON.stringify(out);
+  const full = overfull(out, '');
+  if (full) throw new ScimError(400, 'invalidValue', `${full}: at most ${PROFILE_MAX_VALUES} values are kept`);
+  if (Buffer.byteLength(json) > PROFILE_MAX_BYTES)
+    throw new ScimError(
+      400,
+      'invalidValue',
+      `the attributes Folio keeps as sent (all but userName, emails, displayName and active) take more than ${PROFILE_MAX_BYTES / 1024} KB`,
+    );
+  return JSON.parse(json) as Profile;
+}
+
+/** A Folio user as a SCIM User resource (before scimmy adds schemas and meta.location). */
+export function toScim(u: UserInfo, profile: Profile | null = null) {
+  const { name: parts, ...rest } = (profile ?? {}) as { name?: Record<string, unknown> };
+  const name = { ...(parts ?? {}), ...(u.name ? { formatted: u.name } : {}) };
+  return {
+    ...rest,
+    id: u.id,
+    userName: u.email,
+    ...(Object.keys(name).length ? { name } : {}),
+    ...(u.name ? { displayName: u.name } : {}),
+    emails: [{ value: u.email, primary: true, type: 'work' }],
+    active: u.active,
+    meta: { created: new Date(u.created_at), lastModified: new Date(u.updated_at) },
+  };
+}
+
+type NameParts = { formatted?: string; givenName?: string; familyName?: string; middleName?: string };
+export type ScimIn = {
+  name?: NameParts;
+  displayName?: string;
+  userName?: string;
+  emails?: Array<{ value?: string; primary?: boolean; type?: string }>;
+};
+
+export const trimmed = (x: unknown) => (typeof x === 'string' && x.trim() ? x.trim() : undefined);
+const joined = (n: NameParts | undefined) =>
+  [n?.givenName, n?.middleName, n?.familyName]
+    .map(trimmed)
+    .filter((x): x is string => !!x)
+    .join(' ') || undefined;
+
+/**
+ * The name Folio keeps (one string) for a new user: displayName, else name.formatted, else the
+ * given, middle and family names.
+ */
+export function nameOf(u: ScimIn): string | null {
+  return trimmed(u.displayName) ?? trimmed(u.name?.formatted) ?? joined(u.name) ?? null;
+}
+
+/**
+ * The name after a PUT or PATCH of a user shown as `before`: what changed wins (displayName, then
+ * name.formatted, then the name's parts, which make the name when they change alone), else it stays.
+ */
+export function renamed(u: ScimIn, before: ScimIn, current: string | null): string | null {
+  const changed = (a: unknown, b: unknown) => trimmed(a) !== trimmed(b);
+  if (changed(u.displayName, before.displayName) && trimmed(u.displayName)) return trimmed(u.displayName)!;
+  if (changed(u.name?.formatted, before.name?.formatted) && trimmed(u.name?.formatted)) return trimmed(u.name?.formatted)!;
+  const parts = ['givenName', 'middleName', 'familyName'] as const;
+  if (parts.some((k) => changed(u.name?.[k], before.name?.[k])) && joined(u.name)) return joined(u.name)!;
+  // Everything about the name removed (a PUT without one): none.
+  if (!trimmed(u.displayName) && !trimmed(u.name?.formatted) && !joined(u.name)) return null;
+  return current;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+/**
+ * Folio's account is its email: userName must be one (a userName that is not, such as Entra's
+ * generated samples, is refused: map the provider's email attribute to userName). Without a
+ * userName, the primary (else work, else first) email.
+ */
+export function emailOf(u: ScimIn): string {
+  const userName = u.userName?.trim();
+  const e = u.emails?.find((x) => x.primary) ?? u.emails?.find((x) => x.type === 'work') ?? u.emails?.[0];
+  const email = userName || e?.value?.trim();
+  if (!email) throw new ScimError(400, 'invalidValue', 'userName (the email address) is required');
+  if (!EMAIL.test(email))
+    throw new ScimError(
+      400,
+      'invalidValue',
+      `userName ${JSON.stringify(email)} is not an email address: a Folio account is its email, so map the provider's email attribute to userName`,
+    );
+  return email;
+}
+
+/** The email addresses a resource names that are not the account's: Folio keeps one, its userName. */
+export function otherEmails(u: ScimIn, email: string): string[] {
+  return (u.emails ?? []).map((e) => e.value?.trim().toLowerCase() ?? '').filter((v) => v && v !== email);
+}
+
+/** scimmy reads `userName eq` (no value) as a comparison with nothing; SCIM says it is not a filter. */
+export function requireValues(expressions: unknown[]): void {
+  const walk = (e: unknown): void => {
+    if (Array.isArray(e)) {
+      const [op] = e as [unknown];
+      if (typeof op === 'string' && op !== 'pr' && op !== 'np' && e.length < 2)
+        throw new ScimError(400, 'invalidFilter', `the comparison ${op} needs a value`);
+      for (const x of e.slice(1)) if (x && typeof x === 'object') walk(x);
+    } else if (e && typeof e === 'object') for (const v of Object.values(e)) walk(v);
+  };
+  for (const e of expressions) walk(e);
+}
+
+/**
+ * userName is caseExact false (RFC 7643 §4.1.1), and so are emails' values; Folio keeps both
+ * lowercased, so comparing with the value lowercased is comparing without case (co, sw, ew, eq).
+ * Answers the filter's expressions so rewritten (scimmy's own are frozen).
+ */
+export function caseless(expressions: unknown): unknown {
+  const copy = JSON.parse(JSON.stringify(expressions)) as unknown;
+  const lower = (c: unknown) => {
+    if (Array.isArray(c)) for (let i = 1; i < c.length; i++) if (typeof c[i] === 'string') c[i] = (c[i] as string).toLowerCase();
+  };
+  const walk = (e: unknown): void => {
+    if (Array.isArray(e)) return e.forEach(walk);
+    if (!e || typeof e !== 'object') return;
+    for (const [k, v] of Object.entries(e as Record<string, unknown>)) {
+      if (k.toLowerCase() === 'username') lower(v);
+      else if (k.toLowerCase() === 'emails' && v && typeof v === 'object' && !Array.isArray(v)) {
+        for (const [sub, c] of Object.entries(v as Record<string, unknown>)) if (sub.toLowerCase() === 'value') lower(c);
+      } else if (Array.isArray(v) && v.some((x) => x && typeof x === 'object')) walk(v);
+    }
+  };
+  walk(copy);
+  return copy;
+}
