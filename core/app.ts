@@ -2,7 +2,6 @@
 // `startFolio` is what `npm start` and the integration tests both run.
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
-import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import Koa, { type Next, type ParameterizedContext } from 'koa';
 import Router from '@koa/router';
@@ -54,6 +53,9 @@ import type { TranscribeService } from './domain/transcribe/service.ts';
 import { ProxyTrust, trustProxies } from './surfaces/http/client-address.ts';
 import { isLingering, lingerOnUnreadBodies, requestStarted } from './surfaces/http/linger.ts';
 import { watchBodyPace } from './surfaces/http/slow-body.ts';
+import { activeTraceId, newErrorId, tracingOn } from './contract/observe.ts';
+import { bearerIs, Metrics, metricsRoute } from './observability/metrics.ts';
+import { Readiness, readyRoute } from './observability/ready.ts';
 
 export interface Folio {
   config: Config;
@@ -66,6 +68,12 @@ export interface Folio {
   policy: Policy;
   dispatcher: Dispatcher;
   log: Logger;
+  /** GET /ready's state and dependency checks (add one with readiness.add). */
+  readiness: Readiness;
+  /** The /metrics registry; undefined when metrics are off. */
+  metrics: Metrics | undefined;
+  /** /ready answers 503 from now on (the first step of close(); callable earlier). */
+  markDraining(): void;
   /** The admin token generated on this start, when there was no user yet and none was configured. */
   generatedAdminToken: string | undefined;
   /** A domain's service by its name (core/domains.ts), for operator commands and tests. */
@@ -74,7 +82,12 @@ export interface Folio {
 }
 
 export function createLogger(config: Config): Logger {
-  return pino({ level: config.logLevel, base: { service: 'folio', version: PACKAGE.version } });
+  return pino({
+    level: config.logLevel,
+    base: { service: 'folio', version: PACKAGE.version },
+    // With tracing on, every line written inside a span carries its trace id.
+    ...(tracingOn ? { mixin: () => ({ trace_id: activeTraceId() }) } : {}),
+  });
 }
 
 /** The 400 for a request the HTTP parser refused before any route saw it, as its path's surface words one. */
@@ -197,8 +210,14 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     notesSummary: (userId) => notes.summary(userId),
     pins: (userId) => identity.pins(userId),
   });
+  // Its vacuum and checkpoint (no autovacuum, no checkpointer: core/db/embedded-upkeep.ts).
+  const upkeep = new EmbeddedUpkeep(db, config.embedded, log.child({ component: 'upkeep' }));
+  const metrics = config.metrics.enabled
+    ? new Metrics({ db, jobs, registry, upkeep, mcpSessions: () => mcp.sessionCount, log: log.child({ component: 'metrics' }) })
+    : undefined;
   const dispatcher = new Dispatcher({
     policy,
+    observer: metrics,
     limits: config.limits,
     services: (principal, l) => servicesFor({ identity, domains, registry, policy, jobs, tokens: config.tokens }, principal, l),
   });
@@ -223,7 +242,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       await next();
     } catch (err) {
       // Last line of defence: no framework error page, no stack in a body.
-      const errorId = randomUUID();
+      const errorId = newErrorId();
       ctx.state.log.error({ errorId, err }, 'unhandled error');
       sendText(ctx, 500, `500 Internal Server Error: error id ${errorId}`);
     }
@@ -244,8 +263,6 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   // The embedded engine's size against what it was measured to serve (core/db/capacity.ts);
   // checked after start and then every embedded.checkMinutes.
   let capacity: CapacityReport | null = null;
-  // Its vacuum and checkpoint (no autovacuum, no checkpointer: core/db/embedded-upkeep.ts).
-  const upkeep = new EmbeddedUpkeep(db, config.embedded, log.child({ component: 'upkeep' }));
   root.get(
     '/health',
     healthRoute(db, PACKAGE.version, async () => ({
@@ -254,6 +271,19 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       ...(capacity && upkeep.last ? { embedded_upkeep: upkeep.last } : {}),
     })),
   );
+  // Readiness (core/observability/ready.ts): required dependencies; the blob store's check joins them.
+  const readiness = new Readiness([{ name: 'database', check: () => db.ping(1500) }]);
+  const metricsToken = config.metrics.token;
+  root.get(
+    '/ready',
+    readyRoute(readiness, async (authorization) => {
+      if (!authorization) return false;
+      if (metricsToken && bearerIs(authorization, metricsToken)) return true;
+      const principal = await auth.authenticate(authorization, new URLSearchParams());
+      return principal.user.roles.includes('admin');
+    }),
+  );
+  if (metrics) root.get('/metrics', metricsRoute(metrics, metricsToken));
   // Said once at start: a default engine that cannot run, and what it needs.
   void transcribe.engines().then((e) => {
     const d = e.engines[e.default];
@@ -302,6 +332,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
     version: PACKAGE.version,
     publicUrl: config.publicUrl,
+    observer: metrics,
   });
   app.use(rest.router.routes());
   app.use(rest.publicRouter.routes());
@@ -472,6 +503,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
 
   // Scheduled backups (backup.dir; off by default): core/backup/schedule.ts.
   const backups = scheduleBackups(config, log.child({ component: 'backup' }));
+  readiness.started();
 
   return {
     config,
@@ -484,10 +516,14 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     policy,
     dispatcher,
     log,
+    readiness,
+    metrics,
+    markDraining: () => readiness.markDraining(),
     generatedAdminToken,
     service: <T>(name: string) => serviceOf(name) as T,
     close() {
       closing ??= (async () => {
+        readiness.markDraining();
         for (const timer of timers) clearInterval(timer);
         await backups?.close();
         await upkeep.stop();
