@@ -1,0 +1,43 @@
+// OpenTelemetry traces with the official Node SDK: HTTP (server and client), pg and Koa
+// instrumentations plus Folio's own spans (core/contract/observe.ts). Started by the preload
+// core/tracing.ts before any module of the app loads, because ESM modules can be instrumented only
+// through a loader hook that sees them load (import-in-the-middle, here told to wrap only the
+// modules an instrumentation asked for). Configured by the standard OTEL_* variables; the SDK
+// reads them itself (OTEL_TRACES_EXPORTER=console|otlp, OTEL_EXPORTER_OTLP_ENDPOINT, ...).
+import { register } from 'node:module';
+import { createAddHookMessageChannel } from 'import-in-the-middle';
+import * as api from '@opentelemetry/api';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { KoaInstrumentation } from '@opentelemetry/instrumentation-koa';
+
+export { tracingWanted } from './tracing-wanted.ts';
+
+/**
+ * Starts the SDK and leaves the API where the kernel looks for it. `spanProcessors` replaces the
+ * exporter the environment names (the tests use an in-memory one). Returns the SDK, to shut down
+ * (which flushes what is buffered).
+ */
+export async function startTracing(opts: { spanProcessors?: SpanProcessor[] } = {}): Promise<NodeSDK> {
+  const { registerOptions, waitForAllMessagesAcknowledged } = createAddHookMessageChannel();
+  register('import-in-the-middle/hook.mjs', import.meta.url, registerOptions);
+  process.env['OTEL_SERVICE_NAME'] ??= 'folio';
+  const sdk = new NodeSDK({
+    ...(opts.spanProcessors ? { spanProcessors: opts.spanProcessors } : {}),
+    instrumentations: [
+      new HttpInstrumentation({
+        // Health probes and scrapes every few seconds would drown the traces that matter.
+        ignoreIncomingRequestHook: (req) => /^\/(health|ready|metrics)(\?|$)/.test(req.url ?? ''),
+      }),
+      new PgInstrumentation({ requireParentSpan: true }),
+      new KoaInstrumentation(),
+    ],
+  });
+  sdk.start();
+  await waitForAllMessagesAcknowledged();
+  // The slot core/contract/observe.ts reads when it loads (not imported here: it must load after).
+  (globalThis as Record<symbol, unknown>)[Symbol.for('folio.opentelemetry.api')] = api;
+  return sdk;
+}

@@ -1,0 +1,81 @@
+// Traces with the official OpenTelemetry SDK and its in-memory exporter: tracing is started as the
+// preload does (core/tracing.ts), before any module of the app loads, then a real server serves a
+// real call; the spans recorded form one tree from the HTTP request down to the plugin process.
+import t from 'tap';
+import path from 'node:path';
+import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { startTracing } from '../../core/observability/tracing.ts';
+import { tracingWanted } from '../../core/observability/tracing-wanted.ts';
+
+t.test('tracing is asked for by OTEL_TRACES_EXPORTER only', async (t) => {
+  t.equal(tracingWanted({}), false);
+  t.equal(tracingWanted({ OTEL_TRACES_EXPORTER: 'none' }), false);
+  t.equal(tracingWanted({ OTEL_TRACES_EXPORTER: 'console', OTEL_SDK_DISABLED: 'true' }), false);
+  t.equal(tracingWanted({ OTEL_TRACES_EXPORTER: 'otlp' }), true);
+});
+
+const exporter = new InMemorySpanExporter();
+const sdk = await startTracing({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+// Only now the app: its modules load with the SDK running, as under the preload.
+const { startTestServer, call, req, createUser, FIXTURES } = await import('../helpers/server.ts');
+
+const s = await startTestServer({ plugins: [path.join(FIXTURES, 'basic')] });
+t.teardown(async () => {
+  await s.close();
+  await sdk.shutdown();
+});
+
+const byTrace = (traceId: string) => exporter.getFinishedSpans().filter((x) => x.spanContext().traceId === traceId);
+const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
+
+t.test('one curl call: HTTP request -> dispatch -> policy, plugin host', async (t) => {
+  const user = await createUser(s, 'traced@example.com');
+  exporter.reset();
+  const r = await call(s, user.token, 'acme', 'noop');
+  t.equal(r.status, 200);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const dispatch = exporter.getFinishedSpans().find((x) => x.name === 'folio.dispatch');
+  t.ok(dispatch, 'a dispatch span');
+  const spans = byTrace(dispatch!.spanContext().traceId);
+  const server = spans.find((x) => x.attributes['http.route'] !== undefined || x.name === 'POST');
+  t.ok(server, 'the HTTP server span of the request');
+  t.equal(parentOf(dispatch!), server!.spanContext().spanId, 'dispatch is a child of the HTTP request');
+  t.match(dispatch!.attributes, { 'folio.surface': 'curl', 'folio.function': 'acme.noop' });
+  const policy = spans.find((x) => x.name === 'folio.policy');
+  const host = spans.find((x) => x.name === 'folio.plugin_host');
+  t.equal(parentOf(policy!), dispatch!.spanContext().spanId, 'the policy decision is a child of dispatch');
+  t.equal(parentOf(host!), dispatch!.spanContext().spanId, 'the plugin host round trip is a child of dispatch');
+  t.match(host!.attributes, { 'folio.plugin': 'acme', 'folio.function': 'acme.noop' });
+});
+
+t.test('a failing call: its span says so, and the error id carries the trace id', async (t) => {
+  exporter.reset();
+  const r = await call(s, s.adminToken, 'acme', 'boom');
+  t.equal(r.status, 500);
+  const id = /error id:? ([0-9a-f-]+)/.exec(r.text)?.[1];
+  t.ok(id, 'the answer names an error id');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const dispatch = exporter.getFinishedSpans().find((x) => x.name === 'folio.dispatch');
+  t.equal(dispatch!.status.code, 2, 'the dispatch span is marked failed');
+  t.equal(dispatch!.attributes['folio.error_code'], 'internal');
+  t.equal(id!.split('-')[0], dispatch!.spanContext().traceId, 'the error id starts with the trace id');
+});
+
+t.test('a REST call: its route span, and the database queries under it', async (t) => {
+  exporter.reset();
+  const r = await req(s, 'GET', '/api/v1/notetaker/notes', { token: s.adminToken });
+  t.equal(r.status, 200);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const rest = exporter.getFinishedSpans().find((x) => x.name === 'folio.rest');
+  t.ok(rest, 'a REST span');
+  t.equal(rest!.attributes['folio.function'], 'GET /api/v1/notetaker/notes');
+  const spans = byTrace(rest!.spanContext().traceId);
+  t.ok(
+    spans.some((x) => x.name.startsWith('pg.query')),
+    'pg queries in the same trace',
+  );
+  t.ok(
+    spans.some((x) => x.instrumentationScope.name === '@opentelemetry/instrumentation-koa' || x.name.startsWith('router')),
+    'Koa spans in the same trace',
+  );
+});
