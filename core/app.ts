@@ -443,6 +443,8 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   );
   listening = url;
   log.info({ url, engine: db.engine, namespaces: [...registry.snapshot.namespaces.keys()] }, 'folio listening');
+  // The first scrape finds the database-backed figures read already.
+  metrics?.prime();
 
   // Now and then: each domain's upkeep (the notes trash sweep, ...), then keep the embedded
   // engine's planner statistics fresh (it has no autovacuum).

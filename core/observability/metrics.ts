@@ -1,8 +1,9 @@
 // GET /metrics: Prometheus text, from prom-client, on a registry of this server's own (several
 // servers in one process, as in the tests, keep their counts apart). Calls are counted where they
 // run (the dispatcher for curl and MCP, the REST framework for REST routes). What needs the
-// database (the job queue, storage used) is read when scraped, at most once per CACHE_MS, so a
-// scrape costs the same with 10 or 10,000 users. Labels come only from bounded sets: surfaces,
+// database (the job queue, storage used) is read in the background, at most once per CACHE_MS and
+// only while someone scrapes; a scrape answers with the last values read, so it costs the same with
+// 10 or 10,000 users and never waits for the database (but the first). Labels come only from bounded sets: surfaces,
 // the registry's function names, REST route templates, error codes, job kinds, storage kinds.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
@@ -201,9 +202,24 @@ export class Metrics implements CallObserver {
     }
   }
 
-  /** The database-backed values: reused for CACHE_MS; a scrape waits QUERY_WAIT_MS at most for fresh ones. */
+  /**
+   * The database-backed values. A scrape never waits for the database once they were read: it
+   * gets the last values and, when they are older than CACHE_MS, starts a new read for the next
+   * scrape. Only the very first read is waited for (QUERY_WAIT_MS at most); prime() starts it early.
+   */
   async #readSlow(): Promise<Slow> {
-    if (Date.now() - this.#slowAt < CACHE_MS) return this.#slow;
+    const stale = Date.now() - this.#slowAt >= CACHE_MS;
+    if (stale) this.prime();
+    if (this.#slowAt === 0 && this.#slowRunning) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.#slowRunning, new Promise((resolve) => (timer = setTimeout(resolve, QUERY_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
+    return this.#slow;
+  }
+
+  /** Starts a read of the database-backed values, unless one runs. */
+  prime(): void {
     this.#slowRunning ??= this.#query()
       .then((s) => {
         this.#slow = s;
@@ -213,10 +229,6 @@ export class Metrics implements CallObserver {
       .finally(() => {
         this.#slowRunning = undefined;
       });
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.#slowRunning, new Promise((resolve) => (timer = setTimeout(resolve, QUERY_WAIT_MS)))]);
-    clearTimeout(timer);
-    return this.#slow;
   }
 
   async #query(): Promise<Slow> {
