@@ -54,7 +54,8 @@ import { ProxyTrust, trustProxies } from './surfaces/http/client-address.ts';
 import { isLingering, lingerOnUnreadBodies, requestStarted } from './surfaces/http/linger.ts';
 import { watchBodyPace } from './surfaces/http/slow-body.ts';
 import { activeTraceId, newErrorId, tracingOn } from './contract/observe.ts';
-import { bearerIs, Metrics, metricsRoute } from './observability/metrics.ts';
+import type { Metrics } from './observability/metrics.ts';
+import { bearerIs } from './observability/bearer.ts';
 import { Readiness, readyRoute } from './observability/ready.ts';
 
 export interface Folio {
@@ -212,8 +213,17 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   });
   // Its vacuum and checkpoint (no autovacuum, no checkpointer: core/db/embedded-upkeep.ts).
   const upkeep = new EmbeddedUpkeep(db, config.embedded, log.child({ component: 'upkeep' }));
-  const metrics = config.metrics.enabled
-    ? new Metrics({ db, jobs, registry, upkeep, mcpSessions: () => mcp.sessionCount, log: log.child({ component: 'metrics' }) })
+  // prom-client is loaded only when metrics are on.
+  const metricsModule = config.metrics.enabled ? await import('./observability/metrics.ts') : undefined;
+  const metrics: Metrics | undefined = metricsModule
+    ? new metricsModule.Metrics({
+        db,
+        jobs,
+        registry,
+        upkeep,
+        mcpSessions: () => mcp.sessionCount,
+        log: log.child({ component: 'metrics' }),
+      })
     : undefined;
   const dispatcher = new Dispatcher({
     policy,
@@ -283,7 +293,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       return principal.user.roles.includes('admin');
     }),
   );
-  if (metrics) root.get('/metrics', metricsRoute(metrics, metricsToken));
+  if (metrics && metricsModule) root.get('/metrics', metricsModule.metricsRoute(metrics, metricsToken));
   // Said once at start: a default engine that cannot run, and what it needs.
   void transcribe.engines().then((e) => {
     const d = e.engines[e.default];

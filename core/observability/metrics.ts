@@ -5,7 +5,7 @@
 // only while someone scrapes; a scrape answers with the last values read, so it costs the same with
 // 10 or 10,000 users and never waits for the database (but the first). Labels come only from bounded sets: surfaces,
 // the registry's function names, REST route templates, error codes, job kinds, storage kinds.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { bearerIs } from './bearer.ts';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -241,17 +241,6 @@ export class Metrics implements CallObserver {
     ]);
     return { jobs: depth, storage: storage.map((r) => ({ kind: r.kind, bytes: Number(r.bytes) })) };
   }
-}
-
-/** The answer to a bearer token, compared in constant time (hashes of equal length). */
-function digest(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
-}
-
-/** Whether `authorization` carries `token` (constant time). */
-export function bearerIs(authorization: string | undefined, token: string): boolean {
-  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '');
-  return timingSafeEqual(digest(m?.[1] ?? ''), digest(token)) && m !== null;
 }
 
 /** The Koa route: 401 without credentials and 403 with the wrong ones when a token is set. */
