@@ -24,6 +24,10 @@ export async function startTracing(opts: { spanProcessors?: SpanProcessor[] } = 
   const { registerOptions, waitForAllMessagesAcknowledged } = createAddHookMessageChannel();
   register('import-in-the-middle/hook.mjs', import.meta.url, registerOptions);
   process.env['OTEL_SERVICE_NAME'] ??= 'folio';
+  // Traces only: Folio's metrics are Prometheus (/metrics) and its logs pino lines. Left unset, the
+  // SDK would also record metrics on every request and push them and logs to an OTLP endpoint.
+  process.env['OTEL_METRICS_EXPORTER'] ??= 'none';
+  process.env['OTEL_LOGS_EXPORTER'] ??= 'none';
   const sdk = new NodeSDK({
     ...(opts.spanProcessors ? { spanProcessors: opts.spanProcessors } : {}),
     instrumentations: [
