@@ -57,6 +57,7 @@ import { activeTraceId, newErrorId, tracingOn } from './contract/observe.ts';
 import type { Metrics } from './observability/metrics.ts';
 import { bearerIs } from './observability/bearer.ts';
 import { Readiness, readyRoute } from './observability/ready.ts';
+import { requestSpan } from './observability/request-span.ts';
 
 export interface Folio {
   config: Config;
@@ -396,6 +397,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     // event streams must not be cut, and handlers have their own timeout.
     requestTimeout: 0,
   };
+  const traceRequest = requestSpan();
   const server = http.createServer(timeouts, (req, res) => {
     // A request pipelined after an answer that closed its connection while the body was still
     // coming (the connection drains before it closes: core/surfaces/http/linger.ts) is not served.
@@ -413,8 +415,13 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       res.writeHead(a.status, { 'content-type': a.type, 'content-length': Buffer.byteLength(a.body), connection: 'close' }).end(a.body);
       return;
     }
-    if (fastCall(req, res) || direct(req, res)) return;
-    handle(req, res).catch((err: unknown) => log.error({ err }, 'request handling failed'));
+    const serve = () => {
+      if (fastCall(req, res) || direct(req, res)) return;
+      handle(req, res).catch((err: unknown) => log.error({ err }, 'request handling failed'));
+    };
+    // With tracing on, the request's root span around all of it.
+    if (traceRequest) traceRequest(req, res, serve);
+    else serve();
   });
   watchBodyPace(server, {
     idleMs: config.limits.bodyIdleMs,

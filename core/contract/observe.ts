@@ -24,12 +24,16 @@ export const tracingOn = otel !== undefined;
 const tracer = otel?.trace.getTracer('folio');
 
 /**
- * Runs `work` inside a span `name` (a child of the active one) when tracing is on; plainly
- * otherwise. A thrown error marks the span failed, with the error's stable code when it has one.
+ * Runs `work` inside a span `name` (a child of the active one) when tracing is on and the active
+ * trace is sampled; plainly otherwise. A thrown error marks the span failed, with the error's stable code when it has one.
  */
 export function traced<T>(name: string, attributes: Record<string, string | number | boolean>, work: () => Promise<T>): Promise<T> {
   if (!tracer || !otel) return work();
   const api = otel;
+  // Under an unsampled request (a non-recording span) no child would be sampled either
+  // (parent-based sampling): skip the span and its context switch altogether.
+  const active = api.trace.getActiveSpan();
+  if (active && !active.isRecording()) return work();
   return tracer.startActiveSpan(name, { attributes }, async (span) => {
     try {
       return await work();

@@ -1,5 +1,6 @@
-// OpenTelemetry traces with the official Node SDK: HTTP (server and client), pg and Koa
-// instrumentations plus Folio's own spans (core/contract/observe.ts). Started by the preload
+// OpenTelemetry traces with the official Node SDK: the pg instrumentation plus Folio's own spans
+// (core/contract/observe.ts) under the request's root span (core/observability/request-span.ts,
+// which replaces the HTTP and Koa instrumentations: they cost every request, sampled or not). Started by the preload
 // core/tracing.ts before any module of the app loads, because ESM modules can be instrumented only
 // through a loader hook that sees them load (import-in-the-middle, here told to wrap only the
 // modules an instrumentation asked for). Configured by the standard OTEL_* variables; the SDK
@@ -9,9 +10,7 @@ import { createAddHookMessageChannel } from 'import-in-the-middle';
 import * as api from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
-import { KoaInstrumentation } from '@opentelemetry/instrumentation-koa';
 
 export { tracingWanted } from './tracing-wanted.ts';
 
@@ -31,12 +30,9 @@ export async function startTracing(opts: { spanProcessors?: SpanProcessor[] } = 
   const sdk = new NodeSDK({
     ...(opts.spanProcessors ? { spanProcessors: opts.spanProcessors } : {}),
     instrumentations: [
-      new HttpInstrumentation({
-        // Health probes and scrapes every few seconds would drown the traces that matter.
-        ignoreIncomingRequestHook: (req) => /^\/(health|ready|metrics)(\?|$)/.test(req.url ?? ''),
-      }),
+      // Queries of sampled requests and jobs only: under an unsampled request the span is dropped
+      // by the parent-based sampler, and with no span at all the query is left alone.
       new PgInstrumentation({ requireParentSpan: true }),
-      new KoaInstrumentation(),
     ],
   });
   sdk.start();

@@ -3,6 +3,7 @@
 // real call; the spans recorded form one tree from the HTTP request down to the plugin process.
 import t from 'tap';
 import path from 'node:path';
+import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { startTracing } from '../../core/observability/tracing.ts';
 import { tracingWanted } from '../../core/observability/tracing-wanted.ts';
@@ -37,8 +38,9 @@ t.test('one curl call: HTTP request -> dispatch -> policy, plugin host', async (
   const dispatch = exporter.getFinishedSpans().find((x) => x.name === 'folio.dispatch');
   t.ok(dispatch, 'a dispatch span');
   const spans = byTrace(dispatch!.spanContext().traceId);
-  const server = spans.find((x) => x.attributes['http.route'] !== undefined || x.name === 'POST');
+  const server = spans.find((x) => x.kind === SpanKind.SERVER);
   t.ok(server, 'the HTTP server span of the request');
+  t.match(server!.attributes, { 'http.request.method': 'POST', 'url.path': '/curl/call/acme/noop', 'http.response.status_code': 200 });
   t.equal(parentOf(dispatch!), server!.spanContext().spanId, 'dispatch is a child of the HTTP request');
   t.match(dispatch!.attributes, { 'folio.surface': 'curl', 'folio.function': 'acme.noop' });
   const policy = spans.find((x) => x.name === 'folio.policy');
@@ -74,8 +76,46 @@ t.test('a REST call: its route span, and the database queries under it', async (
     spans.some((x) => x.name.startsWith('pg.query')),
     'pg queries in the same trace',
   );
-  t.ok(
-    spans.some((x) => x.instrumentationScope.name === '@opentelemetry/instrumentation-koa' || x.name.startsWith('router')),
-    'Koa spans in the same trace',
+  const server = spans.find((x) => x.kind === SpanKind.SERVER);
+  t.equal(parentOf(rest!), server?.spanContext().spanId, 'the REST span is a child of the HTTP request');
+});
+
+t.test("a caller's traceparent: the request continues its trace", async (t) => {
+  exporter.reset();
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const parentId = '00f067aa0ba902b7';
+  const r = await req(s, 'GET', '/api/v1/notetaker/notes', {
+    token: s.adminToken,
+    headers: { traceparent: `00-${traceId}-${parentId}-01` },
+  });
+  t.equal(r.status, 200);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const server = exporter.getFinishedSpans().find((x) => x.kind === SpanKind.SERVER);
+  t.equal(server?.spanContext().traceId, traceId, "the caller's trace id");
+  t.equal(parentOf(server!), parentId, "the caller's span is the parent");
+});
+
+t.test('probes and scrapes make no traces', async (t) => {
+  exporter.reset();
+  t.equal((await req(s, 'GET', '/health')).status, 200);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.same(
+    exporter.getFinishedSpans().filter((x) => x.kind === SpanKind.SERVER),
+    [],
+  );
+});
+
+t.test("a caller's unsampled trace: no span of Folio's is recorded", async (t) => {
+  exporter.reset();
+  const r = await req(s, 'GET', '/api/v1/notetaker/notes', {
+    token: s.adminToken,
+    headers: { traceparent: '00-5bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00' },
+  });
+  t.equal(r.status, 200);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.same(
+    exporter.getFinishedSpans().map((x) => x.name),
+    [],
+    'the parent-based sampler follows the caller: nothing recorded',
   );
 });
