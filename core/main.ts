@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './kernel/config.ts';
 import { createLogger, startFolio } from './app.ts';
 import { startFailureHint } from './start-failure.ts';
 import { logProcessEvents } from './crash.ts';
+import { flushTracing } from './observability/tracing-wanted.ts';
 
 let config;
 try {
@@ -39,7 +40,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     stopping = true;
     log.info({ signal }, 'stopping');
     folio.close().then(
-      () => process.exit(0),
+      () => flushTracing().then(() => process.exit(0)),
       (err: unknown) => {
         log.error({ err }, 'error while stopping');
         process.exit(1);

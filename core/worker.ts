@@ -8,6 +8,7 @@ import { JobQueue } from './db/jobs.ts';
 import { DATABASE_SCHEMA } from './domains.ts';
 import { createDomains, createLogger, scopeCatalogue } from './app.ts';
 import { logProcessEvents } from './crash.ts';
+import { flushTracing } from './observability/tracing-wanted.ts';
 
 let config;
 try {
@@ -59,7 +60,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       await feed.close();
       await db.close();
     })().then(
-      () => process.exit(0),
+      () => flushTracing().then(() => process.exit(0)),
       (err: unknown) => {
         log.error({ err }, 'error while stopping');
         process.exit(1);

@@ -63,7 +63,12 @@ export class Readiness {
       ]);
       return { name: c.name, status: 'ok', latency_ms: Math.round(performance.now() - started) };
     } catch (err) {
-      return { name: c.name, status: 'down', latency_ms: Math.round(performance.now() - started), error: (err as Error).message };
+      return {
+        name: c.name,
+        status: 'down',
+        latency_ms: Math.round(performance.now() - started),
+        error: (err as Error | undefined)?.message ?? String(err),
+      };
     } finally {
       clearTimeout(timer);
     }

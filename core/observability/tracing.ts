@@ -14,6 +14,14 @@ import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 
 export { tracingWanted } from './tracing-wanted.ts';
 
+/** SQL with its literals (strings, dollar-quoted text, numbers) replaced by `?`. */
+export function redactSql(sql: string): string {
+  return sql
+    .replace(/\$([A-Za-z_]\w*)?\$[\s\S]*?\$\1\$/g, '?')
+    .replace(/[EeBbXxNn]?'(?:[^']|'')*'/g, '?')
+    .replace(/(?<![\w$.])-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\b/g, '?');
+}
+
 /**
  * Starts the SDK and leaves the API where the kernel looks for it. `spanProcessors` replaces the
  * exporter the environment names (the tests use an in-memory one). Returns the SDK, to shut down
@@ -32,7 +40,17 @@ export async function startTracing(opts: { spanProcessors?: SpanProcessor[] } = 
     instrumentations: [
       // Queries of sampled requests and jobs only: under an unsampled request the span is dropped
       // by the parent-based sampler, and with no span at all the query is left alone.
-      new PgInstrumentation({ requireParentSpan: true }),
+      // The ORM writes values into the SQL text (note bodies, token hashes): the span keeps the
+      // statement with every literal replaced, never the values.
+      new PgInstrumentation({
+        requireParentSpan: true,
+        enhancedDatabaseReporting: false,
+        requestHook: (span, info) => {
+          const text = redactSql(info.query.text);
+          span.setAttribute('db.statement', text);
+          span.setAttribute('db.query.text', text);
+        },
+      }),
     ],
   });
   sdk.start();

@@ -113,9 +113,40 @@ t.test("a caller's unsampled trace: no span of Folio's is recorded", async (t) =
   });
   t.equal(r.status, 200);
   await new Promise((resolve) => setTimeout(resolve, 50));
+  // Background work (jobs) may record traces of its own meanwhile; none may join the caller's.
   t.same(
-    exporter.getFinishedSpans().map((x) => x.name),
+    byTrace('5bf92f3577b34da6a3ce929d0e0e4736').map((x) => x.name),
     [],
     'the parent-based sampler follows the caller: nothing recorded',
   );
+  t.notOk(
+    exporter.getFinishedSpans().some((x) => x.kind === SpanKind.SERVER),
+    'not even the request span',
+  );
+});
+
+t.test('spans never carry what a user wrote: SQL literals are replaced, the query string is left out', async (t) => {
+  const user = await createUser(s, 'private-trace@example.com');
+  exporter.reset();
+  const secret = `a private thought ${Date.now()}`;
+  const r = await req(s, 'POST', '/api/v1/notetaker/notes', {
+    token: user.token,
+    body: { title: secret, body: `${secret} in the body` },
+  });
+  t.equal(r.status, 201);
+  t.equal((await req(s, 'GET', '/api/v1/notetaker/notes?tag=secretqueryvalue', { token: user.token })).status, 200);
+  let spans: ReadableSpan[] = [];
+  for (
+    let i = 0;
+    i < 100 && !spans.some((x) => 'db.statement' in x.attributes && /insert/i.test(String(x.attributes['db.statement'])));
+    i++
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    spans = exporter.getFinishedSpans();
+  }
+  const inserts = spans.filter((x) => /insert into "?notes"?/i.test(String(x.attributes['db.statement'] ?? '')));
+  t.ok(inserts.length > 0, 'the insert of the note is traced (so the check below looks at real spans)');
+  const everything = JSON.stringify(spans.map((x) => ({ name: x.name, attributes: x.attributes, events: x.events })));
+  t.notMatch(everything, 'a private thought', "the note's words are in no span");
+  t.notMatch(everything, 'secretqueryvalue', 'nor the query string');
 });
