@@ -21,6 +21,8 @@
 //   npm run bench -- --only=embedded-disk disk growth of 2,000 one-byte appends to a 1 MB note and the
 //                                         upkeep after them; other users' latency; idle and start-up RSS
 //                                         (PostgreSQL too with DATABASE_URL; --quick: 200 appends)
+//   npm run bench -- --only=observability the no-op call with metrics and tracing on vs off (same run);
+//                                         /metrics answer time with 100 plugins and 10k users (~3 min)
 //   npm run bench -- --only=plugin-host   a plugin in its own process vs in-process vs bare baselines:
 //                                         throughput, CPU, latency, memory, cold start (~3 min)
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -40,6 +42,7 @@ import { formatReportLoad, runReportLoad, type ReportLoadResult } from './report
 import { formatFuzz, runFuzz, type FuzzRun } from './fuzz.ts';
 import { formatPluginHost, pluginHostSummaryRows, runPluginHost, type PluginHostResult } from './plugin-host.ts';
 import { exchangeSummaryRows, formatExchange, runExchangeBench, type ExchangeBenchResult } from './exchange.ts';
+import { formatObservability, observabilitySummaryRows, runObservability, type ObservabilityResult } from './observability.ts';
 import { embeddedDiskSummaryRows, formatEmbeddedDisk, runEmbeddedDisk, type EmbeddedDiskResult } from './embedded-disk.ts';
 import { assertNode24, progress } from './util.ts';
 
@@ -59,6 +62,7 @@ const NAMES = [
   'plugin-host',
   'exchange',
   'embedded-disk',
+  'observability',
 ] as const;
 type Name = (typeof NAMES)[number];
 /** What a bare `npm run bench` runs; notes, revisions, files, reports, fuzz and plugin-host only with --only (they take long). */
@@ -85,7 +89,7 @@ function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boo
 function usage(problem?: string): never {
   if (problem) process.stderr.write(`bench: ${problem}\n`);
   process.stderr.write(
-    'usage: npm run bench -- [--only=call|mcp|reload|memory|isolation|notes|revisions|files|reports|report-formats|transcribe|fuzz|plugin-host|exchange|embedded-disk[,...]] [--quick] [--profile]\n',
+    'usage: npm run bench -- [--only=call|mcp|reload|memory|isolation|notes|revisions|files|reports|report-formats|transcribe|fuzz|plugin-host|exchange|embedded-disk|observability[,...]] [--quick] [--profile]\n',
   );
   process.exit(problem ? 2 : 0);
 }
@@ -110,6 +114,7 @@ interface Summary {
   pluginHost?: PluginHostResult;
   exchange?: ExchangeBenchResult;
   embeddedDisk?: EmbeddedDiskResult;
+  observability?: ObservabilityResult;
   errors: Record<string, string>;
 }
 
@@ -247,6 +252,7 @@ function summaryRows(s: Summary): string[][] {
   if (s.pluginHost) rows.push(...pluginHostSummaryRows(s.pluginHost));
   if (s.exchange) rows.push(...exchangeSummaryRows(s.exchange));
   if (s.embeddedDisk) rows.push(...embeddedDiskSummaryRows(s.embeddedDisk));
+  if (s.observability) rows.push(...observabilitySummaryRows(s.observability));
   for (const [name, err] of Object.entries(s.errors)) rows.push([name, 'ERROR', '', err.split('\n')[0]!.slice(0, 100), 'ERROR']);
   return rows;
 }
@@ -286,6 +292,7 @@ async function main(): Promise<void> {
       if (name === 'plugin-host') details.push(formatPluginHost((summary.pluginHost = await runPluginHost({ quick, profile }))));
       if (name === 'exchange') details.push(formatExchange((summary.exchange = await runExchangeBench({ quick }))));
       if (name === 'embedded-disk') details.push(formatEmbeddedDisk((summary.embeddedDisk = await runEmbeddedDisk({ quick }))));
+      if (name === 'observability') details.push(formatObservability((summary.observability = await runObservability({ quick }))));
       if (name === 'fuzz') details.push(formatFuzz((summary.fuzz = await runFuzz(quick ? { requests: 1000 } : {}))));
     } catch (err) {
       summary.errors[name] = (err as Error).stack ?? String(err);

@@ -2,7 +2,6 @@
 // `startFolio` is what `npm start` and the integration tests both run.
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
-import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import Koa, { type Next, type ParameterizedContext } from 'koa';
 import Router from '@koa/router';
@@ -55,7 +54,11 @@ import type { TranscribeService } from './domain/transcribe/service.ts';
 import { ProxyTrust, trustProxies } from './surfaces/http/client-address.ts';
 import { isLingering, lingerOnUnreadBodies, requestStarted } from './surfaces/http/linger.ts';
 import { watchBodyPace } from './surfaces/http/slow-body.ts';
-import { markDraining } from './surfaces/draining.ts';
+import { activeTraceId, newErrorId, tracingOn } from './contract/observe.ts';
+import type { Metrics } from './observability/metrics.ts';
+import { bearerIs } from './observability/bearer.ts';
+import { Readiness, readyRoute } from './observability/ready.ts';
+import { requestSpan } from './observability/request-span.ts';
 
 export interface Folio {
   config: Config;
@@ -68,6 +71,12 @@ export interface Folio {
   policy: Policy;
   dispatcher: Dispatcher;
   log: Logger;
+  /** GET /ready's state and dependency checks (add one with readiness.add). */
+  readiness: Readiness;
+  /** The /metrics registry; undefined when metrics are off. */
+  metrics: Metrics | undefined;
+  /** /ready answers 503 from now on (the first step of close(); callable earlier). */
+  markDraining(): void;
   /** The admin token generated on this start, when there was no user yet and none was configured. */
   generatedAdminToken: string | undefined;
   /** A domain's service by its name (core/domains.ts), for operator commands and tests. */
@@ -76,7 +85,12 @@ export interface Folio {
 }
 
 export function createLogger(config: Config): Logger {
-  return pino({ level: config.logLevel, base: { service: 'folio', version: PACKAGE.version } });
+  return pino({
+    level: config.logLevel,
+    base: { service: 'folio', version: PACKAGE.version },
+    // With tracing on, every line written inside a span carries its trace id.
+    ...(tracingOn ? { mixin: () => ({ trace_id: activeTraceId() }) } : {}),
+  });
 }
 
 /** The 400 for a request the HTTP parser refused before any route saw it, as its path's surface words one. */
@@ -201,8 +215,23 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     notesSummary: (userId) => notes.summary(userId),
     pins: (userId) => identity.pins(userId),
   });
+  // Its vacuum and checkpoint (no autovacuum, no checkpointer: core/db/embedded-upkeep.ts).
+  const upkeep = new EmbeddedUpkeep(db, config.embedded, log.child({ component: 'upkeep' }));
+  // prom-client is loaded only when metrics are on.
+  const metricsModule = config.metrics.enabled ? await import('./observability/metrics.ts') : undefined;
+  const metrics: Metrics | undefined = metricsModule
+    ? new metricsModule.Metrics({
+        db,
+        jobs,
+        registry,
+        upkeep,
+        mcpSessions: () => mcp.sessionCount,
+        log: log.child({ component: 'metrics' }),
+      })
+    : undefined;
   const dispatcher = new Dispatcher({
     policy,
+    observer: metrics,
     limits: config.limits,
     services: (principal, l) => servicesFor({ identity, domains, registry, policy, jobs, tokens: config.tokens }, principal, l),
   });
@@ -227,7 +256,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       await next();
     } catch (err) {
       // Last line of defence: no framework error page, no stack in a body.
-      const errorId = randomUUID();
+      const errorId = newErrorId();
       ctx.state.log.error({ errorId, err }, 'unhandled error');
       sendText(ctx, 500, `500 Internal Server Error: error id ${errorId}`);
     }
@@ -248,8 +277,6 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   // The embedded engine's size against what it was measured to serve (core/db/capacity.ts);
   // checked after start and then every embedded.checkMinutes.
   let capacity: CapacityReport | null = null;
-  // Its vacuum and checkpoint (no autovacuum, no checkpointer: core/db/embedded-upkeep.ts).
-  const upkeep = new EmbeddedUpkeep(db, config.embedded, log.child({ component: 'upkeep' }));
   root.get(
     '/health',
     healthRoute(db, PACKAGE.version, async () => ({
@@ -258,6 +285,19 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       ...(capacity && upkeep.last ? { embedded_upkeep: upkeep.last } : {}),
     })),
   );
+  // Readiness (core/observability/ready.ts): required dependencies; the blob store's check joins them.
+  const readiness = new Readiness([{ name: 'database', check: () => db.ping(1500) }]);
+  const metricsToken = config.metrics.token;
+  root.get(
+    '/ready',
+    readyRoute(readiness, async (authorization) => {
+      if (!authorization) return false;
+      if (metricsToken && bearerIs(authorization, metricsToken)) return true;
+      const principal = await auth.authenticate(authorization, new URLSearchParams());
+      return principal.user.roles.includes('admin');
+    }),
+  );
+  if (metrics && metricsModule) root.get('/metrics', metricsModule.metricsRoute(metrics, metricsToken));
   // Said once at start: a default engine that cannot run, and what it needs.
   void transcribe.engines().then((e) => {
     const d = e.engines[e.default];
@@ -306,6 +346,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
     version: PACKAGE.version,
     publicUrl: config.publicUrl,
+    observer: metrics,
   });
   app.use(rest.router.routes());
   app.use(rest.publicRouter.routes());
@@ -359,6 +400,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     // event streams must not be cut, and handlers have their own timeout.
     requestTimeout: 0,
   };
+  const traceRequest = requestSpan();
   const server = http.createServer(timeouts, (req, res) => {
     // A request pipelined after an answer that closed its connection while the body was still
     // coming (the connection drains before it closes: core/surfaces/http/linger.ts) is not served.
@@ -376,8 +418,13 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       res.writeHead(a.status, { 'content-type': a.type, 'content-length': Buffer.byteLength(a.body), connection: 'close' }).end(a.body);
       return;
     }
-    if (fastCall(req, res) || direct(req, res)) return;
-    handle(req, res).catch((err: unknown) => log.error({ err }, 'request handling failed'));
+    const serve = () => {
+      if (fastCall(req, res) || direct(req, res)) return;
+      handle(req, res).catch((err: unknown) => log.error({ err }, 'request handling failed'));
+    };
+    // With tracing on, the request's root span around all of it.
+    if (traceRequest) traceRequest(req, res, serve);
+    else serve();
   });
   watchBodyPace(server, {
     idleMs: config.limits.bodyIdleMs,
@@ -418,6 +465,8 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   );
   listening = url;
   log.info({ url, engine: db.engine, namespaces: [...registry.snapshot.namespaces.keys()] }, 'folio listening');
+  // The first scrape finds the database-backed figures read already.
+  metrics?.prime();
 
   // Now and then: each domain's upkeep (the notes trash sweep, ...), then keep the embedded
   // engine's planner statistics fresh (it has no autovacuum).
@@ -478,6 +527,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
 
   // Scheduled backups (backup.dir; off by default): core/backup/schedule.ts.
   const backups = scheduleBackups(config, log.child({ component: 'backup' }));
+  readiness.started();
 
   return {
     config,
@@ -490,6 +540,9 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     policy,
     dispatcher,
     log,
+    readiness,
+    metrics,
+    markDraining: () => readiness.markDraining(),
     generatedAdminToken,
     service: <T>(name: string) => serviceOf(name) as T,
     close() {
@@ -499,7 +552,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
         // the listener closes and the requests in flight (a download, a slow upload) get until
         // shutdown.graceSeconds to finish before their connections are cut. Both are capped so
         // the whole drain ends inside the process's 25 s stop deadline.
-        markDraining();
+        readiness.markDraining();
         const started = Date.now();
         const delayMs = Math.min(config.shutdown.drainDelaySeconds * 1000, DRAIN_CAP_MS);
         const cutAt = started + Math.min(delayMs + config.shutdown.graceSeconds * 1000, DRAIN_CAP_MS);

@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from './kernel/config.ts';
 import { createLogger, startFolio } from './app.ts';
 import { startFailureHint } from './start-failure.ts';
 import { logProcessEvents } from './crash.ts';
+import { flushTracing } from './observability/tracing-wanted.ts';
 
 // Under npm (`npm start`), a parent killed without forwarding its signal (kill -9 of npm, a closed
 // terminal) would leave this process serving on its own: the parent is noted before anything else
@@ -65,7 +66,7 @@ const stop = (reason: Record<string, unknown>) => {
     process.exit(1);
   }, SHUTDOWN_DEADLINE_MS).unref();
   folio.close().then(
-    () => process.exit(0),
+    () => flushTracing().then(() => process.exit(0)),
     (err: unknown) => {
       log.error({ err }, 'error while stopping');
       process.exit(1);

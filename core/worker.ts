@@ -8,6 +8,7 @@ import { JobQueue } from './db/jobs.ts';
 import { DATABASE_SCHEMA } from './domains.ts';
 import { createDomains, createLogger, scopeCatalogue } from './app.ts';
 import { logProcessEvents } from './crash.ts';
+import { flushTracing } from './observability/tracing-wanted.ts';
 
 // As core/main.ts: under npm (`npm run worker`) a parent gone without forwarding its signal must not
 // leave this worker running on its own. Watched from the first second; before the worker runs,
@@ -72,7 +73,7 @@ const stop = (reason: Record<string, unknown>) => {
     await feed.close();
     await db.close();
   })().then(
-    () => process.exit(0),
+    () => flushTracing().then(() => process.exit(0)),
     (err: unknown) => {
       log.error({ err }, 'error while stopping');
       process.exit(1);

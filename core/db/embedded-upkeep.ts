@@ -70,11 +70,17 @@ export class EmbeddedUpkeep {
   #timers: NodeJS.Timeout[] = [];
   #walAtLastPass: bigint | null = null;
   #stopped = false;
+  readonly #runs = { interval: 0, wal: 0, failed: 0 };
 
   constructor(db: Database, settings: UpkeepSettings, log: Logger) {
     this.#db = db;
     this.#settings = settings;
     this.#log = log;
+  }
+
+  /** Passes since start: done, by what started them, and failed (for /metrics). */
+  get runs(): Readonly<{ interval: number; wal: number; failed: number }> {
+    return this.#runs;
   }
 
   /** The last pass, or null before the first. */
@@ -103,7 +109,12 @@ export class EmbeddedUpkeep {
   run(reason: UpkeepPass['reason'] = 'interval'): Promise<UpkeepPass | null> {
     if (this.#stopped || this.#db.engine !== 'pglite') return Promise.resolve(null);
     this.#running ??= this.#pass(reason)
+      .then((pass) => {
+        this.#runs[reason]++;
+        return pass;
+      })
       .catch((err: unknown) => {
+        this.#runs.failed++;
         this.#log.error({ err }, 'embedded database upkeep failed');
         return null;
       })

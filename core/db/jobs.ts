@@ -14,6 +14,7 @@
 import { PgBoss, fromKysely, type Db as IDatabase, type Job, type JobWithMetadata, type KyselyTransactionLike } from 'pg-boss';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { traced, tracingOn } from '../contract/observe.ts';
 import type { Database } from './database.ts';
 
 /** The config's `jobs` section. */
@@ -238,7 +239,9 @@ export class JobQueue {
         ).then(() => {}),
     };
     try {
-      const result = await def.handler(job.data, running);
+      const result = tracingOn
+        ? await traced('folio.job', { 'folio.job': name, 'folio.attempt': job.retryCount }, () => def.handler(job.data, running))
+        : await def.handler(job.data, running);
       return result ?? null;
     } catch (err) {
       this.#log.warn({ err, job: { name, id: job.id, attempt: job.retryCount } }, 'job attempt failed');
@@ -285,6 +288,24 @@ export class JobQueue {
     await this.#starting;
     const res = (await this.#started().cancel(name, id)) as { affected?: number };
     return (res.affected ?? 0) > 0;
+  }
+
+  /**
+   * Per kind: jobs waiting (created or to retry, due or not), running, and the age in seconds of
+   * the oldest waiting one. One aggregate over pg-boss's job table (for /metrics).
+   */
+  async depth(): Promise<Array<{ name: string; queued: number; active: number; oldestSeconds: number }>> {
+    const p = await pool(this.#db);
+    const res = await p.query<{ name: string; queued: string; active: string; oldest: number | null }>(
+      `select name,
+              count(*) filter (where state in ('created', 'retry'))::text as queued,
+              count(*) filter (where state = 'active')::text as active,
+              extract(epoch from now() - min(created_on) filter (where state in ('created', 'retry')))::float8 as oldest
+         from ${SCHEMA}.job
+        where state in ('created', 'retry', 'active')
+        group by name`,
+    );
+    return res.rows.map((r) => ({ name: r.name, queued: Number(r.queued), active: Number(r.active), oldestSeconds: r.oldest ?? 0 }));
   }
 
   /** Jobs that failed every attempt, oldest first. */

@@ -290,6 +290,15 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    metrics: Type.Object(
+      {
+        /** Serve GET /metrics (Prometheus text). */
+        enabled: Type.Boolean(),
+        /** When set, /metrics (and /ready's details) answer only to `Authorization: Bearer <token>`. */
+        token: Type.Union([Type.String({ minLength: 16 }), Type.Null()]),
+      },
+      { additionalProperties: false },
+    ),
     jobs: Type.Object(
       {
         /** Run the background workers inside the server process; false when `npm run worker` processes do it. */
@@ -344,6 +353,8 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   STORAGE_QUOTA_BYTES: { at: ['storage', 'quotaBytesPerUser'], parse: (v) => (v === '' ? null : num(v)) },
   FILES_MAX_FILE_BYTES: { at: ['files', 'maxFileBytes'], parse: num },
   NOTES_TRASH_RETENTION_DAYS: { at: ['notes', 'trashRetentionDays'], parse: num },
+  METRICS_ENABLED: { at: ['metrics', 'enabled'], parse: bool },
+  METRICS_TOKEN: { at: ['metrics', 'token'], parse: str },
   JOBS_IN_PROCESS: { at: ['jobs', 'inProcess'], parse: bool },
   JOBS_CONCURRENCY: { at: ['jobs', 'concurrency'], parse: num },
   JOBS_POLL_SECONDS: { at: ['jobs', 'pollSeconds'], parse: decimal },

@@ -1,6 +1,5 @@
 // The curl and MCP call path: resolve the function, ask the policy (visible? entitled? deadline),
 // validate, run, encode, keep within the byte budget. The REST API asks the same policy per route.
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ErrorObject } from 'ajv';
 import type { Principal } from '../domain/identity/types.ts';
@@ -13,11 +12,14 @@ import type { Viewer } from './entitlements.ts';
 import type { Policy } from './policy.ts';
 import { assertWithin, ceilingFor, encode, type Encoded, type Limits } from './limits.ts';
 import { callRef, helpRef, type Surface } from './describe.ts';
+import { newErrorId, traced, tracingOn, type CallObserver } from '../contract/observe.ts';
 
 export interface DispatchDeps {
   policy: Policy;
   limits: Limits;
   services(principal: Principal, log: Logger): Services;
+  /** Counts and times every call (the /metrics endpoint); none when metrics are off. */
+  observer?: CallObserver | undefined;
 }
 
 export interface CallRequest {
@@ -38,6 +40,12 @@ export interface CallRequest {
 export interface CallOutcome {
   fn: FunctionEntry;
   encoded: Encoded;
+}
+
+/** The stable code of an outcome: a typed error's, else `internal`. */
+function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return err instanceof Error && typeof code === 'string' && /^[a-z_]{1,40}$/.test(code) ? code : 'internal';
 }
 
 function problemsOf(errors: ErrorObject[] | null | undefined): ArgProblem[] {
@@ -118,15 +126,45 @@ export class Dispatcher {
     return ceilingFor(this.#deps.limits, fn.maxBytes, undefined);
   }
 
-  async call(req: CallRequest): Promise<CallOutcome> {
-    const policy = this.#deps.policy;
-    const viewer = await policy.viewer(req.principal, req.log);
-    // Resolve against one snapshot: the call finishes on the version it started with.
-    const fn = this.#plainly(viewer, req.namespace, req.fn) ?? (await this.function(viewer, req.namespace, req.fn));
+  /** Every curl and MCP call: counted and timed here when metrics are on, in a span when tracing is. */
+  call(req: CallRequest): Promise<CallOutcome> {
+    const observer = this.#deps.observer;
+    if (!observer && !tracingOn) return this.#call(req);
+    return this.#observed(req, observer);
+  }
+
+  async #observed(req: CallRequest, observer: CallObserver | undefined): Promise<CallOutcome> {
+    const started = performance.now();
     const surface = req.surface ?? 'curl';
-    // How errors name the function: as the caller calls it.
-    const what = callRef(surface, `${fn.namespace}.${fn.name}`);
-    policy.entitle(req.principal, fn.requires, what);
+    // Only names the registry has: a made-up name must not make a series of its own.
+    const known = this.registry.snapshot.namespaces.get(req.namespace)?.functions.has(req.fn) === true;
+    const label = known ? `${req.namespace}.${req.fn}` : 'unknown';
+    let code = 'ok';
+    try {
+      return tracingOn
+        ? await traced('folio.dispatch', { 'folio.surface': surface, 'folio.function': label }, () => this.#call(req))
+        : await this.#call(req);
+    } catch (err) {
+      code = codeOf(err);
+      throw err;
+    } finally {
+      observer?.called(surface, label, code, (performance.now() - started) / 1000);
+    }
+  }
+
+  async #call(req: CallRequest): Promise<CallOutcome> {
+    const policy = this.#deps.policy;
+    const surface = req.surface ?? 'curl';
+    const decide = async () => {
+      const viewer = await policy.viewer(req.principal, req.log);
+      // Resolve against one snapshot: the call finishes on the version it started with.
+      const fn = this.#plainly(viewer, req.namespace, req.fn) ?? (await this.function(viewer, req.namespace, req.fn));
+      // How errors name the function: as the caller calls it.
+      const what = callRef(surface, `${fn.namespace}.${fn.name}`);
+      policy.entitle(req.principal, fn.requires, what);
+      return { viewer, fn, what };
+    };
+    const { viewer, fn, what } = tracingOn ? await traced('folio.policy', {}, decide) : await decide();
 
     const { args, ceiling } = this.#arguments(fn, req.body, what);
     // The services are made on first use (ctx.services): most calls touch none.
@@ -170,7 +208,7 @@ export class Dispatcher {
     try {
       encoded = encode(result);
     } catch (err) {
-      const errorId = randomUUID();
+      const errorId = newErrorId();
       req.log.error({ errorId, fn: what, err }, 'result could not be encoded');
       throw new FunctionFailed(`${what} returned a value that is not JSON`, errorId, err);
     }

@@ -4,7 +4,7 @@
 //   deadline   how long the work may take, and the signal that fires on timeout or when the caller goes
 // Curl and MCP ask through the dispatcher (core/kernel/dispatch.ts), the REST API per route
 // (core/surfaces/rest/router.ts). The surfaces only translate the typed answers into their shapes.
-import { randomUUID } from 'node:crypto';
+import { newErrorId } from '../contract/observe.ts';
 import type { Logger } from 'pino';
 import type { Principal } from '../domain/identity/types.ts';
 import type { NotesSummary } from '../domain/notes/types.ts';
@@ -193,7 +193,7 @@ export class Policy {
   #failure(what: string, gone: AbortSignal, log: Logger, err: unknown): Error {
     if (gone.aborted) return new Aborted('the caller went away');
     if (err instanceof FolioError) return err;
-    const errorId = randomUUID();
+    const errorId = newErrorId();
     log.error({ errorId, what, err }, 'raised');
     return new FunctionFailed(`${what} raised an error`, errorId, err);
   }
@@ -230,7 +230,7 @@ export class Policy {
       ]);
     } catch (err) {
       if (timedOut) {
-        const errorId = randomUUID();
+        const errorId = newErrorId();
         log.error({ errorId, what, ms }, 'timed out');
         throw new FunctionFailed(`${what} did not finish within ${ms} ms`, errorId);
       }

@@ -47,6 +47,8 @@ interface Unit {
   order: number;
   good: Good | undefined;
   error: string | undefined;
+  /** Taken out of service for crashing (until its files change). */
+  disabled?: boolean;
   lastAttempt: Date;
 }
 
@@ -80,6 +82,8 @@ export class Registry {
   #queue: Promise<void> = Promise.resolve();
   #watcher: FSWatcher | undefined;
   #order = 0;
+  /** Restarts of isolated plugins' processes after a crash, since start (for /metrics). */
+  #restarts = 0;
 
   constructor(opts: RegistryOptions) {
     this.#opts = opts;
@@ -155,6 +159,17 @@ export class Registry {
           last_error: u.error ?? health?.lastCrash ?? null,
         };
       });
+  }
+
+  /** The isolated plugins' processes: running now, restarted after a crash since start, disabled now. */
+  hosts(): { running: number; restarts: number; disabled: number } {
+    let running = 0;
+    let disabled = 0;
+    for (const u of this.#units.values()) {
+      if (u.good?.host?.running) running++;
+      if (u.disabled) disabled++;
+    }
+    return { running, restarts: this.#restarts, disabled };
   }
 
   /** Errors of units that are failing now, for admins. */
@@ -254,6 +269,7 @@ export class Registry {
       unit.good?.host?.retire();
       unit.good = good;
       unit.error = undefined;
+      unit.disabled = false;
       this.#watchHost(unit, good);
       this.#opts.log.info({ dir, namespace: good.namespace, version: good.version }, `${kind} loaded`);
       return new Set([good.namespace, ...(before && before !== good.namespace ? [before] : [])]);
@@ -296,11 +312,15 @@ export class Registry {
     const host = good.host;
     if (!host) return;
     host.listen({
+      restarting: () => {
+        this.#restarts++;
+      },
       disabled: (reason) =>
         void this.#enqueue(() => {
           if (unit.good !== good) return Promise.resolve();
           unit.good = undefined;
           unit.error = reason;
+          unit.disabled = true;
           this.#opts.log.error({ dir: unit.dir, namespace: good.namespace }, `plugin ${reason}`);
           this.#publish(new Set([good.namespace]));
           return Promise.resolve();

@@ -15,6 +15,7 @@
 // send messages: dispatch, the policy and every surface use it as they use an in-process plugin.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt, randomUUID } from 'node:crypto';
+import { traced, tracingOn } from '../../contract/observe.ts';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { constants, tmpdir } from 'node:os';
@@ -70,6 +71,8 @@ export interface IsolationLimits {
 export interface HostEvents {
   /** The process kept dying: the plugin is no longer served. */
   disabled(reason: string): void;
+  /** The process died and is started again (after a backoff). */
+  restarting?(): void;
 }
 
 export type IsolationMode = 'process' | 'in-process';
@@ -372,6 +375,11 @@ export class PluginHost {
   /** Degraded: the process was killed or crashed at least once since this version loaded. */
   get health(): { degraded: boolean; lastCrash: string | undefined; disabled: string | undefined } {
     return { degraded: this.#lastCrash !== undefined, lastCrash: this.#lastCrash, disabled: this.#disabled };
+  }
+
+  /** Whether its process is up now (false while stopped for idleness, restarting, or disabled). */
+  get running(): boolean {
+    return this.#proc !== undefined;
   }
 
   /** What holds around this plugin, and what it asked for and was given: for plugin_status. */
@@ -759,6 +767,7 @@ export class PluginHost {
       return;
     }
     const delay = 100 * 2 ** (this.#crashes.length - 1);
+    this.#events?.restarting?.();
     const ready = sleep(delay).then(() => {
       if (this.#closed) throw new Error('unloaded');
       return this.#start();
@@ -799,7 +808,12 @@ export class PluginHost {
       throw new PluginBusy(`${what} was not started: its plugin is already running ${this.#admitted} calls, as many as it may at once`, 1);
     this.#admitted++;
     try {
-      return await this.#run(what, fn, args, ctx);
+      // The round trip to the plugin's process, as one span when tracing is on.
+      return tracingOn
+        ? await traced('folio.plugin_host', { 'folio.plugin': this.#namespace ?? '', 'folio.function': what }, () =>
+            this.#run(what, fn, args, ctx),
+          )
+        : await this.#run(what, fn, args, ctx);
     } finally {
       this.#admitted--;
     }

@@ -10,9 +10,11 @@ import type { Logger } from 'pino';
 import type { TSchema } from 'typebox';
 import type { Authenticator } from '../../kernel/auth.ts';
 import type { Policy } from '../../kernel/policy.ts';
+import { traced, tracingOn, type CallObserver } from '../../contract/observe.ts';
 import {
   BadArguments,
   callersOwn,
+  FolioError,
   MethodNotAllowed,
   NotFound,
   UnknownName,
@@ -51,6 +53,11 @@ export interface RestFrameworkOptions {
   limits: BodyLimits;
   version: string;
   publicUrl: string | null;
+  /**
+   * Counts and times each call by its route template. REST routes call the domains' services, not
+   * the dispatcher, so this is where their calls are seen (the curl and MCP ones are in dispatch.ts).
+   */
+  observer?: CallObserver | undefined;
 }
 
 export interface RestSurface {
@@ -172,11 +179,18 @@ export function restFramework(opts: RestFrameworkOptions): RestSurface {
   mountRestPages(router, openapi, (ctx) => baseOf(opts.publicUrl, ctx));
 
   for (const c of compiled) {
+    const label = `${c.route.method} ${REST_PREFIX}${c.route.path}`;
     router.register(koaPath(c.route.path), [c.route.method], async (ctx) => {
       const log = ctx.state.log;
+      const observer = opts.observer;
+      const started = observer ? performance.now() : 0;
       try {
-        await handle(ctx, c, opts, log);
+        await (tracingOn
+          ? traced('folio.rest', { 'folio.surface': 'rest', 'folio.function': label }, () => handle(ctx, c, opts, log))
+          : handle(ctx, c, opts, log));
+        observer?.called('rest', label, 'ok', (performance.now() - started) / 1000);
       } catch (err) {
+        observer?.called('rest', label, err instanceof FolioError ? err.code : 'internal', (performance.now() - started) / 1000);
         // An upload refused before its body was read: close the connection after the answer rather
         // than read (maybe) a gigabyte nobody wants; lingering (core/surfaces/http/linger.ts), so the
         // client gets to read the answer.

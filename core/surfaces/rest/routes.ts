@@ -3,6 +3,7 @@ import type { Domain } from '../../contract/domain.ts';
 import type { Authenticator } from '../../kernel/auth.ts';
 import type { Policy } from '../../kernel/policy.ts';
 import type { BodyLimits } from '../http/body.ts';
+import type { CallObserver } from '../../contract/observe.ts';
 import { restFramework, type RestSurface } from './router.ts';
 
 export interface RestDeps {
@@ -13,6 +14,8 @@ export interface RestDeps {
   limits: BodyLimits;
   version: string;
   publicUrl: string | null;
+  /** Counts and times each route's calls (metrics on). */
+  observer?: CallObserver | undefined;
 }
 
 export function restSurface(deps: RestDeps): RestSurface {
@@ -32,5 +35,6 @@ export function restSurface(deps: RestDeps): RestSurface {
     limits: deps.limits,
     version: deps.version,
     publicUrl: deps.publicUrl,
+    observer: deps.observer,
   });
 }

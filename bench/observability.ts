@@ -1,0 +1,290 @@
+// (o) observability: what metrics and tracing cost, and how fast /metrics answers.
+//   1. POST /curl/call/bench/noop on three Folio servers in the same run: one plain; one with
+//      METRICS_ENABLED and OpenTelemetry tracing on (the preload core/tracing.ts) sampling 1% of
+//      traces, as production tracing runs; one exporting every span. Spans go over OTLP/HTTP to a
+//      sink in this process; and one with metrics only. Each server runs alone in its own child process
+//      (bench/servers/folio.ts) and they take turns slice by slice, as in bench/call.ts. Target:
+//      the sampled server serves at least 95% of the plain server's req/s.
+//   2. GET /metrics on a server with 100 plugins loaded (each called once, so each has its series)
+//      and 10,000 users (each with storage rows): the time of an answer, sequential scrapes, the
+//      first one (nothing cached) apart. Target: under 50 ms.
+import http from 'node:http';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { BENCH_PLUGINS, ROOT, callFn, createUserToken, startBenchFolio } from './lib.ts';
+import { percentile, progress, removeDir, round, sliceSeconds, spawnChild, tempDir, turnOrder, type Child } from './util.ts';
+import { cpuOf } from './call.ts';
+
+export const COST_TARGET = 0.05;
+export const SCRAPE_TARGET_MS = 50;
+
+interface Ready {
+  url: string;
+  token: string;
+}
+
+export interface ObservabilityResult {
+  call: {
+    offReqPerSec: number;
+    onReqPerSec: number;
+    offCpuUsPerCall: number;
+    onCpuUsPerCall: number;
+    /** The same with every span sampled and exported. */
+    everySpanReqPerSec: number;
+    everySpanCpuUsPerCall: number;
+    everySpanCost: number;
+    /** Metrics on, tracing off. */
+    metricsOnlyReqPerSec: number;
+    metricsOnlyCpuUsPerCall: number;
+    metricsOnlyCost: number;
+    /** 1 - on/off req/s: the throughput given up. */
+    cost: number;
+    /** on/off CPU per call, minus 1. */
+    cpuCost: number;
+    spansExported: number;
+    pass: boolean;
+  };
+  scrape: { plugins: number; users: number; firstMs: number; p50Ms: number; p95Ms: number; maxMs: number; bytes: number; pass: boolean };
+}
+
+/** An OTLP/HTTP receiver that takes every export and counts the requests. */
+async function otlpSink(): Promise<{ url: string; exports: () => number; close: () => Promise<void> }> {
+  let exports = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      exports++;
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    exports: () => exports,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function slice(url: string, token: string, seconds: number, child: Child<Ready>): Promise<{ requests: number; cpuUs: number }> {
+  const before = await cpuOf(child);
+  const r = await autocannon({
+    url: `${url}/curl/call/bench/noop`,
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: '{}',
+    connections: 10,
+    duration: seconds,
+  });
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`bench.noop: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
+  return { requests: r.requests.total, cpuUs: (await cpuOf(child)) - before };
+}
+
+/** The servers compared, in one run: plain, then metrics with tracing as it would run in production (sampled), then every span. */
+const CONFIGS = [
+  { name: 'off', env: {} as Record<string, string>, tracing: false, metrics: false },
+  {
+    name: 'on',
+    tracing: true,
+    metrics: true,
+    env: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.01' } as Record<string, string>,
+  },
+  { name: 'every span', tracing: true, metrics: true, env: {} as Record<string, string> },
+  { name: 'metrics only', tracing: false, metrics: true, env: {} as Record<string, string> },
+];
+
+async function callCost(quick: boolean): Promise<ObservabilityResult['call']> {
+  const sink = await otlpSink();
+  const script = path.join(import.meta.dirname, 'servers', 'folio.ts');
+  const dirs: string[] = [];
+  const children: Array<Child<Ready>> = [];
+  try {
+    // One after the other: embedded engines starting at once on two busy cores take minutes.
+    for (const c of CONFIGS) {
+      const dir = await tempDir('obs');
+      dirs.push(dir);
+      const child = spawnChild<Ready>(script, ['', dir], {
+        timeoutMs: 180_000,
+        ...(c.tracing ? { execArgv: ['--import', path.join(ROOT, 'core', 'tracing.ts')] } : {}),
+        env: {
+          ...(c.metrics ? { BENCH_CONFIG: JSON.stringify({ metrics: { enabled: true, token: null } }) } : {}),
+          ...(c.tracing
+            ? {
+                OTEL_TRACES_EXPORTER: 'otlp',
+                OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+                OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+                ...c.env,
+              }
+            : {}),
+        },
+      });
+      children.push(child);
+      await child.ready;
+    }
+    const servers = await Promise.all(children.map((c) => c.ready));
+    // Warm every server (JIT, caches) before anything counts.
+    for (const [i, s] of servers.entries()) await slice(s.url, s.token, 2, children[i]!);
+    const rounds = quick ? 1 : 3;
+    const slices = quick ? 4 : 6;
+    const seconds = sliceSeconds(quick ? 8 : 12, slices);
+    const totals = CONFIGS.map(() => ({ requests: 0, cpuUs: 0, seconds: 0 }));
+    for (let r = 0; r < rounds; r++)
+      for (const order of turnOrder(CONFIGS.length, r, slices))
+        for (const i of order) {
+          const s = await slice(servers[i]!.url, servers[i]!.token, seconds, children[i]!);
+          totals[i]!.requests += s.requests;
+          totals[i]!.cpuUs += s.cpuUs;
+          totals[i]!.seconds += seconds;
+        }
+    const rps = totals.map((t) => t.requests / t.seconds);
+    const cpu = totals.map((t) => t.cpuUs / t.requests);
+    const cost = 1 - rps[1]! / rps[0]!;
+    return {
+      offReqPerSec: round(rps[0]!, 0),
+      onReqPerSec: round(rps[1]!, 0),
+      everySpanReqPerSec: round(rps[2]!, 0),
+      offCpuUsPerCall: round(cpu[0]!, 1),
+      onCpuUsPerCall: round(cpu[1]!, 1),
+      everySpanCpuUsPerCall: round(cpu[2]!, 1),
+      cost: round(cost, 4),
+      cpuCost: round(cpu[1]! / cpu[0]! - 1, 4),
+      everySpanCost: round(1 - rps[2]! / rps[0]!, 4),
+      metricsOnlyReqPerSec: round(rps[3]!, 0),
+      metricsOnlyCpuUsPerCall: round(cpu[3]!, 1),
+      metricsOnlyCost: round(1 - rps[3]! / rps[0]!, 4),
+      spansExported: sink.exports(),
+      pass: cost < COST_TARGET,
+    };
+  } finally {
+    for (const c of children) await c.stop();
+    await sink.close();
+    for (const d of dirs) await removeDir(d);
+  }
+}
+
+/** 100 small plugins, two functions each. */
+async function manyPlugins(dir: string, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const ns = `p${String(i).padStart(3, '0')}`;
+    await mkdir(path.join(dir, ns));
+    await writeFile(
+      path.join(dir, ns, 'index.mjs'),
+      `export default { namespace: '${ns}', description: 'Plugin ${ns} of the metrics bench.', functions: {
+  ping: { description: 'Answer ok.', handler: () => ({ ok: true }) },
+  echo: { description: 'Echo text.', args: { type: 'object', properties: { text: { type: 'string' } } }, handler: ({ text }) => text ?? '' },
+} };\n`,
+    );
+  }
+}
+
+async function scrapeTime(quick: boolean): Promise<ObservabilityResult['scrape']> {
+  const PLUGINS = 100;
+  const USERS = 10_000;
+  const pluginsDir = await tempDir('obs-plugins');
+  await manyPlugins(pluginsDir, PLUGINS);
+  const b = await startBenchFolio({
+    plugins: [BENCH_PLUGINS, pluginsDir],
+    watch: false,
+    // In-process: 100 plugin processes would measure this machine's memory, not /metrics.
+    overrides: { metrics: { enabled: true, token: null }, isolation: { mode: 'in-process' } },
+  });
+  try {
+    progress(`observability: ${USERS} users with storage rows`);
+    const em = b.folio.db.orm.em.fork();
+    await em.execute(
+      `insert into users (id, email) select gen_random_uuid(), 'obs-' || g || '@example.com' from generate_series(1, ${USERS}) g`,
+    );
+    await em.execute(
+      `insert into storage_usage (owner_id, kind, bytes) select id, k, (random() * 1e6)::bigint from users, unnest(array['notes', 'files']) k
+        where email like 'obs-%'`,
+    );
+    const { token } = await createUserToken(b.url);
+    progress(`observability: one call of each of the ${PLUGINS} plugins' functions`);
+    for (let i = 0; i < PLUGINS; i++) {
+      const ns = `p${String(i).padStart(3, '0')}`;
+      for (const fn of ['ping', 'echo']) {
+        const r = await callFn(b.url, token, ns, fn, fn === 'echo' ? { text: 'x' } : {});
+        if (r.status !== 200) throw new Error(`${ns}.${fn}: ${r.status} ${r.text.slice(0, 200)}`);
+      }
+    }
+    const scrape = async () => {
+      const t0 = performance.now();
+      const res = await fetch(`${b.url}/metrics`);
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`);
+      return { ms: performance.now() - t0, bytes: text.length };
+    };
+    const first = await scrape();
+    const times: number[] = [];
+    let bytes = 0;
+    const n = quick ? 50 : 300;
+    for (let i = 0; i < n; i++) {
+      const s = await scrape();
+      times.push(s.ms);
+      bytes = s.bytes;
+    }
+    const p95 = percentile(times, 95);
+    return {
+      plugins: PLUGINS,
+      users: USERS,
+      firstMs: round(first.ms, 1),
+      p50Ms: round(percentile(times, 50), 1),
+      p95Ms: round(p95, 1),
+      maxMs: round(Math.max(...times), 1),
+      bytes,
+      pass: p95 < SCRAPE_TARGET_MS && first.ms < SCRAPE_TARGET_MS,
+    };
+  } finally {
+    await b.close();
+    await removeDir(pluginsDir);
+  }
+}
+
+export async function runObservability(opts: { quick: boolean }): Promise<ObservabilityResult> {
+  progress('observability: no-op call, metrics and tracing off vs on');
+  const call = await callCost(opts.quick);
+  progress('observability: /metrics with 100 plugins and 10,000 users');
+  const scrape = await scrapeTime(opts.quick);
+  return { call, scrape };
+}
+
+export function formatObservability(r: ObservabilityResult): string {
+  const c = r.call;
+  const s = r.scrape;
+  return [
+    '## observability',
+    `no-op call, off: ${c.offReqPerSec} req/s, ${c.offCpuUsPerCall} µs CPU/call`,
+    `no-op call, metrics only: ${c.metricsOnlyReqPerSec} req/s, ${c.metricsOnlyCpuUsPerCall} µs CPU/call, cost ${(c.metricsOnlyCost * 100).toFixed(1)}%`,
+    `no-op call, metrics + tracing on (1% of traces sampled): ${c.onReqPerSec} req/s, ${c.onCpuUsPerCall} µs CPU/call`,
+    `no-op call, metrics + tracing, every span exported: ${c.everySpanReqPerSec} req/s, ${c.everySpanCpuUsPerCall} µs CPU/call, cost ${(c.everySpanCost * 100).toFixed(1)}% (${c.spansExported} OTLP exports received)`,
+    `cost: ${(c.cost * 100).toFixed(1)}% of throughput, ${(c.cpuCost * 100).toFixed(1)}% more CPU per call  ${c.pass ? 'PASS' : 'FAIL'} (< ${COST_TARGET * 100}%)`,
+    `/metrics with ${s.plugins} plugins and ${s.users} users (${s.bytes} bytes): first ${s.firstMs} ms, p50 ${s.p50Ms} ms, p95 ${s.p95Ms} ms, max ${s.maxMs} ms  ${s.pass ? 'PASS' : 'FAIL'} (< ${SCRAPE_TARGET_MS} ms)`,
+  ].join('\n');
+}
+
+export function observabilitySummaryRows(r: ObservabilityResult): string[][] {
+  return [
+    [
+      'observability',
+      'no-op call cost, metrics+tracing',
+      `${(r.call.cost * 100).toFixed(1)}%`,
+      `${r.call.onReqPerSec} vs ${r.call.offReqPerSec} req/s; CPU/call +${(r.call.cpuCost * 100).toFixed(1)}%`,
+      `${r.call.pass ? 'PASS' : 'FAIL'} (< ${COST_TARGET * 100}%)`,
+    ],
+    [
+      'observability',
+      'no-op call cost, metrics only',
+      `${(r.call.metricsOnlyCost * 100).toFixed(1)}%`,
+      `${r.call.metricsOnlyReqPerSec} vs ${r.call.offReqPerSec} req/s`,
+      '',
+    ],
+    [
+      'observability',
+      '/metrics p95 (100 plugins, 10k users)',
+      `${r.scrape.p95Ms} ms`,
+      `first ${r.scrape.firstMs} ms, max ${r.scrape.maxMs} ms`,
+      `${r.scrape.pass ? 'PASS' : 'FAIL'} (< ${SCRAPE_TARGET_MS} ms)`,
+    ],
+  ];
+}

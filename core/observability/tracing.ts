@@ -1,0 +1,61 @@
+// OpenTelemetry traces with the official Node SDK: the pg instrumentation plus Folio's own spans
+// (core/contract/observe.ts) under the request's root span (core/observability/request-span.ts,
+// which replaces the HTTP and Koa instrumentations: they cost every request, sampled or not). Started by the preload
+// core/tracing.ts before any module of the app loads, because ESM modules can be instrumented only
+// through a loader hook that sees them load (import-in-the-middle, here told to wrap only the
+// modules an instrumentation asked for). Configured by the standard OTEL_* variables; the SDK
+// reads them itself (OTEL_TRACES_EXPORTER=console|otlp, OTEL_EXPORTER_OTLP_ENDPOINT, ...).
+import { register } from 'node:module';
+import { createAddHookMessageChannel } from 'import-in-the-middle';
+import * as api from '@opentelemetry/api';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+
+export { tracingWanted } from './tracing-wanted.ts';
+
+/** SQL with its literals (strings, dollar-quoted text, numbers) replaced by `?`. */
+export function redactSql(sql: string): string {
+  return sql
+    .replace(/\$([A-Za-z_]\w*)?\$[\s\S]*?\$\1\$/g, '?')
+    .replace(/[EeBbXxNn]?'(?:[^']|'')*'/g, '?')
+    .replace(/(?<![\w$.])-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\b/g, '?');
+}
+
+/**
+ * Starts the SDK and leaves the API where the kernel looks for it. `spanProcessors` replaces the
+ * exporter the environment names (the tests use an in-memory one). Returns the SDK, to shut down
+ * (which flushes what is buffered).
+ */
+export async function startTracing(opts: { spanProcessors?: SpanProcessor[] } = {}): Promise<NodeSDK> {
+  const { registerOptions, waitForAllMessagesAcknowledged } = createAddHookMessageChannel();
+  register('import-in-the-middle/hook.mjs', import.meta.url, registerOptions);
+  process.env['OTEL_SERVICE_NAME'] ??= 'folio';
+  // Traces only: Folio's metrics are Prometheus (/metrics) and its logs pino lines. Left unset, the
+  // SDK would also record metrics on every request and push them and logs to an OTLP endpoint.
+  process.env['OTEL_METRICS_EXPORTER'] ??= 'none';
+  process.env['OTEL_LOGS_EXPORTER'] ??= 'none';
+  const sdk = new NodeSDK({
+    ...(opts.spanProcessors ? { spanProcessors: opts.spanProcessors } : {}),
+    instrumentations: [
+      // Queries of sampled requests and jobs only: under an unsampled request the span is dropped
+      // by the parent-based sampler, and with no span at all the query is left alone.
+      // The ORM writes values into the SQL text (note bodies, token hashes): the span keeps the
+      // statement with every literal replaced, never the values.
+      new PgInstrumentation({
+        requireParentSpan: true,
+        enhancedDatabaseReporting: false,
+        requestHook: (span, info) => {
+          const text = redactSql(info.query.text);
+          span.setAttribute('db.statement', text);
+          span.setAttribute('db.query.text', text);
+        },
+      }),
+    ],
+  });
+  sdk.start();
+  await waitForAllMessagesAcknowledged();
+  // The slot core/contract/observe.ts reads when it loads (not imported here: it must load after).
+  (globalThis as Record<symbol, unknown>)[Symbol.for('folio.opentelemetry.api')] = api;
+  return sdk;
+}
