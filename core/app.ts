@@ -51,6 +51,8 @@ import { interactionRouter } from './surfaces/oauth/pages.ts';
 import { invitationRouter } from './surfaces/pages/invite.ts';
 import { scimRouter } from './surfaces/scim/routes.ts';
 import type { TranscribeService } from './domain/transcribe/service.ts';
+import type { FilesServiceImpl } from './domain/files/service.ts';
+import { UPLOADS_PATH } from './domain/files/resumable.ts';
 import { ProxyTrust, trustProxies } from './surfaces/http/client-address.ts';
 import { isLingering, lingerOnUnreadBodies, requestStarted } from './surfaces/http/linger.ts';
 import { watchBodyPace } from './surfaces/http/slow-body.ts';
@@ -248,11 +250,16 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const upkeep = new EmbeddedUpkeep(db, config.embedded, log.child({ component: 'upkeep' }));
   root.get(
     '/health',
-    healthRoute(db, PACKAGE.version, async () => ({
-      transcription: await transcribe.engines(),
-      ...(capacity ? { embedded_capacity: forHealth(capacity) } : {}),
-      ...(capacity && upkeep.last ? { embedded_upkeep: upkeep.last } : {}),
-    })),
+    healthRoute(
+      db,
+      PACKAGE.version,
+      async () => ({
+        transcription: await transcribe.engines(),
+        ...(capacity ? { embedded_capacity: forHealth(capacity) } : {}),
+        ...(capacity && upkeep.last ? { embedded_upkeep: upkeep.last } : {}),
+      }),
+      () => (serviceOf('files') as FilesServiceImpl).checkBlobStore(),
+    ),
   );
   // Said once at start: a default engine that cannot run, and what it needs.
   void transcribe.engines().then((e) => {
@@ -372,6 +379,8 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       res.writeHead(a.status, { 'content-type': a.type, 'content-length': Buffer.byteLength(a.body), connection: 'close' }).end(a.body);
       return;
     }
+    // tus 1.0: every answer on the upload URLs says the protocol version, refusals included (a 401 too).
+    if (req.url?.startsWith(UPLOADS_PATH)) res.setHeader('Tus-Resumable', '1.0.0');
     if (fastCall(req, res) || direct(req, res)) return;
     handle(req, res).catch((err: unknown) => log.error({ err }, 'request handling failed'));
   });
