@@ -39,6 +39,7 @@ import { mcpSurface, type McpSurface } from './surfaces/mcp/routes.ts';
 import { sendText } from './surfaces/curl/respond.ts';
 import { mountDocAssets } from './surfaces/pages/docs.ts';
 import { healthRoute } from './surfaces/health.ts';
+import { corsHandler } from './surfaces/http/cors.ts';
 import { beginRequest, requestError, requestLog, type RequestLogState } from './surfaces/http/request-log.ts';
 import { handleClientErrors, type RawAnswer } from './surfaces/http/client-errors.ts';
 import { errorAnswer } from './surfaces/http/error-text.ts';
@@ -362,6 +363,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     // event streams must not be cut, and handlers have their own timeout.
     requestTimeout: 0,
   };
+  const cors = corsHandler(config.http.allowedOrigins);
   const server = http.createServer(timeouts, (req, res) => {
     // A request pipelined after an answer that closed its connection while the body was still
     // coming (the connection drains before it closes: core/surfaces/http/linger.ts) is not served.
@@ -379,6 +381,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       res.writeHead(a.status, { 'content-type': a.type, 'content-length': Buffer.byteLength(a.body), connection: 'close' }).end(a.body);
       return;
     }
+    if (cors(req, res)) return;
     // tus 1.0: every answer on the upload URLs says the protocol version, refusals included (a 401 too).
     if (req.url?.startsWith(UPLOADS_PATH)) res.setHeader('Tus-Resumable', '1.0.0');
     if (fastCall(req, res) || direct(req, res)) return;
