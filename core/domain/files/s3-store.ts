@@ -52,11 +52,15 @@ const SHA256_RE = /^[0-9a-f]{64}$/;
 const CHECK_TIMEOUT_MS = 2000;
 /**
  * Without these the SDK waits as long as the operating system does for a connection to a host that
- * does not answer (minutes), and for ever for a stalled answer: an outage would hang requests
- * instead of failing them with a 503.
+ * does not answer (minutes), and for ever for an answer that does not come: an outage would hang
+ * requests instead of failing them with a 503. REQUEST_TIMEOUT_MS bounds each request from its start
+ * until S3's response headers arrive (sending a part's bytes included): it fails the request only with
+ * `throwOnRequestTimeout` (without it the SDK merely logs a warning). The timer stops when the headers
+ * arrive, so a long download is not cut; a body that stalls after its headers is not bounded here (a
+ * slow client pausing the download looks the same to the socket).
  */
 const CONNECT_TIMEOUT_MS = 5000;
-const SOCKET_IDLE_TIMEOUT_MS = 30_000;
+const REQUEST_TIMEOUT_MS = 30_000;
 
 export function s3Client(s: S3BlobStoreSettings): S3Client {
   return new S3Client({
@@ -66,7 +70,7 @@ export function s3Client(s: S3BlobStoreSettings): S3Client {
     ...(s.accessKeyId && s.secretAccessKey ? { credentials: { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey } } : {}),
     requestChecksumCalculation: s.checksums,
     responseChecksumValidation: s.checksums,
-    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: SOCKET_IDLE_TIMEOUT_MS },
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true },
   });
 }
 
