@@ -5,7 +5,8 @@ import t from 'tap';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { lazyBlobStore } from '../../core/domain/files/blob-store.ts';
+import { S3ServiceException } from '@aws-sdk/client-s3';
+import { isStoreOutage, lazyBlobStore } from '../../core/domain/files/blob-store.ts';
 import { DiskBlobStore } from '../../core/domain/files/disk-store.ts';
 import { blobStoreSuite, startS3rver } from '../helpers/blob-store-suite.ts';
 
@@ -55,4 +56,12 @@ t.test('a lazy store loads its implementation on first use, once, and tries agai
   for await (const h of store.list()) names.push(h);
   t.same(names, []);
   t.equal(loads, 2, 'once loaded, it is kept');
+});
+
+t.test('an S3 answer is an outage for 500, 502, 503 and 504 only', async (t) => {
+  const answer = (status: number) =>
+    new S3ServiceException({ name: `Status${status}`, $fault: status >= 500 ? 'server' : 'client', $metadata: { httpStatusCode: status } });
+  for (const status of [500, 502, 503, 504]) t.equal(isStoreOutage(answer(status)), true, `${status} is an outage`);
+  for (const status of [501, 505, 507, 400, 403, 404]) t.equal(isStoreOutage(answer(status)), false, `${status} is not an outage`);
+  t.equal(isStoreOutage(new Error('wrapped', { cause: answer(503) })), true, 'what a failure wraps counts');
 });

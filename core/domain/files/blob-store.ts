@@ -196,14 +196,19 @@ const OUTAGE_CODES = new Set([
 /** Error names the AWS SDK gives an outage: its own timeouts, and S3's answers that it is down or busy. */
 const OUTAGE_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'SlowDown', 'ServiceUnavailable', 'InternalError', 'NoSuchBucket']);
 
+/** HTTP statuses from S3 that mean an outage: internal error, bad gateway, unavailable, gateway timeout. */
+const OUTAGE_STATUSES = new Set([500, 502, 503, 504]);
+
 /** Is this failure (or what it wraps) the store being unreachable, rather than the request being wrong? */
 export function isStoreOutage(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
     const x = e as { code?: unknown; name?: unknown; errors?: unknown; cause?: unknown; $metadata?: { httpStatusCode?: number } };
     if (typeof x.code === 'string' && OUTAGE_CODES.has(x.code)) return true;
     if (typeof x.name === 'string' && OUTAGE_NAMES.has(x.name)) return true;
-    // S3 answering 5xx (500, 502, 503) about itself.
-    if ((x.$metadata?.httpStatusCode ?? 0) >= 500) return true;
+    // S3 (or a proxy before it) answering that it is failing, down or overloaded. Not 501 (an
+    // operation this S3-compatible server does not implement: asking again will not help) nor other
+    // 5xx, which say nothing of the store being away.
+    if (OUTAGE_STATUSES.has(x.$metadata?.httpStatusCode ?? 0)) return true;
     // A connection to a name with several addresses fails with each one's error.
     if (Array.isArray(x.errors) && x.errors.some((inner) => isStoreOutage(inner))) return true;
     e = x.cause;
