@@ -219,6 +219,9 @@ export function isStoreOutage(err: unknown): boolean {
 /** Seconds a client is told to wait (Retry-After) when the store is unreachable; also how long a check is cached. */
 export const STORE_RETRY_SECONDS = 5;
 
+/** How long /health waits for the store's check (as it waits for the database's ping): then it says unreachable. */
+export const PROBE_TIMEOUT_MS = 2000;
+
 export interface GuardedBlobStore extends BlobStore {
   /** The cached result of the store's probe (at most STORE_RETRY_SECONDS old); never rejects. */
   health(): Promise<BlobStoreCheck>;
@@ -249,11 +252,29 @@ export function guardBlobStore(inner: BlobStore, onOutage: (err: unknown, what: 
       }
     };
   let cached: { at: number; result: Promise<BlobStoreCheck> } | null = null;
+  // The store's check still running (a hung mount, an S3 that never answers): the next probe waits
+  // on it again rather than piling another request on a store that already does not answer.
+  let running: Promise<void> | null = null;
   const probe = async (): Promise<BlobStoreCheck> => {
     const started = performance.now();
     const latency = () => Math.round(performance.now() - started);
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await inner.check();
+      if (!running) {
+        const check = inner.check();
+        running = check;
+        check.then(
+          () => (running = running === check ? null : running),
+          () => (running = running === check ? null : running),
+        );
+      }
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(Object.assign(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`), { name: 'TimeoutError' })),
+          PROBE_TIMEOUT_MS,
+        );
+      });
+      await Promise.race([running, timeout]);
       return { kind: inner.kind, status: 'ok', latency_ms: latency() };
     } catch (err) {
       const e = err as { code?: unknown; name?: unknown; message?: unknown };
@@ -261,6 +282,8 @@ export function guardBlobStore(inner: BlobStore, onOutage: (err: unknown, what: 
       const message = typeof e.message === 'string' ? e.message : '';
       const why = [label, message].filter((x) => x !== '').join(': ');
       return { kind: inner.kind, status: 'unreachable', latency_ms: latency(), error: why || 'the probe failed' };
+    } finally {
+      clearTimeout(timer);
     }
   };
   return {
@@ -269,7 +292,7 @@ export function guardBlobStore(inner: BlobStore, onOutage: (err: unknown, what: 
     health: () => {
       const now = Date.now();
       // One probe at a time, and its answer for a few seconds: /health polled every second costs
-      // the store one request per STORE_RETRY_SECONDS.
+      // the store one request per STORE_RETRY_SECONDS, and none while one is still unanswered.
       if (!cached || now - cached.at >= STORE_RETRY_SECONDS * 1000) cached = { at: now, result: probe() };
       return cached.result;
     },
