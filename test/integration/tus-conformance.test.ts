@@ -2,7 +2,7 @@
 // Tus-Resumable is 412 with Tus-Version; a PATCH in another media type is 415; every answer, refusals
 // and a 401 included, says Tus-Resumable; OPTIONS says what the server speaks; HEAD does not show
 // who owns the upload; an expired upload is 404 to GET, HEAD and PATCH alike; an empty PATCH that
-// does not finish the upload is refused (a client looping on it gets refusals, not progress).
+// does not finish the upload is refused (Content-Length: 0 or a chunked body with no byte) (a client looping on it gets refusals, not progress).
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
@@ -91,6 +91,18 @@ t.test('an empty PATCH that does not finish the upload is refused', async (t) =>
     t.equal(r.headers.get('tus-resumable'), '1.0.0');
     t.match(((await r.json()) as { detail: string }).detail, /must bring bytes/);
   }
+  // Chunked (no Content-Length), ending without a byte: refused too, once the body has ended.
+  const chunked = await fetch(url, {
+    method: 'PATCH',
+    headers: { ...H, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+    body: new ReadableStream({ start: (c) => c.close() }),
+    duplex: 'half',
+  });
+  t.equal(chunked.status, 400, 'a chunked body with no byte');
+  t.equal(chunked.headers.get('tus-resumable'), '1.0.0');
+  t.match(((await chunked.json()) as { detail: string }).detail, /must bring bytes/);
+  const head = await fetch(url, { method: 'HEAD', headers: H });
+  t.equal(head.headers.get('upload-offset'), '0', 'the offset has not moved');
   const done = await patch(url, 0, '0123456789');
   t.equal(done.status, 200, 'bytes are taken as before');
 });

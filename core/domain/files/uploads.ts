@@ -107,6 +107,14 @@ function emptyBody(call: Call<{ id?: string }, unknown, unknown>): boolean {
   return call.header('transfer-encoding') === undefined;
 }
 
+/** The refusal of a PATCH that brings no byte to an upload that still misses some: it makes no progress. */
+function noProgress(upload: Upload): BadArguments {
+  return new BadArguments(
+    `a PATCH must bring bytes: this upload is at offset ${upload.offset} of ${upload.size}. Send the bytes from Upload-Offset: ${upload.offset} in the body.`,
+    [{ in: 'header', path: 'Content-Length', message: 'must be more than 0 until the upload is complete' }],
+  );
+}
+
 /** Upload-Metadata without the owner's pair. */
 function withoutOwner(header: string): string {
   return header
@@ -258,6 +266,8 @@ export class ResumableUploads {
     const id = call.params.id;
     const exchange: Exchange = { principal: p, baseUrl: call.baseUrl, id };
     refuseOffProtocol(call);
+    /** A PATCH on an unfinished upload, as it stood before: refused below if its body (chunked) brought nothing. */
+    let stalled: Upload | undefined;
     if (id !== undefined) {
       const upload = await this.#get(id);
       const reading = call.method === 'HEAD' || call.method === 'GET';
@@ -283,11 +293,10 @@ export class ResumableUploads {
       }
       // Past its expiry and unfinished: gone, as HEAD and PATCH say (tus answers them 410, Folio 404).
       if (upload.size !== upload.offset && this.#expired(upload)) throw new NotFound(UPLOAD_404);
-      if (call.method === 'PATCH' && upload.size !== undefined && upload.offset < upload.size && emptyBody(call))
-        throw new BadArguments(
-          `a PATCH must bring bytes: this upload is at offset ${upload.offset} of ${upload.size}. Send the bytes from Upload-Offset: ${upload.offset} in the body.`,
-          [{ in: 'header', path: 'Content-Length', message: 'must be more than 0 until the upload is complete' }],
-        );
+      if (call.method === 'PATCH' && upload.size !== undefined && upload.offset < upload.size) {
+        if (emptyBody(call)) throw noProgress(upload);
+        stalled = upload;
+      }
       if (call.method === 'GET')
         return {
           status: 200,
@@ -316,6 +325,8 @@ export class ResumableUploads {
     if (call.method === 'DELETE' && id !== undefined && response.status === 204) await this.#files.releaseUpload(p.user.id, id);
     if (exchange.failure) throw exchange.failure;
     if (response.status >= 400) throw typed(response.status, text);
+    // A chunked body that ended without a byte: nothing changed, refused as an empty Content-Length is.
+    if (stalled && response.status === 204 && response.headers.get('upload-offset') === String(stalled.offset)) throw noProgress(stalled);
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => {
       if (!/^(access-control-|content-length$|connection$)/i.test(name)) headers[name] = value;
