@@ -31,6 +31,8 @@ import {
   FolioError,
   NotFound,
   QuotaExceeded,
+  RetryLater,
+  StorageFull,
   TusVersionUnsupported,
   UnsupportedMediaType,
 } from '../../contract/errors.ts';
@@ -42,6 +44,8 @@ import { FILE_ID_HEADER, TUS_EXTENSIONS, UPLOAD_404, UPLOADS_PATH } from './resu
 
 const OWNER = 'folio_owner';
 const TUS_VERSION = '1.0.0';
+/** Retry-After on HEAD while a full disk keeps a complete upload from being stored: space comes back slower than a network. */
+const FULL_RETRY_SECONDS = 60;
 const PATCH_TYPE = 'application/offset+octet-stream';
 /** An upload that holds quota but has no bytes, younger than this, may be one being created right now. */
 const ORPHAN_GRACE_MS = 10 * 60_000;
@@ -284,10 +288,11 @@ export class ResumableUploads {
         try {
           return this.#finished(await this.#finish(p, upload), call.method);
         } catch (err) {
-          // The store is still away: the upload is kept, whole. 423 is what tus clients retry the
-          // same upload on (after Retry-After), where a 5xx on HEAD makes tus-js-client start a new
-          // one and send every byte again.
-          if (err instanceof BlobStoreUnavailable && call.method === 'HEAD') return this.#locked(upload, err);
+          // The store is still away, or full: the upload is kept, whole. 423 is what tus clients
+          // retry the same upload on (after Retry-After), where a 5xx on HEAD makes tus-js-client
+          // start a new one and send every byte again.
+          if ((err instanceof BlobStoreUnavailable || err instanceof StorageFull) && call.method === 'HEAD')
+            return this.#locked(upload, err instanceof RetryLater ? err.retryAfter : FULL_RETRY_SECONDS);
           throw err;
         }
       }
@@ -341,8 +346,8 @@ export class ResumableUploads {
     return upload.creation_date !== undefined && Date.parse(upload.creation_date) + this.#expiryMs < Date.now();
   }
 
-  /** HEAD on a complete upload whose hand-over waits for the blob store. */
-  #locked(upload: Upload, err: BlobStoreUnavailable): Reply {
+  /** HEAD on a complete upload whose hand-over waits for the blob store (away, or full). */
+  #locked(upload: Upload, retryAfter: number): Reply {
     return {
       status: 423,
       headers: {
@@ -350,7 +355,7 @@ export class ResumableUploads {
         'Upload-Offset': String(upload.offset),
         'Upload-Length': String(upload.size ?? upload.offset),
         'Cache-Control': 'no-store',
-        ...err.headers,
+        'Retry-After': String(retryAfter),
       },
       body: '',
     };

@@ -168,7 +168,7 @@ export function filedbRoutes(files: FilesServiceImpl): Route[] {
         },
         423: {
           description:
-            'HEAD on an upload whose every byte arrived while the file storage cannot take it: the upload is kept whole; HEAD again after Retry-After (GET answers 503 blob_store_unavailable instead).',
+            'HEAD on an upload whose every byte arrived while the file storage cannot take it: the upload is kept whole; HEAD again after Retry-After (GET answers 503 blob_store_unavailable or 507 storage_full instead).',
           headers: [
             { name: 'Retry-After', description: 'Seconds to wait before asking again.', schema: { type: 'string' } },
             { name: 'Upload-Offset', description: 'Bytes received (all of them).', schema: { type: 'string' } },
