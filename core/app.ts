@@ -39,6 +39,7 @@ import { sendText } from './surfaces/curl/respond.ts';
 import { mountDocAssets } from './surfaces/pages/docs.ts';
 import { healthRoute } from './surfaces/health.ts';
 import { listenOnLoopbackTwin } from './surfaces/http/loopback-twin.ts';
+import { corsHandler } from './surfaces/http/cors.ts';
 import { beginRequest, requestError, requestLog, type RequestLogState } from './surfaces/http/request-log.ts';
 import { handleClientErrors, type RawAnswer } from './surfaces/http/client-errors.ts';
 import { errorAnswer } from './surfaces/http/error-text.ts';
@@ -51,6 +52,8 @@ import { interactionRouter } from './surfaces/oauth/pages.ts';
 import { invitationRouter } from './surfaces/pages/invite.ts';
 import { scimRouter } from './surfaces/scim/routes.ts';
 import type { TranscribeService } from './domain/transcribe/service.ts';
+import type { FilesServiceImpl } from './domain/files/service.ts';
+import { UPLOADS_PATH } from './domain/files/resumable.ts';
 import { ProxyTrust, trustProxies } from './surfaces/http/client-address.ts';
 import { isLingering, lingerOnUnreadBodies, requestStarted } from './surfaces/http/linger.ts';
 import { watchBodyPace } from './surfaces/http/slow-body.ts';
@@ -279,14 +282,28 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   let capacity: CapacityReport | null = null;
   root.get(
     '/health',
-    healthRoute(db, PACKAGE.version, async () => ({
-      transcription: await transcribe.engines(),
-      ...(capacity ? { embedded_capacity: forHealth(capacity) } : {}),
-      ...(capacity && upkeep.last ? { embedded_upkeep: upkeep.last } : {}),
-    })),
+    healthRoute(
+      db,
+      PACKAGE.version,
+      async () => ({
+        transcription: await transcribe.engines(),
+        ...(capacity ? { embedded_capacity: forHealth(capacity) } : {}),
+        ...(capacity && upkeep.last ? { embedded_upkeep: upkeep.last } : {}),
+      }),
+      () => (serviceOf('files') as FilesServiceImpl).checkBlobStore(),
+    ),
   );
   // Readiness (core/observability/ready.ts): required dependencies; the blob store's check joins them.
-  const readiness = new Readiness([{ name: 'database', check: () => db.ping(1500) }]);
+  const readiness = new Readiness([
+    { name: 'database', check: () => db.ping(1500) },
+    {
+      name: 'blob store',
+      check: async () => {
+        const b = await (serviceOf('files') as FilesServiceImpl).checkBlobStore();
+        if (b.status !== 'ok') throw new Error(`${b.kind} blob store ${b.status}${b.error ? `: ${b.error}` : ''}`);
+      },
+    },
+  ]);
   const metricsToken = config.metrics.token;
   root.get(
     '/ready',
@@ -401,6 +418,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     requestTimeout: 0,
   };
   const traceRequest = requestSpan();
+  const cors = corsHandler(config.http.allowedOrigins);
   const server = http.createServer(timeouts, (req, res) => {
     // A request pipelined after an answer that closed its connection while the body was still
     // coming (the connection drains before it closes: core/surfaces/http/linger.ts) is not served.
@@ -418,6 +436,9 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       res.writeHead(a.status, { 'content-type': a.type, 'content-length': Buffer.byteLength(a.body), connection: 'close' }).end(a.body);
       return;
     }
+    if (cors(req, res)) return;
+    // tus 1.0: every answer on the upload URLs says the protocol version, refusals included (a 401 too).
+    if (req.url?.startsWith(UPLOADS_PATH)) res.setHeader('Tus-Resumable', '1.0.0');
     const serve = () => {
       if (fastCall(req, res) || direct(req, res)) return;
       handle(req, res).catch((err: unknown) => log.error({ err }, 'request handling failed'));

@@ -55,6 +55,12 @@ export const ERROR_CODES = {
     about:
       'The version you based the edit on (If-Match or expected_version) is not the current one: someone else changed the resource. Nothing was written; `current` holds it as it is now (and ETag its version) when your token may read it. Merge and retry with that version.',
   },
+  tus_version_unsupported: {
+    status: 412,
+    title: 'tus version not supported',
+    about:
+      'A resumable (tus) request named a protocol version in Tus-Resumable that this server does not speak, or none. Tus-Version lists the versions it does (1.0.0): send Tus-Resumable: 1.0.0.',
+  },
   payload_too_large: {
     status: 413,
     title: 'Content too large',
@@ -124,6 +130,12 @@ export const ERROR_CODES = {
     about:
       'The search ran past its time limit and was stopped; nothing is wrong with the query itself. It matches more than can be ranked in time: add a word, a kind, a tag or a date range to narrow it.',
   },
+  blob_store_unavailable: {
+    status: 503,
+    title: 'File storage unavailable',
+    about:
+      "The server's file storage (its S3 bucket or its data disk) cannot be reached right now; nothing was stored or read. Your request was fine: send it again after the Retry-After seconds. An interrupted resumable upload keeps its bytes and is finished by asking for its offset again (HEAD answers 423 until the storage is back).",
+  },
   storage_full: {
     status: 507,
     title: 'Storage full',
@@ -169,6 +181,7 @@ export const REASON: Readonly<Record<number, string>> = {
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
   416: 'Range Not Satisfiable',
+  423: 'Locked',
   428: 'Precondition Required',
   429: 'Too Many Requests',
   431: 'Request Header Fields Too Large',
@@ -298,6 +311,19 @@ export class PreconditionFailed extends FolioError {
   }
 }
 
+/** A tus request whose Tus-Resumable names a version this server does not speak (or none). */
+export class TusVersionUnsupported extends FolioError {
+  readonly code = 'tus_version_unsupported';
+  readonly versions: string;
+  constructor(message: string, versions: string) {
+    super(message);
+    this.versions = versions;
+  }
+  override get headers(): Record<string, string> {
+    return { 'Tus-Version': this.versions };
+  }
+}
+
 /** A replacing write that did not say which version it was based on. */
 export class PreconditionRequired extends FolioError {
   readonly code = 'precondition_required';
@@ -419,6 +445,14 @@ export class TooManyQueuedJobs extends RetryLater {
 /** An isolated plugin already runs as many calls as its process may run at once. */
 export class PluginBusy extends RetryLater {
   readonly code = 'plugin_busy';
+}
+
+/**
+ * The blob store (S3, the data disk) cannot be reached: connection refused or reset, a timeout, an
+ * I/O error. The request may be sent again as it is; `retryAfter` seconds.
+ */
+export class BlobStoreUnavailable extends RetryLater {
+  readonly code = 'blob_store_unavailable';
 }
 
 /** A search statement ran past its time limit (PostgreSQL's statement_timeout) and was stopped. */

@@ -228,6 +228,8 @@ export const ConfigSchema = Type.Object(
       {
         /** Reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For/-Proto/-Host and Forwarded are believed. */
         trustedProxies: Type.Array(Type.String({ minLength: 1 })),
+        /** Browser origins (scheme://host[:port]) whose pages may call /api/v1 and /curl (CORS); '*' for any. /mcp has its own (mcp.allowedOrigins). */
+        allowedOrigins: Type.Array(Type.String({ pattern: '^(\\*|https?://[^/]+)$' })),
       },
       { additionalProperties: false },
     ),
@@ -349,6 +351,7 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   RELOAD_WATCH: { at: ['reload', 'watch'], parse: bool },
   RELOAD_DEBOUNCE_MS: { at: ['reload', 'debounceMs'], parse: num },
   MCP_MODE: { at: ['mcp', 'mode'], parse: str },
+  CORS_ALLOWED_ORIGINS: { at: ['http', 'allowedOrigins'], parse: (v) => v.split(/[\s,]+/).filter((o) => o !== '') },
   TRUSTED_PROXIES: { at: ['http', 'trustedProxies'], parse: (v) => v.split(/[\s,]+/).filter((p) => p !== '') },
   STORAGE_QUOTA_BYTES: { at: ['storage', 'quotaBytesPerUser'], parse: (v) => (v === '' ? null : num(v)) },
   FILES_MAX_FILE_BYTES: { at: ['files', 'maxFileBytes'], parse: num },

@@ -219,3 +219,50 @@ t.test('a full disk: 507 storage_full, nothing half-written, and the next upload
   const back = Buffer.from(await (await fetch(`${s.url}/api/v1/filedb/files/${f.id}/content`, { headers: h })).arrayBuffer());
   t.equal(sha(back), sha(small), 'the stored file is intact');
 });
+
+t.test('a full disk under a finished tus upload: kept, HEAD answers 423 until it fits, then stores it once', async (t) => {
+  const s = await startTestServer();
+  t.teardown(() => s.close());
+  const alice = await createUser(s, 'alice-tus-full@example.com');
+  const blobs = path.join(s.folio.config.dataDir, 'blobs');
+  await mkdir(blobs, { recursive: true });
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', blobs], { stdio: 'ignore' });
+  } catch {
+    t.plan(0, 'mounting a 2 MB tmpfs needs root (CI runs as root): the disk-full path is not exercised here');
+    return;
+  }
+  let mounted = true;
+  t.teardown(() => {
+    if (mounted) execFileSync('umount', ['-l', blobs], { stdio: 'ignore' });
+  });
+  const h = { authorization: `Bearer ${alice.token}`, 'tus-resumable': '1.0.0' };
+  const big = randomBytes(3 * 1024 * 1024);
+  const created = await fetch(`${s.url}/api/v1/filedb/uploads`, {
+    method: 'POST',
+    headers: { ...h, 'upload-length': String(big.length), 'upload-metadata': `name ${Buffer.from('big.bin').toString('base64')}` },
+  });
+  t.equal(created.status, 201);
+  const url = created.headers.get('location')!;
+  const last = await fetch(url, {
+    method: 'PATCH',
+    headers: { ...h, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+    body: big,
+  });
+  t.equal(last.status, 507, 'the last PATCH: the disk is full');
+  t.equal(((await last.json()) as { code: string }).code, 'storage_full');
+  const locked = await fetch(url, { method: 'HEAD', headers: h });
+  t.equal(locked.status, 423, 'HEAD: the upload is kept, try later');
+  t.ok(Number(locked.headers.get('retry-after')) > 0, 'with Retry-After');
+  t.equal(locked.headers.get('upload-offset'), String(big.length), 'every byte is still there');
+
+  execFileSync('umount', ['-l', blobs], { stdio: 'ignore' });
+  mounted = false;
+  const head = await fetch(url, { method: 'HEAD', headers: h });
+  t.equal(head.status, 200, 'with room again, HEAD stores it');
+  const id = head.headers.get('folio-file-id')!;
+  const back = Buffer.from(await (await fetch(`${s.url}/api/v1/filedb/files/${id}/content`, { headers: h })).arrayBuffer());
+  t.equal(sha(back), sha(big), 'the stored file is the upload');
+  const list = (await (await fetch(`${s.url}/api/v1/filedb/files`, { headers: h })).json()) as { items: unknown[] };
+  t.equal(list.items.length, 1, 'stored once');
+});

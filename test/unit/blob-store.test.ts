@@ -5,7 +5,8 @@ import t from 'tap';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { lazyBlobStore } from '../../core/domain/files/blob-store.ts';
+import { S3ServiceException } from '@aws-sdk/client-s3';
+import { guardBlobStore, isStoreOutage, lazyBlobStore, STORE_RETRY_SECONDS } from '../../core/domain/files/blob-store.ts';
 import { DiskBlobStore } from '../../core/domain/files/disk-store.ts';
 import { blobStoreSuite, startS3rver } from '../helpers/blob-store-suite.ts';
 
@@ -55,4 +56,32 @@ t.test('a lazy store loads its implementation on first use, once, and tries agai
   for await (const h of store.list()) names.push(h);
   t.same(names, []);
   t.equal(loads, 2, 'once loaded, it is kept');
+});
+
+t.test('an S3 answer is an outage for 500, 502, 503 and 504 only', async (t) => {
+  const answer = (status: number) =>
+    new S3ServiceException({ name: `Status${status}`, $fault: status >= 500 ? 'server' : 'client', $metadata: { httpStatusCode: status } });
+  for (const status of [500, 502, 503, 504]) t.equal(isStoreOutage(answer(status)), true, `${status} is an outage`);
+  for (const status of [501, 505, 507, 400, 403, 404]) t.equal(isStoreOutage(answer(status)), false, `${status} is not an outage`);
+  t.equal(isStoreOutage(new Error('wrapped', { cause: answer(503) })), true, 'what a failure wraps counts');
+});
+
+t.test("/health's probe of a store that never answers says unreachable, and does not pile up checks", async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'folio-blobs-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  // A disk store on a mount that hangs: its check never settles.
+  let checks = 0;
+  class HungDisk extends DiskBlobStore {
+    override check(): Promise<void> {
+      checks++;
+      return new Promise(() => {});
+    }
+  }
+  const store = guardBlobStore(new HungDisk(path.join(dir, 'blobs')));
+  const first = await store.health();
+  t.match(first, { kind: 'disk', status: 'unreachable', error: /^TimeoutError/ });
+  await new Promise((resolve) => setTimeout(resolve, STORE_RETRY_SECONDS * 1000 + 100));
+  const second = await store.health();
+  t.match(second, { status: 'unreachable', error: /^TimeoutError/ }, 'asked again after the cache, still unreachable');
+  t.equal(checks, 1, 'the unanswered check is waited on again, not started anew');
 });

@@ -8,6 +8,7 @@
 // (temporaries older than a grace period are swept by the same garbage collection).
 import { createHash } from 'node:crypto';
 import { finished, PassThrough, Transform, type Readable } from 'node:stream';
+import { BlobStoreUnavailable } from '../../contract/errors.ts';
 import { loadOnce } from '../load-once.ts';
 
 /**
@@ -77,9 +78,25 @@ export interface ByteRange {
   end: number;
 }
 
+/** What `check()` found: for /health and readiness. */
+export interface BlobStoreCheck {
+  kind: string;
+  status: 'ok' | 'unreachable';
+  /** How long the probe took (a cached answer keeps the figure of its probe). */
+  latency_ms: number;
+  /** Why it is unreachable (the store's own words: ECONNREFUSED, EROFS, ...). */
+  error?: string;
+}
+
 export interface BlobStore {
   /** 'disk' or 's3', for logs and /health. */
   readonly kind: string;
+  /**
+   * A cheap probe: can the store be used right now? (S3: HeadBucket with a short timeout; disk: the
+   * directory is writable.) Rejects when not; the guarded store (guardBlobStore) turns that into a
+   * BlobStoreCheck and caches it for a few seconds.
+   */
+  check(): Promise<void>;
   /**
    * Streams `source` into a temporary object while hashing it. Rejects (and leaves nothing) when the
    * source errors, the signal aborts, or more than `maxBytes` arrive. A failure leaves `source` as it
@@ -109,6 +126,7 @@ export function lazyBlobStore(kind: string, load: () => Promise<BlobStore>): Blo
   const store = loadOnce(load);
   return {
     kind,
+    check: async () => (await store()).check(),
     stage: async (source, opts) => (await store()).stage(source, opts),
     read: async (sha256, range) => (await store()).read(sha256, range),
     stat: async (sha256) => (await store()).stat(sha256),
@@ -147,4 +165,158 @@ export function meter(opts: Pick<StageOptions, 'maxBytes' | 'headBytes'>, highWa
     },
   });
   return { stream, done: () => ({ sha256: hash.digest('hex'), size, head: Buffer.concat(head) }) };
+}
+
+/**
+ * Error codes that mean the store cannot be reached or used right now, whatever the request: the
+ * network to S3 (refused, reset, timed out, no route, no name) and a data disk that fails (I/O error,
+ * mounted read-only, a stale or gone network mount, no permission on DATA_DIR).
+ */
+const OUTAGE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EIO',
+  'EROFS',
+  'ESTALE',
+  'ENOTCONN',
+  'ENODEV',
+  'ENXIO',
+  'EACCES',
+  'EPERM',
+]);
+/** Error names the AWS SDK gives an outage: its own timeouts, and S3's answers that it is down or busy. */
+const OUTAGE_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'SlowDown', 'ServiceUnavailable', 'InternalError', 'NoSuchBucket']);
+
+/** HTTP statuses from S3 that mean an outage: internal error, bad gateway, unavailable, gateway timeout. */
+const OUTAGE_STATUSES = new Set([500, 502, 503, 504]);
+
+/** Is this failure (or what it wraps) the store being unreachable, rather than the request being wrong? */
+export function isStoreOutage(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+    const x = e as { code?: unknown; name?: unknown; errors?: unknown; cause?: unknown; $metadata?: { httpStatusCode?: number } };
+    if (typeof x.code === 'string' && OUTAGE_CODES.has(x.code)) return true;
+    if (typeof x.name === 'string' && OUTAGE_NAMES.has(x.name)) return true;
+    // S3 (or a proxy before it) answering that it is failing, down or overloaded. Not 501 (an
+    // operation this S3-compatible server does not implement: asking again will not help) nor other
+    // 5xx, which say nothing of the store being away.
+    if (OUTAGE_STATUSES.has(x.$metadata?.httpStatusCode ?? 0)) return true;
+    // A connection to a name with several addresses fails with each one's error.
+    if (Array.isArray(x.errors) && x.errors.some((inner) => isStoreOutage(inner))) return true;
+    e = x.cause;
+  }
+  return false;
+}
+
+/** Seconds a client is told to wait (Retry-After) when the store is unreachable; also how long a check is cached. */
+export const STORE_RETRY_SECONDS = 5;
+
+/** How long /health waits for the store's check (as it waits for the database's ping): then it says unreachable. */
+export const PROBE_TIMEOUT_MS = 2000;
+
+export interface GuardedBlobStore extends BlobStore {
+  /** The cached result of the store's probe (at most STORE_RETRY_SECONDS old); never rejects. */
+  health(): Promise<BlobStoreCheck>;
+}
+
+/**
+ * The store as the files domain uses it: a failure that means the store is unreachable becomes one
+ * typed outcome, BlobStoreUnavailable (503, Retry-After), on every call, instead of a 500 or, for a
+ * connection to S3 reset mid-upload, a "client went away". A failure of the write's source (the
+ * client going away) or of its signal stays what it is. `onOutage` hears each one (for the log).
+ */
+export function guardBlobStore(inner: BlobStore, onOutage: (err: unknown, what: string) => void = () => {}): GuardedBlobStore {
+  const unavailable = (err: unknown, what: string): unknown => {
+    if (!isStoreOutage(err)) return err;
+    onOutage(err, what);
+    return new BlobStoreUnavailable(
+      `the file storage (${inner.kind}) cannot be reached; nothing was ${what === 'read' ? 'read' : 'stored'}. Try again in a few seconds.`,
+      STORE_RETRY_SECONDS,
+    );
+  };
+  const guard =
+    <A extends unknown[], R>(what: string, fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        throw unavailable(err, what);
+      }
+    };
+  let cached: { at: number; result: Promise<BlobStoreCheck> } | null = null;
+  // The store's check still running (a hung mount, an S3 that never answers): the next probe waits
+  // on it again rather than piling another request on a store that already does not answer.
+  let running: Promise<void> | null = null;
+  const probe = async (): Promise<BlobStoreCheck> => {
+    const started = performance.now();
+    const latency = () => Math.round(performance.now() - started);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      if (!running) {
+        const check = inner.check();
+        running = check;
+        check.then(
+          () => (running = running === check ? null : running),
+          () => (running = running === check ? null : running),
+        );
+      }
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(Object.assign(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`), { name: 'TimeoutError' })),
+          PROBE_TIMEOUT_MS,
+        );
+      });
+      await Promise.race([running, timeout]);
+      return { kind: inner.kind, status: 'ok', latency_ms: latency() };
+    } catch (err) {
+      const e = err as { code?: unknown; name?: unknown; message?: unknown };
+      const label = typeof e.code === 'string' ? e.code : typeof e.name === 'string' ? e.name : '';
+      const message = typeof e.message === 'string' ? e.message : '';
+      const why = [label, message].filter((x) => x !== '').join(': ');
+      return { kind: inner.kind, status: 'unreachable', latency_ms: latency(), error: why || 'the probe failed' };
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  return {
+    kind: inner.kind,
+    check: () => inner.check(),
+    health: () => {
+      const now = Date.now();
+      // One probe at a time, and its answer for a few seconds: /health polled every second costs
+      // the store one request per STORE_RETRY_SECONDS, and none while one is still unanswered.
+      if (!cached || now - cached.at >= STORE_RETRY_SECONDS * 1000) cached = { at: now, result: probe() };
+      return cached.result;
+    },
+    stage: async (source, opts) => {
+      let staged: StagedBlob;
+      try {
+        staged = await inner.stage(source, opts);
+      } catch (err) {
+        // The client went away (or was stopped): its own failure, whatever the store made of it.
+        if (source.errored || opts?.signal?.aborted) throw err;
+        throw unavailable(err, 'stage');
+      }
+      return { ...staged, commit: guard('commit', () => staged.commit()), discard: guard('discard', () => staged.discard()) };
+    },
+    read: guard('read', (sha256: string, range?: ByteRange) => inner.read(sha256, range)),
+    stat: guard('read', (sha256: string) => inner.stat(sha256)),
+    remove: guard('remove', (sha256: string) => inner.remove(sha256)),
+    async *list() {
+      try {
+        yield* inner.list();
+      } catch (err) {
+        throw unavailable(err, 'read');
+      }
+    },
+    sweepStaging: guard('remove', (olderThanMs: number) => inner.sweepStaging(olderThanMs)),
+  };
 }

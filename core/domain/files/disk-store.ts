@@ -4,7 +4,7 @@
 // fsync of the directory so the rename itself survives a crash. Readers therefore only ever see
 // complete blobs; a killed write leaves a staging file, which sweepStaging removes.
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readdir, rename, rm, stat, unlink, utimes } from 'node:fs/promises';
+import { access, constants, mkdir, open, readdir, rename, rm, stat, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -43,6 +43,13 @@ export class DiskBlobStore implements BlobStore {
   #path(sha256: string): string {
     if (!SHA256.test(sha256)) throw new NotFound('no such blob');
     return path.join(this.#root, sha256.slice(0, 2), sha256.slice(2, 4), sha256);
+  }
+
+  async check(): Promise<void> {
+    // Writable: what every upload needs. A read-only or gone mount, or a DATA_DIR this process may
+    // not write, fails here.
+    await mkdir(this.#staging, { recursive: true });
+    await access(this.#staging, constants.W_OK);
   }
 
   async stage(source: Readable, opts: StageOptions = {}): Promise<StagedBlob> {

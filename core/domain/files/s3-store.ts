@@ -14,6 +14,7 @@ import {
   CopyObjectCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   S3Client,
@@ -47,6 +48,19 @@ export interface S3BlobStoreSettings {
 const PART_BYTES = 5 * 1024 * 1024;
 const QUEUE_SIZE = 2;
 const SHA256_RE = /^[0-9a-f]{64}$/;
+/** How long `check()` waits for HeadBucket: a health probe must answer fast, even when S3 does not. */
+const CHECK_TIMEOUT_MS = 2000;
+/**
+ * Without these the SDK waits as long as the operating system does for a connection to a host that
+ * does not answer (minutes), and for ever for an answer that does not come: an outage would hang
+ * requests instead of failing them with a 503. REQUEST_TIMEOUT_MS bounds each request from its start
+ * until S3's response headers arrive (sending a part's bytes included): it fails the request only with
+ * `throwOnRequestTimeout` (without it the SDK merely logs a warning). The timer stops when the headers
+ * arrive, so a long download is not cut; a body that stalls after its headers is not bounded here (a
+ * slow client pausing the download looks the same to the socket).
+ */
+const CONNECT_TIMEOUT_MS = 5000;
+const REQUEST_TIMEOUT_MS = 30_000;
 
 export function s3Client(s: S3BlobStoreSettings): S3Client {
   return new S3Client({
@@ -56,6 +70,7 @@ export function s3Client(s: S3BlobStoreSettings): S3Client {
     ...(s.accessKeyId && s.secretAccessKey ? { credentials: { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey } } : {}),
     requestChecksumCalculation: s.checksums,
     responseChecksumValidation: s.checksums,
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true },
   });
 }
 
@@ -78,6 +93,12 @@ export class S3BlobStore implements BlobStore {
 
   #blobKey(sha256: string): string {
     return `${this.#prefix}blobs/${sha256.slice(0, 2)}/${sha256}`;
+  }
+
+  async check(): Promise<void> {
+    // HeadBucket: one small request that needs the endpoint, the credentials and the bucket. No
+    // retries here: the probe says how S3 is now, and it is repeated often enough.
+    await this.#client.send(new HeadBucketCommand({ Bucket: this.#bucket }), { abortSignal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
   }
 
   async stage(source: Readable, opts: StageOptions = {}): Promise<StagedBlob> {

@@ -30,9 +30,9 @@ import type { StorageSettings } from '../../contract/domain.ts';
 import { chargeStorage, storageUsage } from '../storage/usage.ts';
 import type { Principal } from '../identity/types.ts';
 import * as v from '../notes/validate.ts';
-import type { BlobStore, StagedBlob } from './blob-store.ts';
+import type { BlobStore, BlobStoreCheck, GuardedBlobStore, StagedBlob } from './blob-store.ts';
 import { extractTextJob, type ExtractOutcome, type IsolatedExtract } from './jobs.ts';
-import { BlobLimitExceeded } from './blob-store.ts';
+import { BlobLimitExceeded, guardBlobStore } from './blob-store.ts';
 import type { S3BlobStoreSettings } from './s3-store.ts';
 import { decideType, declaredType, SNIFF_BYTES } from './content-type.ts';
 import { fileName, folderPath } from './names.ts';
@@ -122,7 +122,7 @@ function senderGone(err: unknown): boolean {
 
 export class FilesServiceImpl implements FilesService {
   readonly #orm: MikroORM;
-  readonly store: BlobStore;
+  readonly store: GuardedBlobStore;
   readonly #settings: FilesSettings;
   readonly #storage: StorageSettings;
   readonly #shares: Shares;
@@ -152,7 +152,15 @@ export class FilesServiceImpl implements FilesService {
     this.#events = opts.events;
     this.#orm = db.orm;
     this.publicUrl = opts.publicUrl ?? (() => '');
-    this.store = store;
+    // An unreachable store is one outcome (503 blob_store_unavailable) everywhere; the operator
+    // reads why in the log.
+    const log = opts.log;
+    this.store = guardBlobStore(store, (err, what) =>
+      log?.warn(
+        { err: { message: (err as Error).message, code: (err as { code?: unknown }).code }, store: store.kind, what },
+        'blob store unreachable',
+      ),
+    );
     this.#settings = settings;
     this.#storage = storage;
     this.#shares = new Shares(() => this.#em(), opts.log);
@@ -226,6 +234,11 @@ export class FilesServiceImpl implements FilesService {
       await em.execute(`insert into file_uploads (id, owner_id, length) values (?, ?, ?)`, [input.id, p.user.id, input.length]);
       await chargeStorage(em, p.user.id, UPLOADS_KIND, input.length, this.#storage);
     });
+  }
+
+  /** Whether the blob store can be used now (cached for a few seconds): for /health and readiness. */
+  checkBlobStore(): Promise<BlobStoreCheck> {
+    return this.store.health();
   }
 
   /** Gives back what a resumable upload held of the quota (cancelled, expired, refused); nothing when it holds nothing. */

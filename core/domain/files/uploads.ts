@@ -23,7 +23,19 @@ import { FileStore } from '@tus/file-store';
 import { Server } from '@tus/server';
 import type { Upload } from '@tus/utils';
 import { NodeRequest } from 'srvx/node';
-import { BadArguments, Conflict, FileTooLarge, FolioError, NotFound, QuotaExceeded, UnsupportedMediaType } from '../../contract/errors.ts';
+import {
+  BadArguments,
+  BlobStoreUnavailable,
+  Conflict,
+  FileTooLarge,
+  FolioError,
+  NotFound,
+  QuotaExceeded,
+  RetryLater,
+  StorageFull,
+  TusVersionUnsupported,
+  UnsupportedMediaType,
+} from '../../contract/errors.ts';
 import type { Call, Reply } from '../../contract/rest.ts';
 import type { Principal } from '../identity/types.ts';
 import type { FilesServiceImpl } from './service.ts';
@@ -31,6 +43,10 @@ import type { FileMeta } from './types.ts';
 import { FILE_ID_HEADER, TUS_EXTENSIONS, UPLOAD_404, UPLOADS_PATH } from './resumable.ts';
 
 const OWNER = 'folio_owner';
+const TUS_VERSION = '1.0.0';
+/** Retry-After on HEAD while a full disk keeps a complete upload from being stored: space comes back slower than a network. */
+const FULL_RETRY_SECONDS = 60;
+const PATCH_TYPE = 'application/offset+octet-stream';
 /** An upload that holds quota but has no bytes, younger than this, may be one being created right now. */
 const ORPHAN_GRACE_MS = 10 * 60_000;
 
@@ -51,7 +67,7 @@ function typed(status: number, text: string): Error {
   if (status === 409) return new Conflict(`${msg}: ask for the upload's offset (HEAD) and send the bytes from there`);
   if (status === 415) return new UnsupportedMediaType(`${msg}: a PATCH sends Content-Type: application/offset+octet-stream`);
   if (status === 413) return new BadArguments(`${msg}: more bytes than the Upload-Length declared`);
-  if (status === 412) return new BadArguments(`${msg}: send Tus-Resumable: 1.0.0`);
+  if (status === 412) return new TusVersionUnsupported(`${msg}: send Tus-Resumable: ${TUS_VERSION}`, TUS_VERSION);
   // An extension this server does not offer (concatenation, Upload-Concat): the request is the
   // client's to change, not a failure of the server's; what is offered is in OPTIONS' Tus-Extension.
   if (status === 501)
@@ -65,6 +81,52 @@ class InternalUploadError extends Error {
   override name = 'InternalUploadError';
 }
 
+/**
+ * What tus 1.0 asks of a request before anything else: the version it speaks (412 with Tus-Version
+ * otherwise), and a PATCH's media type (415). GET is Folio's JSON view of an upload, not tus.
+ */
+function refuseOffProtocol(call: Call<{ id?: string }, unknown, unknown>): void {
+  if (call.method === 'GET' || call.method === 'OPTIONS') return;
+  const version = call.header('tus-resumable');
+  if (version !== TUS_VERSION)
+    throw new TusVersionUnsupported(
+      version === undefined
+        ? `send Tus-Resumable: ${TUS_VERSION} with every resumable-upload request`
+        : `tus version ${JSON.stringify(version.slice(0, 32))} is not supported here; send Tus-Resumable: ${TUS_VERSION}`,
+      TUS_VERSION,
+    );
+  if (call.method === 'PATCH') {
+    const type = (call.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== PATCH_TYPE)
+      throw new UnsupportedMediaType(
+        `a PATCH of a resumable upload sends its bytes as Content-Type: ${PATCH_TYPE}${type ? `, not ${type}` : ''}`,
+      );
+  }
+}
+
+/** A request that says it brings no bytes (Content-Length: 0, or no length and no chunked body). */
+function emptyBody(call: Call<{ id?: string }, unknown, unknown>): boolean {
+  const length = call.header('content-length');
+  if (length !== undefined) return length.trim() === '0';
+  return call.header('transfer-encoding') === undefined;
+}
+
+/** The refusal of a PATCH that brings no byte to an upload that still misses some: it makes no progress. */
+function noProgress(upload: Upload): BadArguments {
+  return new BadArguments(
+    `a PATCH must bring bytes: this upload is at offset ${upload.offset} of ${upload.size}. Send the bytes from Upload-Offset: ${upload.offset} in the body.`,
+    [{ in: 'header', path: 'Content-Length', message: 'must be more than 0 until the upload is complete' }],
+  );
+}
+
+/** Upload-Metadata without the owner's pair. */
+function withoutOwner(header: string): string {
+  return header
+    .split(',')
+    .filter((pair) => pair.trim().split(' ')[0] !== OWNER)
+    .join(',');
+}
+
 const meta = (u: Upload) => (u.metadata ?? {}) as Record<string, string | null | undefined>;
 const str = (v: string | null | undefined) => (v === null || v === undefined || v === '' ? undefined : v);
 
@@ -75,6 +137,8 @@ export class ResumableUploads {
   readonly #dir: string;
   readonly #expiryMs: number;
   readonly #als = new AsyncLocalStorage<Exchange>();
+  /** Hand-overs in progress, by upload id: a HEAD repeated while one runs waits for it rather than storing again. */
+  readonly #finishing = new Map<string, Promise<FileMeta>>();
 
   constructor(files: FilesServiceImpl, dir: string, opts: { expiryMs: number }) {
     this.#files = files;
@@ -154,8 +218,16 @@ export class ResumableUploads {
     }
   }
 
-  /** Hands a complete upload to the files service, then drops its temporary file. */
-  async #finish(p: Principal, upload: Upload, opts: { keep?: boolean } = {}): Promise<FileMeta> {
+  /** Hands a complete upload to the files service, then drops its temporary file (one hand-over per upload at a time). */
+  #finish(p: Principal, upload: Upload, opts: { keep?: boolean } = {}): Promise<FileMeta> {
+    const running = this.#finishing.get(upload.id);
+    if (running) return running;
+    const done = this.#handOver(p, upload, opts).finally(() => this.#finishing.delete(upload.id));
+    this.#finishing.set(upload.id, done);
+    return done;
+  }
+
+  async #handOver(p: Principal, upload: Upload, opts: { keep?: boolean }): Promise<FileMeta> {
     const m = meta(upload);
     // Closed however the create ends (refused before reading it, or part way): a failed stage leaves
     // its source to its caller, and this one is a file, not a connection to drain.
@@ -197,6 +269,9 @@ export class ResumableUploads {
     const p = call.principal;
     const id = call.params.id;
     const exchange: Exchange = { principal: p, baseUrl: call.baseUrl, id };
+    refuseOffProtocol(call);
+    /** A PATCH on an unfinished upload, as it stood before: refused below if its body (chunked) brought nothing. */
+    let stalled: Upload | undefined;
     if (id !== undefined) {
       const upload = await this.#get(id);
       const reading = call.method === 'HEAD' || call.method === 'GET';
@@ -207,9 +282,26 @@ export class ResumableUploads {
         return this.#finished(done, call.method);
       }
       if (meta(upload)[OWNER] !== p.user.id) throw new NotFound(UPLOAD_404);
-      // Every byte is there but the hand-over did not happen (a crash, a full disk): do it now.
-      if (reading && upload.size !== undefined && upload.offset === upload.size)
-        return this.#finished(await this.#finish(p, upload), call.method);
+      // Every byte is there but the hand-over did not happen (a crash, a full disk, the blob store
+      // unreachable): do it now.
+      if (reading && upload.size !== undefined && upload.offset === upload.size) {
+        try {
+          return this.#finished(await this.#finish(p, upload), call.method);
+        } catch (err) {
+          // The store is still away, or full: the upload is kept, whole. 423 is what tus clients
+          // retry the same upload on (after Retry-After), where a 5xx on HEAD makes tus-js-client
+          // start a new one and send every byte again.
+          if ((err instanceof BlobStoreUnavailable || err instanceof StorageFull) && call.method === 'HEAD')
+            return this.#locked(upload, err instanceof RetryLater ? err.retryAfter : FULL_RETRY_SECONDS);
+          throw err;
+        }
+      }
+      // Past its expiry and unfinished: gone, as HEAD and PATCH say (tus answers them 410, Folio 404).
+      if (upload.size !== upload.offset && this.#expired(upload)) throw new NotFound(UPLOAD_404);
+      if (call.method === 'PATCH' && upload.size !== undefined && upload.offset < upload.size) {
+        if (emptyBody(call)) throw noProgress(upload);
+        stalled = upload;
+      }
       if (call.method === 'GET')
         return {
           status: 200,
@@ -238,12 +330,35 @@ export class ResumableUploads {
     if (call.method === 'DELETE' && id !== undefined && response.status === 204) await this.#files.releaseUpload(p.user.id, id);
     if (exchange.failure) throw exchange.failure;
     if (response.status >= 400) throw typed(response.status, text);
+    // A chunked body that ended without a byte: nothing changed, refused as an empty Content-Length is.
+    if (stalled && response.status === 204 && response.headers.get('upload-offset') === String(stalled.offset)) throw noProgress(stalled);
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => {
       if (!/^(access-control-|content-length$|connection$)/i.test(name)) headers[name] = value;
     });
+    // Who owns the upload is the server's note to itself, not part of what the client sent.
+    if (headers['upload-metadata'] !== undefined) headers['upload-metadata'] = withoutOwner(headers['upload-metadata']);
     if (exchange.file) return { status: response.status, headers, body: exchange.file };
     return { status: response.status, headers, body: '' };
+  }
+
+  #expired(upload: Upload): boolean {
+    return upload.creation_date !== undefined && Date.parse(upload.creation_date) + this.#expiryMs < Date.now();
+  }
+
+  /** HEAD on a complete upload whose hand-over waits for the blob store (away, or full). */
+  #locked(upload: Upload, retryAfter: number): Reply {
+    return {
+      status: 423,
+      headers: {
+        'Tus-Resumable': TUS_VERSION,
+        'Upload-Offset': String(upload.offset),
+        'Upload-Length': String(upload.size ?? upload.offset),
+        'Cache-Control': 'no-store',
+        'Retry-After': String(retryAfter),
+      },
+      body: '',
+    };
   }
 
   #finished(f: FileMeta, method: string): Reply {
@@ -256,7 +371,7 @@ export class ResumableUploads {
     return {
       status: 200,
       headers: {
-        'Tus-Resumable': '1.0.0',
+        'Tus-Resumable': TUS_VERSION,
         'Upload-Offset': String(f.size),
         'Upload-Length': String(f.size),
         'Cache-Control': 'no-store',

@@ -97,6 +97,8 @@ function operation(r: Route, refs: Map<string, string>): Json {
       resp.headers = Object.fromEntries(
         doc.headers.map((h) => [h.name, { description: h.description, schema: h.schema, ...(h.required ? { required: true } : {}) }]),
       );
+    // A refusal that is not a problem document (tus's 423 on HEAD, no body) carries no code.
+    if (Number(status) >= 400) resp['x-problem-codes'] = [];
     responses[status] = resp;
   }
   const codes = problemCodesOf(r);
