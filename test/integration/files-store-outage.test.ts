@@ -107,6 +107,7 @@ t.test('with the store up: /health says ok, an upload is stored', async (t) => {
   const h = await health();
   t.equal(h.status, 'ok');
   t.match(h.blob_store, { kind: 's3', status: 'ok' });
+  t.equal((await fetch(`${s.url}/ready`)).status, 200, '/ready with the store up');
   const res = await upload('hello outage\n', 'kept.txt');
   t.equal(res.status, 201);
   stored = ((await res.json()) as { id: string }).id;
@@ -117,6 +118,9 @@ t.test('with the store down: 503 blob_store_unavailable with Retry-After on ever
   const h = await waitHealth('unreachable');
   t.equal(h.status, 'degraded');
   t.match(h.blob_store.error, /ECONNREFUSED|connect/i, 'says why');
+  const ready = await fetch(`${s.url}/ready`, { headers: { authorization: `Bearer ${s.adminToken}` } });
+  t.equal(ready.status, 503, '/ready: a node without its blob store does not take traffic');
+  t.match(await ready.json(), { status: 'unavailable' }, 'and says so');
   const up = await upload('new bytes\n', 'new.txt');
   t.equal(up.status, 503, 'REST upload');
   t.match(up.headers.get('retry-after'), /^\d+$/);
