@@ -1522,7 +1522,7 @@ export interface components {
         /** @description An RFC 9457 problem detail with a stable `code`. */
         Problem: {
             /** @description Stable, machine-readable. Branch on this, not on the text. */
-            code: "bad_request" | "validation_failed" | "unauthenticated" | "password_required" | "forbidden" | "missing_scope" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "file_too_large" | "too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_required" | "too_many_reports" | "too_many_queued_jobs" | "plugin_busy" | "quota_exceeded" | "engine_unavailable" | "search_timeout" | "storage_full" | "too_many_requests" | "internal";
+            code: "bad_request" | "validation_failed" | "unauthenticated" | "password_required" | "forbidden" | "missing_scope" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "tus_version_unsupported" | "payload_too_large" | "file_too_large" | "too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_required" | "too_many_reports" | "too_many_queued_jobs" | "plugin_busy" | "quota_exceeded" | "engine_unavailable" | "search_timeout" | "blob_store_unavailable" | "storage_full" | "too_many_requests" | "internal";
             /** @description precondition_failed: the note as it is now. */
             current?: unknown;
             /** @description What went wrong with this request and what to do about it. */
@@ -2315,6 +2315,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `blob_store_unavailable`: The server's file storage (its S3 bucket or its data disk) cannot be reached right now; nothing was stored or read. Your request was fine: send it again after the Retry-After seconds. An interrupted resumable upload keeps its bytes and is finished by asking for its offset again (HEAD answers 423 until the storage is back). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /**
              * @description `quota_exceeded`: The write would take your stored bytes (note revisions, files) over your quota; nothing was stored. `quota` has `used`, `quota` and `needed` in bytes. Delete or purge something, or ask an operator for more space.
              *
@@ -2725,6 +2734,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `blob_store_unavailable`: The server's file storage (its S3 bucket or its data disk) cannot be reached right now; nothing was stored or read. Your request was fine: send it again after the Retry-After seconds. An interrupted resumable upload keeps its bytes and is finished by asking for its offset again (HEAD answers 423 until the storage is back). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     replaceFileContent: {
@@ -2871,6 +2889,15 @@ export interface operations {
             };
             /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `blob_store_unavailable`: The server's file storage (its S3 bucket or its data disk) cannot be reached right now; nothing was stored or read. Your request was fine: send it again after the Retry-After seconds. An interrupted resumable upload keeps its bytes and is finished by asking for its offset again (HEAD answers 423 until the storage is back). */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3339,6 +3366,15 @@ export interface operations {
             };
             /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `blob_store_unavailable`: The server's file storage (its S3 bucket or its data disk) cannot be reached right now; nothing was stored or read. Your request was fine: send it again after the Retry-After seconds. An interrupted resumable upload keeps its bytes and is finished by asking for its offset again (HEAD answers 423 until the storage is back). */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3873,6 +3909,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `tus_version_unsupported`: A resumable (tus) request named a protocol version in Tus-Resumable that this server does not speak, or none. Tus-Version lists the versions it does (1.0.0): send Tus-Resumable: 1.0.0. */
+            412: {
+                headers: {
+                    /** @description The current version of the note. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /**
              * @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts.
              *
@@ -3897,6 +3944,15 @@ export interface operations {
             };
             /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `blob_store_unavailable`: The server's file storage (its S3 bucket or its data disk) cannot be reached right now; nothing was stored or read. Your request was fine: send it again after the Retry-After seconds. An interrupted resumable upload keeps its bytes and is finished by asking for its offset again (HEAD answers 423 until the storage is back). */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3984,8 +4040,41 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `tus_version_unsupported`: A resumable (tus) request named a protocol version in Tus-Resumable that this server does not speak, or none. Tus-Version lists the versions it does (1.0.0): send Tus-Resumable: 1.0.0. */
+            412: {
+                headers: {
+                    /** @description The current version of the note. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description HEAD on an upload whose every byte arrived while the file storage cannot take it: the upload is kept whole; HEAD again after Retry-After (GET answers 503 blob_store_unavailable or 507 storage_full instead). */
+            423: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: string;
+                    /** @description The declared size. */
+                    "Upload-Length"?: string;
+                    /** @description Bytes received (all of them). */
+                    "Upload-Offset"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `blob_store_unavailable`: The server's file storage (its S3 bucket or its data disk) cannot be reached right now; nothing was stored or read. Your request was fine: send it again after the Retry-After seconds. An interrupted resumable upload keeps its bytes and is finished by asking for its offset again (HEAD answers 423 until the storage is back). */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4058,6 +4147,17 @@ export interface operations {
             /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `tus_version_unsupported`: A resumable (tus) request named a protocol version in Tus-Resumable that this server does not speak, or none. Tus-Version lists the versions it does (1.0.0): send Tus-Resumable: 1.0.0. */
+            412: {
+                headers: {
+                    /** @description The current version of the note. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4166,6 +4266,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `tus_version_unsupported`: A resumable (tus) request named a protocol version in Tus-Resumable that this server does not speak, or none. Tus-Version lists the versions it does (1.0.0): send Tus-Resumable: 1.0.0. */
+            412: {
+                headers: {
+                    /** @description The current version of the note. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /**
              * @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts.
              *
@@ -4190,6 +4301,15 @@ export interface operations {
             };
             /** @description `internal`: Something failed on the server. `error_id` is in the server log with the details; quote it when you report this. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `blob_store_unavailable`: The server's file storage (its S3 bucket or its data disk) cannot be reached right now; nothing was stored or read. Your request was fine: send it again after the Retry-After seconds. An interrupted resumable upload keeps its bytes and is finished by asking for its offset again (HEAD answers 423 until the storage is back). */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -53,7 +53,7 @@ if (!have('dbus-run-session') || !have('gnome-keyring-daemon')) {
     });
     t.match(out, /logged in to .* \(API token, stored in the OS keyring\)/, out);
     t.match(out, /login=0/);
-    t.match(out, /\* default\s+\S+\s+token works\s+\(token from the OS keyring\)/);
+    t.match(out, /\* default\s+\S+\s+\(Folio [^)]+\)\s+token works, kept in the OS keyring/);
     t.match(out, /status=0/);
     t.match(out, /^\[\]$/m, 'a command authenticated with the token from the keyring');
     t.match(out, /list=0/);

@@ -189,7 +189,7 @@ t.test('400 validation_failed names each field; wrong types never reach the serv
   t.equal(serviceRule.json().errors[0].path, '/title');
   const q = await api(s, 'GET', '/notetaker/notes?limt=5', A);
   t.same(q.json().errors, [
-    { in: 'query', path: '/limt', message: 'is not a parameter this operation takes (it takes: limit, cursor, tag)' },
+    { in: 'query', path: '/limt', message: 'is not a parameter this operation takes (it takes: limit, cursor, tag, id_prefix)' },
   ]);
   const noQuery = await api(s, 'GET', '/notetaker/tags?x=1', A);
   t.equal(noQuery.status, 400);
