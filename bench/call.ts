@@ -415,12 +415,12 @@ export function formatCall(r: CallResult): string {
   const cpu = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
   const lines = [
     `call throughput: POST ${PATH}, ${r.settings.connections} connections, pipelining ${r.settings.pipelining}, ${r.settings.rounds} rounds of ${r.settings.durationS}s per server in ${r.settings.slices} slices taking turns (after ${r.settings.warmupS}s warm-up); medians`,
-    `  ${'server'.padEnd(16)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'vs koa'.padStart(7)} ${'µs CPU'.padStart(7)} ${'vs koa'.padStart(7)}`,
-    `  ${'bare koa'.padEnd(16)} ${String(r.koa.reqPerSec).padStart(9)} ${String(r.koa.p50Ms).padStart(7)} ${String(r.koa.p99Ms).padStart(7)} ${'1.00'.padStart(7)} ${cpu(r.koa.cpuUsPerCall).padStart(7)} ${'1.00'.padStart(7)}  (rounds: ${r.koaRuns.map((k) => `${k.reqPerSec} req/s ${cpu(k.cpuUsPerCall)} µs`).join(' / ')})`,
+    `  ${'server'.padEnd(26)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'vs koa'.padStart(7)} ${'µs CPU'.padStart(7)} ${'vs koa'.padStart(7)}`,
+    `  ${'bare koa'.padEnd(26)} ${String(r.koa.reqPerSec).padStart(9)} ${String(r.koa.p50Ms).padStart(7)} ${String(r.koa.p99Ms).padStart(7)} ${'1.00'.padStart(7)} ${cpu(r.koa.cpuUsPerCall).padStart(7)} ${'1.00'.padStart(7)}  (rounds: ${r.koaRuns.map((k) => `${k.reqPerSec} req/s ${cpu(k.cpuUsPerCall)} µs`).join(' / ')})`,
   ];
   for (const f of r.folio)
     lines.push(
-      `  ${`folio/${f.engine}`.padEnd(16)} ${String(f.reqPerSec).padStart(9)} ${String(f.p50Ms).padStart(7)} ${String(f.p99Ms).padStart(7)} ${f.ratio.toFixed(2).padStart(7)} ${cpu(f.cpuUsPerCall).padStart(7)} ${f.cpuRatio.toFixed(2).padStart(7)}  ${f.pass ? 'PASS' : 'FAIL'} (target >= ${r.targetRatio} in req/s; rounds: ${f.rounds.map((x) => `${x.reqPerSec} req/s ${cpu(x.cpuUsPerCall)} µs ${x.ratio.toFixed(2)}`).join(' / ')})`,
+      `  ${`folio/${f.engine}`.padEnd(26)} ${String(f.reqPerSec).padStart(9)} ${String(f.p50Ms).padStart(7)} ${String(f.p99Ms).padStart(7)} ${f.ratio.toFixed(2).padStart(7)} ${cpu(f.cpuUsPerCall).padStart(7)} ${f.cpuRatio.toFixed(2).padStart(7)}  ${f.pass ? 'PASS' : 'FAIL'} (target >= ${r.targetRatio} in req/s; rounds: ${f.rounds.map((x) => `${x.reqPerSec} req/s ${cpu(x.cpuUsPerCall)} µs ${x.ratio.toFixed(2)}`).join(' / ')})`,
     );
   lines.push(
     `  (vs koa: req/s ratio, the median of each round's Folio ÷ Koa; µs CPU: the server process's user + system CPU time per request, every thread; its vs koa: Koa's µs ÷ Folio's)`,
