@@ -11,8 +11,8 @@
 //    SDK's server (mcp-servers.ts bare). The arrangement of bench/call.ts: each server in a child
 //    process of its own, autocannon (10 connections) here, one configuration loaded at a time,
 //    taking turns slice by slice, 3 rounds, medians; each ratio against the same round's baseline.
-//    CPU per call on both sides of the channel: Folio's process.cpuUsage (over IPC), and the
-//    plugin's process tree (bwrap, bwrap, node) from /proc/<pid>/stat.
+//    CPU per call on both sides of the channel, from /proc/<pid>/stat read here: Folio's process
+//    (its threads), and the plugin's process tree (bwrap, bwrap, node).
 // 2. Latency the process adds: under that load (each response's own time, not autocannon's
 //    whole-millisecond histogram), and on one keep-alive connection, one call at a time.
 // 3. Memory: the resident memory of idle hosts, 20 copies of the no-op in one Folio.
