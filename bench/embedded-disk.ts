@@ -340,7 +340,7 @@ export async function runEmbeddedDisk(opts: {
   const engines = (opts.engines ?? ['pglite', 'postgres']).filter((e) => e === 'pglite' || process.env['DATABASE_URL']) as Array<
     'pglite' | 'postgres'
   >;
-  const appends = opts.appends ?? sized(opts.quick, 2000, 200, 20);
+  const appends = opts.appends ?? sized(opts.quick, 2000, 200, 5);
   const result: EmbeddedDiskResult = { disk: [], memory: [] };
   for (const e of opts.skipDisk ? [] : engines) {
     progress(`embedded-disk: ${e}, ${appends} appends to a 1 MB note`);
