@@ -342,6 +342,30 @@ t.test('curl and MCP surfaces: search.query shaped for agents, with the call tha
   );
 });
 
+t.test('a note appended to many times in a row has one index job waiting, and its last words are found', async (t) => {
+  const n = await note(alice.token, { title: 'Live log', body: 'started' });
+  const em = s.folio.db.orm.em.fork();
+  const waiting = async () => {
+    const [r] = await em.execute<Array<{ n: number }>>(
+      `select count(*)::int as n from pgboss.job where name = 'search-index' and state in ('created', 'retry') and data::text like ?`,
+      [`%${n.id}%`],
+    );
+    return r!.n;
+  };
+  let most = 0;
+  for (let i = 0; i < 40; i++) {
+    const r = await api(s, 'PATCH', `/notetaker/notes/${n.id}`, { token: alice.token, body: { append: { text: `entry${i} logged` } } });
+    t.equal(r.status, 200, r.text);
+    most = Math.max(most, await waiting());
+  }
+  t.equal(most, 1, 'never more than one index job waiting for the note, however many writes');
+  await until(alice.token, { q: 'entry39' }, (p) => ids(p).includes(n.id));
+  // A job that was waiting while an earlier one already read the last write finds it indexed and is done.
+  const deadline = Date.now() + 30_000;
+  while ((await waiting()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  t.equal(await waiting(), 0, 'the queue drains once the writes stop');
+});
+
 t.test('a rebuild reads every source again: what the index lost comes back, what is gone leaves', async (t) => {
   const search_ = s.folio.service<SearchService>('search');
   const keep = await note(alice.token, { title: 'Rebuild me', body: 'ocelot sightings' });

@@ -290,6 +290,24 @@ export class SearchService {
 
   // --- the index ---------------------------------------------------------------------------------
 
+  /**
+   * Marks changed resources as waiting for their index job, in the writer's transaction, and
+   * answers those that were not already waiting: only they need a job. A resource written many
+   * times a second so has one job waiting, which indexes it as it is when it runs.
+   */
+  async pending(em: EntityManager, changes: ResourceChange[]): Promise<ResourceChange[]> {
+    const valid = changes.filter((c) => v.isUuid(c.owner) && v.isUuid(c.id));
+    if (valid.length === 0) return [];
+    return rows<ResourceChange>(
+      em,
+      `insert into search_pending (owner_id, kind, resource_id)
+       select r.owner, r.kind, r.id from jsonb_to_recordset(?::jsonb) as r(owner uuid, kind text, id uuid)
+       on conflict do nothing
+       returning kind, owner_id as owner, resource_id as id`,
+      [JSON.stringify(valid.map((c) => ({ owner: c.owner, kind: c.kind, id: c.id })))],
+    );
+  }
+
   /** Reads each changed resource again and replaces its chunks (none when it is gone). */
   async index(changes: ResourceChange[]): Promise<{ indexed: number; removed: number }> {
     const seen = new Set<string>();
@@ -306,6 +324,9 @@ export class SearchService {
   }
 
   async #indexOne(c: ResourceChange): Promise<boolean> {
+    // No longer waiting, before the resource is read: a write committed from now on marks it again
+    // and queues another job, which reads that write.
+    await this.#em().execute(`delete from search_pending where owner_id = ? and kind = ? and resource_id = ?`, [c.owner, c.kind, c.id]);
     return this.#em().transactional(async (em) => {
       // One indexer at a time per resource, and the resource read once the lock is held: of two
       // jobs for one resource, the later one always writes what is there now.
@@ -316,6 +337,16 @@ export class SearchService {
         await em.execute(`delete from search_chunks where owner_id = ? and kind = ? and resource_id = ?`, [c.owner, c.kind, c.id]);
         return false;
       }
+      const digest = createHash('sha256')
+        .update(JSON.stringify([doc.title, doc.tags, doc.contentType, doc.updatedAt.toISOString(), doc.parts]))
+        .digest('base64url');
+      const [held] = await rows<{ digest: string | null }>(
+        em,
+        `select digest from search_chunks where owner_id = ? and kind = ? and resource_id = ? and chunk = 0`,
+        [c.owner, c.kind, c.id],
+      );
+      // Indexed as it is already (an earlier job read the same version): nothing to write.
+      if (held?.digest === digest) return true;
       const words = new Set<string>();
       const chunks = chunkDocument(doc.parts).map((chunk, i) => {
         const vec = buildVector([
@@ -353,6 +384,12 @@ export class SearchService {
          on conflict (owner_id, kind, resource_id, chunk) do nothing`,
         [c.owner, c.kind, c.id, doc.title, doc.tags, doc.contentType, updatedAt, json, c.owner, c.kind, c.id],
       );
+      await em.execute(`update search_chunks set digest = ? where owner_id = ? and kind = ? and resource_id = ? and chunk = 0`, [
+        digest,
+        c.owner,
+        c.kind,
+        c.id,
+      ]);
       if (words.size > 0)
         await em.execute(
           `insert into search_words (owner_id, word) select ?, w from jsonb_array_elements_text(?::jsonb) w on conflict do nothing`,
