@@ -63,6 +63,7 @@ const NAMES = [
   'exchange',
   'embedded-disk',
   'observability',
+  'search',
 ] as const;
 type Name = (typeof NAMES)[number];
 /** What a bare `npm run bench` runs; notes, revisions, files, reports, fuzz and plugin-host only with --only (they take long). */
@@ -293,6 +294,8 @@ async function main(): Promise<void> {
       if (name === 'exchange') details.push(formatExchange((summary.exchange = await runExchangeBench({ quick }))));
       if (name === 'embedded-disk') details.push(formatEmbeddedDisk((summary.embeddedDisk = await runEmbeddedDisk({ quick }))));
       if (name === 'observability') details.push(formatObservability((summary.observability = await runObservability({ quick }))));
+      if (name === 'search')
+        details.push(await import('./search.ts').then(async (m) => m.formatSearch(await m.runSearch(quick ? ['--quick'] : []))));
       if (name === 'fuzz') details.push(formatFuzz((summary.fuzz = await runFuzz(quick ? { requests: 1000 } : {}))));
     } catch (err) {
       summary.errors[name] = (err as Error).stack ?? String(err);

@@ -1,13 +1,15 @@
 // (i) search: global search (GET /api/v1/search) over one user's notes, files and transcripts at
 // scale, against the floor: the same SQL statements the service runs, run directly on the same
 // database (the service's own statement builders, through the same connection, no HTTP, no auth,
-// no JSON). Also: how long a write takes to reach search (a note, an uploaded file).
+// no JSON). Also: how long a write takes to reach search (a note, an uploaded file), and whether
+// indexing keeps up with one note appended to 45 times a second (waiting jobs, last write found).
 //
 //   npx node bench/search.ts                    PGlite at 10k notes + 1k files (100 MB) + 100 transcripts;
 //                                               PostgreSQL too (DATABASE_URL) at 100k + 10k (1 GB) + 1k
 //   npx node bench/search.ts --quick            PGlite, 2k notes + 100 files x 20 KB + 50 transcripts
 //   npx node bench/search.ts --engines=postgres --notes=1000000 --files=0 --transcripts=0
 //   options: --notes=N --files=N --file-kb=N --transcripts=N --requests=N --engines=pglite,postgres
+//            --append-seconds=N (one note appended to 45 times a second this long; default 15, quick 3)
 //            --keep-db (PostgreSQL: keep the seeded database), --db=URL (measure that database again, no seeding)
 //
 // Seeding writes the index directly, through the indexer's own derivation code (chunkDocument,
@@ -75,6 +77,19 @@ export interface SearchEngineResult {
   seedSeconds: number;
   ops: OpResult[];
   freshness: { note: Stats; file: Stats };
+  appends: AppendsResult;
+}
+/** One note appended to at a steady rate: does indexing keep up? */
+export interface AppendsResult {
+  /** Appends asked for per second, and the rate reached (each append waits for its answer). */
+  rate: number;
+  achieved: number;
+  writes: number;
+  /** The most search-index jobs waiting at once while the writes ran, and when they stopped. */
+  maxWaiting: number;
+  waitingAtEnd: number;
+  /** From the answer to the last append to the first search that finds its word. */
+  lastWriteSearchableMs: number;
 }
 
 function stats(ms: number[]): Stats {
@@ -251,6 +266,7 @@ async function runEngine(
   engine: 'pglite' | 'postgres',
   scale: Scale,
   requests: number,
+  appendSeconds: number,
   keep: { keepDb: boolean; db: string | undefined },
 ): Promise<SearchEngineResult> {
   const dataDir = await tempDir('folio-bench-search-');
@@ -365,12 +381,76 @@ async function runEngine(
     progress(
       `  freshness: note p50/max ${freshness.note.p50}/${freshness.note.max} ms, file ${freshness.file.p50}/${freshness.file.max} ms`,
     );
-    return { engine, scale, chunks: seeded.chunks, textMb: round(seeded.textBytes / 1e6), seedSeconds, ops, freshness };
+    const appends = await sustainedAppends(folio, headers, until, appendSeconds);
+    progress(
+      `  appends: ${appends.writes} at ${appends.achieved}/s, waiting jobs max ${appends.maxWaiting} (${appends.waitingAtEnd} at the end), last write searchable after ${appends.lastWriteSearchableMs} ms`,
+    );
+    return { engine, scale, chunks: seeded.chunks, textMb: round(seeded.textBytes / 1e6), seedSeconds, ops, freshness, appends };
   } finally {
     await folio.close();
     await drop?.();
     await removeDir(dataDir);
   }
+}
+
+/** Search-index jobs waiting now (created or to retry), all resources. */
+async function waitingJobs(folio: Folio): Promise<number> {
+  const [r] = await folio.db.orm.em
+    .fork()
+    .execute<Array<{ n: number }>>(
+      `select count(*)::int as n from pgboss.job where name = 'search-index' and state in ('created', 'retry')`,
+    );
+  return r?.n ?? 0;
+}
+
+/**
+ * One note appended to APPEND_RATE times a second for `seconds` (each append a new word), the
+ * waiting search-index jobs sampled meanwhile; then how long until the last append's word is found.
+ */
+const APPEND_RATE = 45;
+async function sustainedAppends(
+  folio: Folio,
+  headers: Record<string, string>,
+  until: (q: string, id: string) => Promise<number>,
+  seconds: number,
+): Promise<AppendsResult> {
+  const json = { ...headers, 'content-type': 'application/json' };
+  const created = await fetch(`${folio.url}/api/v1/notetaker/notes`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ title: 'live log', body: 'appended to all the time' }),
+  });
+  const { id } = (await created.json()) as { id: string };
+  const tag = randomBytes(3).toString('hex');
+  let maxWaiting = 0;
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      maxWaiting = Math.max(maxWaiting, await waitingJobs(folio));
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  })();
+  const total = Math.round(APPEND_RATE * seconds);
+  const start = performance.now();
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / APPEND_RATE;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+    const r = await fetch(`${folio.url}/api/v1/notetaker/notes/${id}`, {
+      method: 'PATCH',
+      headers: json,
+      body: JSON.stringify({ append: { text: `line ${i}: appended${tag}x${i}` } }),
+    });
+    if (r.status !== 200) throw new Error(`append: ${r.status} ${await r.text()}`);
+    await r.arrayBuffer();
+  }
+  const elapsed = (performance.now() - start) / 1000;
+  sampling = false;
+  await sampler;
+  const waitingAtEnd = await waitingJobs(folio);
+  maxWaiting = Math.max(maxWaiting, waitingAtEnd);
+  const lastWriteSearchableMs = round(await until(`appended${tag}x${total - 1}`, id));
+  return { rate: APPEND_RATE, achieved: round(total / elapsed), writes: total, maxWaiting, waitingAtEnd, lastWriteSearchableMs };
 }
 
 export function formatSearch(results: SearchEngineResult[]): string {
@@ -387,14 +467,19 @@ export function formatSearch(results: SearchEngineResult[]): string {
     out.push(
       `    a write reaches search: note p50 ${r.freshness.note.p50} ms (max ${r.freshness.note.max}), uploaded file p50 ${r.freshness.file.p50} ms (max ${r.freshness.file.max}); target < 2000`,
     );
+    const a = r.appends;
+    out.push(
+      `    one note appended to ${a.rate}/s (reached ${a.achieved}/s, ${a.writes} writes): search-index jobs waiting at most ${a.maxWaiting}, ${a.waitingAtEnd} when the writes stopped; the last write searchable after ${a.lastWriteSearchableMs} ms (target < 2000)`,
+    );
   }
   return out.join('\n');
 }
 
-async function main(): Promise<void> {
-  assertNode24();
-  const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  const quick = process.argv.includes('--quick');
+/** The search bench with its options as command-line flags (`npm run bench -- --only=search` passes --quick or nothing). */
+export async function runSearch(argv: string[]): Promise<SearchEngineResult[]> {
+  const arg = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const quick = argv.includes('--quick');
+  const appendSeconds = Number(arg('append-seconds') ?? (quick ? 3 : 15));
   const engines = (arg('engines') ?? (process.env['DATABASE_URL'] && !quick ? 'pglite,postgres' : 'pglite')).split(',') as Array<
     'pglite' | 'postgres'
   >;
@@ -413,8 +498,14 @@ async function main(): Promise<void> {
       transcripts: Number(arg('transcripts') ?? base.transcripts),
     };
     if (engine === 'postgres' && !process.env['DATABASE_URL']) throw new Error('--engines=postgres needs DATABASE_URL');
-    results.push(await runEngine(engine, scale, requests, { keepDb: process.argv.includes('--keep-db'), db: arg('db') }));
+    results.push(await runEngine(engine, scale, requests, appendSeconds, { keepDb: argv.includes('--keep-db'), db: arg('db') }));
   }
+  return results;
+}
+
+async function main(): Promise<void> {
+  assertNode24();
+  const results = await runSearch(process.argv.slice(2));
   const text = formatSearch(results);
   console.log(text);
   console.log(JSON.stringify({ search: results }));
