@@ -29,10 +29,10 @@ import { startFolio, type Folio } from '../core/app.ts';
 import { loadConfig } from '../core/kernel/config.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { chunkDocument } from '../core/domain/search/chunk.ts';
-import { rankedSearch, runGuarded, type Filters } from '../core/domain/search/service.ts';
+import { rankedSearch, rankedStatement, runGuarded, type Filters } from '../core/domain/search/service.ts';
 import { closeWordsStatement, knownWordsStatement } from '../core/domain/notes/search.ts';
 import { noteParts } from '../core/domain/notes/search-source.ts';
-import { parseQuery, plainWords, withAlternatives } from '../core/domain/notes/query.ts';
+import { parseQuery, plainWords, withAlternatives, type ParsedQuery } from '../core/domain/notes/query.ts';
 import { buildVector, isFuzzyWord } from '../core/domain/notes/text.ts';
 import { ADMIN_TOKEN, FIRST_PARTY_PLUGINS, freshDatabase } from './lib.ts';
 import { generateNotes, QUERIES } from './seed-notes.ts';
@@ -68,6 +68,9 @@ interface OpResult {
   ratio: number;
   hits: number;
   met: boolean;
+  /** Top-10 agreement with the full ranking, mean and worst over the op's queries (target >= 0.9). */
+  overlap: number | null;
+  overlapMin: number | null;
 }
 export interface SearchEngineResult {
   engine: 'pglite' | 'postgres';
@@ -243,21 +246,43 @@ async function seed(folio: Folio, owner: string, scale: Scale): Promise<{ chunks
 
 // --- the floor: the service's statements, run directly -----------------------------------------
 
-async function floorCall(em: EntityManager, owner: string, q: string): Promise<void> {
+const ALL: Filters = { kinds: KINDS, tags: undefined, range: {}, type: undefined };
+
+/** The query search ranks for `q`: as written when it finds something, else with typo alternatives (null: neither). */
+async function floorCall(em: EntityManager, owner: string, q: string): Promise<ParsedQuery | null> {
   const parsed = parseQuery(q);
-  const f: Filters = { kinds: KINDS, tags: undefined, range: {}, type: undefined };
+  const f = ALL;
   const found = await rankedSearch(em, owner, parsed, f, undefined, 21);
-  if (found.length > 0) return;
+  if (found.length > 0) return parsed;
   const words = plainWords(parsed).filter(isFuzzyWord);
   const known = new Set(
     (await em.execute<Array<{ word: string }>>(...knownWordsStatement('search_words', owner, words))).map((r) => r.word),
   );
   const missing = words.filter((w) => !known.has(w));
-  if (missing.length === 0) return;
+  if (missing.length === 0) return null;
   const close = await runGuarded<{ term: string; word: string }>(em, closeWordsStatement('search_words', owner, missing));
   const alternatives = new Map<string, string[]>();
   for (const r of close) alternatives.set(r.term, [...(alternatives.get(r.term) ?? []), r.word]);
-  if (alternatives.size > 0) await rankedSearch(em, owner, withAlternatives(parsed, alternatives), f, undefined, 21);
+  if (alternatives.size === 0) return null;
+  const fuzzy = withAlternatives(parsed, alternatives);
+  await rankedSearch(em, owner, fuzzy, f, undefined, 21);
+  return fuzzy;
+}
+
+const TOP = 10;
+/**
+ * Result quality of the rank window: of the top TOP hits search answers, the share that the full
+ * ranking (every match ranked, no window) also puts in its top TOP. Ties count as agreement: a hit
+ * ranked as high as the full ranking's TOP-th is as good a hit. Null when the query finds nothing.
+ */
+async function overlap(em: EntityManager, owner: string, q: string): Promise<number | null> {
+  const query = await floorCall(em, owner, q);
+  if (!query) return null;
+  const windowed = await rankedSearch<{ rank: number }>(em, owner, query, ALL, undefined, TOP);
+  const full = await runGuarded<{ rank: number }>(em, rankedStatement(owner, query, ALL, undefined, TOP, false, null));
+  if (full.length === 0) return null;
+  const bar = full[full.length - 1]!.rank * (1 - 1e-6);
+  return Math.min(1, windowed.filter((h) => h.rank >= bar).length / full.length);
 }
 
 // --- one engine ----------------------------------------------------------------------------------
@@ -333,6 +358,11 @@ async function runEngine(
         await floorCall(em(), owner, q);
         floorMs.push(performance.now() - t);
       }
+      const shares: number[] = [];
+      for (const q of queries) {
+        const o = await overlap(em(), owner, q);
+        if (o !== null) shares.push(o);
+      }
       const restStats = stats(restMs);
       const floorStats = stats(floorMs);
       ops.push({
@@ -342,8 +372,12 @@ async function runEngine(
         ratio: round(restStats.p95 / Math.max(0.1, floorStats.p95), 2),
         hits: round(hits / requests),
         met: restStats.p95 < TARGET_P95_MS,
+        overlap: shares.length ? round(shares.reduce((a, b) => a + b, 0) / shares.length, 2) : null,
+        overlapMin: shares.length ? round(Math.min(...shares), 2) : null,
       });
-      progress(`  ${op}: REST p50/p95 ${restStats.p50}/${restStats.p95} ms, floor ${floorStats.p50}/${floorStats.p95} ms`);
+      progress(
+        `  ${op}: REST p50/p95 ${restStats.p50}/${restStats.p95} ms, floor ${floorStats.p50}/${floorStats.p95} ms, top-10 overlap ${ops.at(-1)!.overlap}`,
+      );
     }
 
     // Freshness: from the answer to a write to the first search that finds it.
@@ -459,10 +493,10 @@ export function formatSearch(results: SearchEngineResult[]): string {
     out.push(
       `  ${r.engine}: ${r.scale.notes} notes + ${r.scale.files} files (${r.scale.fileKb} KB each) + ${r.scale.transcripts} transcripts = ${r.chunks} chunks, ${r.textMb} MB of text (seeded in ${r.seedSeconds} s)`,
     );
-    out.push('    query     REST p50   p95     floor p50   p95   p95 ratio  hits  target p95<100');
+    out.push('    query     REST p50   p95     floor p50   p95   p95 ratio  hits  target p95<100  top-10 overlap mean/min');
     for (const o of r.ops)
       out.push(
-        `    ${o.op.padEnd(8)} ${String(o.rest.p50).padStart(8)} ${String(o.rest.p95).padStart(6)} ${String(o.floor.p50).padStart(11)} ${String(o.floor.p95).padStart(6)} ${String(o.ratio).padStart(10)} ${String(o.hits).padStart(5)}  ${o.met ? 'met' : 'NOT met'}`,
+        `    ${o.op.padEnd(8)} ${String(o.rest.p50).padStart(8)} ${String(o.rest.p95).padStart(6)} ${String(o.floor.p50).padStart(11)} ${String(o.floor.p95).padStart(6)} ${String(o.ratio).padStart(10)} ${String(o.hits).padStart(5)}  ${(o.met ? 'met' : 'NOT met').padEnd(14)}  ${o.overlap ?? '-'}/${o.overlapMin ?? '-'}`,
       );
     out.push(
       `    a write reaches search: note p50 ${r.freshness.note.p50} ms (max ${r.freshness.note.max}), uploaded file p50 ${r.freshness.file.p50} ms (max ${r.freshness.file.max}); target < 2000`,

@@ -177,7 +177,10 @@ export function rankedStatement(
   cursor: Array<string | number> | undefined,
   take: number,
   narrow = false,
+  rankWindow: number | null = RANK_WINDOW,
 ): Statement {
+  // `rankWindow` null ranks every match (the benchmark's reference for the window's result quality).
+  const limit = rankWindow === null ? '' : `limit ${Math.floor(rankWindow)}`;
   const tsquery = toTsquery(query);
   const candidates = narrow ? phraseCandidates(query) : null;
   const { where, params } = selection(owner, candidates ?? tsquery, f);
@@ -188,10 +191,10 @@ export function rankedStatement(
          select c.kind, c.resource_id, c.chunk, c.updated_at, c.vector from search_chunks c
           where c.ctid = cand.row_at and c.vector @@ ?::tsquery offset 0
        ) x
-       order by cand.updated_at desc limit ${RANK_WINDOW}`
+       order by cand.updated_at desc ${limit}`
     : `select c.kind, c.resource_id, c.chunk, c.updated_at, c.vector
          from search_chunks c where ${where}
-        order by c.updated_at desc limit ${RANK_WINDOW}`;
+        order by c.updated_at desc ${limit}`;
   if (candidates) params.push(tsquery);
   params.push(tsquery);
   let after = '';
