@@ -78,6 +78,8 @@ export interface SearchEngineResult {
   chunks: number;
   textMb: number;
   seedSeconds: number;
+  /** After seeding (MB): search_chunks with its TOAST, its indexes, search_words with its index, the whole database. */
+  sizes: { chunksMb: number; chunkIndexesMb: number; wordsMb: number; databaseMb: number };
   ops: OpResult[];
   freshness: { note: Stats; file: Stats };
   appends: AppendsResult;
@@ -330,6 +332,13 @@ async function runEngine(
     const seeded = keep.db && held!.n > 0 ? { chunks: held!.n, textBytes: held!.bytes } : await seed(folio, owner, scale);
     const seedSeconds = round((Date.now() - t0) / 1000);
     progress(`  seeded ${seeded.chunks} chunks, ${Math.round(seeded.textBytes / 1e6)} MB of text in ${seedSeconds} s`);
+    const [size] = await em().execute<Array<{ chunks: number; idx: number; words: number; db: number }>>(
+      `select pg_table_size('search_chunks')::float8 as chunks, pg_indexes_size('search_chunks')::float8 as idx,
+              pg_total_relation_size('search_words')::float8 as words, pg_database_size(current_database())::float8 as db`,
+    );
+    const mb = (b: number) => round(b / 1e6);
+    const sizes = { chunksMb: mb(size!.chunks), chunkIndexesMb: mb(size!.idx), wordsMb: mb(size!.words), databaseMb: mb(size!.db) };
+    progress(`  sizes (MB): ${JSON.stringify(sizes)}`);
 
     const headers = { authorization: `Bearer ${ADMIN_TOKEN}` };
     const rest = async (q: string): Promise<{ ms: number; hits: number }> => {
@@ -419,7 +428,7 @@ async function runEngine(
     progress(
       `  appends: ${appends.writes} at ${appends.achieved}/s, waiting jobs max ${appends.maxWaiting} (${appends.waitingAtEnd} at the end), last write searchable after ${appends.lastWriteSearchableMs} ms`,
     );
-    return { engine, scale, chunks: seeded.chunks, textMb: round(seeded.textBytes / 1e6), seedSeconds, ops, freshness, appends };
+    return { engine, scale, chunks: seeded.chunks, textMb: round(seeded.textBytes / 1e6), seedSeconds, sizes, ops, freshness, appends };
   } finally {
     await folio.close();
     await drop?.();
@@ -492,6 +501,9 @@ export function formatSearch(results: SearchEngineResult[]): string {
   for (const r of results) {
     out.push(
       `  ${r.engine}: ${r.scale.notes} notes + ${r.scale.files} files (${r.scale.fileKb} KB each) + ${r.scale.transcripts} transcripts = ${r.chunks} chunks, ${r.textMb} MB of text (seeded in ${r.seedSeconds} s)`,
+    );
+    out.push(
+      `    sizes: search_chunks ${r.sizes.chunksMb} MB + its indexes ${r.sizes.chunkIndexesMb} MB, search_words ${r.sizes.wordsMb} MB, database ${r.sizes.databaseMb} MB`,
     );
     out.push('    query     REST p50   p95     floor p50   p95   p95 ratio  hits  target p95<100  top-10 overlap mean/min');
     for (const o of r.ops)
