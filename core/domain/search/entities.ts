@@ -58,6 +58,8 @@ export const SearchPending = defineEntity({
     owner: p.manyToOne(User).fieldName('owner_id').primary().deleteRule('cascade'),
     kind: p.text().primary(),
     resourceId: p.uuid().primary(),
+    /** When its job was sent: a row waiting long after that gets another job. */
+    since: p.datetime().columnType('timestamptz').defaultRaw('now()'),
   },
   primaryKeys: ['owner', 'kind', 'resourceId'],
 });

@@ -30,7 +30,11 @@ export const searchDomain = defineDomain<SearchService>({
     },
   },
   create: ({ db, log, jobs, events, searchSources, publicUrl }) => {
-    const service = new SearchService(db, searchSources, { publicUrl, log });
+    const service = new SearchService(db, searchSources, {
+      publicUrl,
+      log,
+      send: async (changes) => void (await jobs.send(SEARCH_INDEX_JOB, { changes })),
+    });
     jobs.define<{ changes: ResourceChange[] }>(SEARCH_INDEX_JOB, {
       handler: async (data) => service.index(Array.isArray(data.changes) ? data.changes : []),
       // A change is searchable within about two seconds of its write.
@@ -54,9 +58,11 @@ export const searchDomain = defineDomain<SearchService>({
   },
   bind: bindSearch,
   upkeep: {
-    // Once at start (and then rarely): a database that had data before search came gets its index.
-    everyMinutes: () => 24 * 60,
+    // Resources whose index job was lost (cancelled, dead-lettered) get another. And at start: a
+    // database that had data before search came gets its index.
+    everyMinutes: () => 5,
     run: async (service, log) => {
+      await service.resendStale();
       if (!(await service.needsRebuild())) return;
       log.info('the search index is empty while there is something to find: rebuilding it');
       await service.rebuild();

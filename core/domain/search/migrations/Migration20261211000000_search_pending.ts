@@ -4,7 +4,8 @@ import { Migration } from '@mikro-orm/migrations';
 // a resource written 45 times a second has one index job waiting, not one per write (the job reads
 // the resource as it is when it runs: the latest version wins). search_chunks.digest, on a
 // resource's first chunk, fingerprints what was indexed: a job that finds the resource unchanged
-// writes nothing.
+// writes nothing. \`since\` is when its job was sent: a row still waiting a minute later gets another
+// job (the first may have been cancelled or dead-lettered).
 export class Migration20261211000000_search_pending extends Migration {
   override up(): void {
     this.addSql(`
@@ -12,6 +13,7 @@ export class Migration20261211000000_search_pending extends Migration {
         owner_id uuid not null,
         kind text not null,
         resource_id uuid not null,
+        since timestamptz not null default now(),
         constraint search_pending_pkey primary key (owner_id, kind, resource_id),
         constraint search_pending_owner_id_foreign foreign key (owner_id) references users (id) on delete cascade
       );`);
