@@ -77,6 +77,7 @@ const NAMES = [
   'backup',
   'tools-list',
   'diff',
+  'search',
 ] as const;
 type Name = (typeof NAMES)[number];
 /** What a bare `npm run bench` runs; notes, revisions, files, reports, fuzz and plugin-host only with --only (they take long). */
@@ -352,6 +353,14 @@ async function main(): Promise<void> {
             encoding: 'utf8',
           })),
         );
+      if (name === 'search') {
+        const flags = smoke
+          ? ['--quick', '--notes=200', '--files=5', '--transcripts=2', '--requests=5', '--append-seconds=1']
+          : quick
+            ? ['--quick']
+            : [];
+        details.push(await import('./search.ts').then(async (m) => m.formatSearch(await m.runSearch(flags))));
+      }
     } catch (err) {
       summary.errors[name] = (err as Error).stack ?? String(err);
       progress(`${name} FAILED: ${(err as Error).stack ?? String(err)}`);

@@ -1,13 +1,15 @@
 // (i) search: global search (GET /api/v1/search) over one user's notes, files and transcripts at
 // scale, against the floor: the same SQL statements the service runs, run directly on the same
 // database (the service's own statement builders, through the same connection, no HTTP, no auth,
-// no JSON). Also: how long a write takes to reach search (a note, an uploaded file).
+// no JSON). Also: how long a write takes to reach search (a note, an uploaded file), and whether
+// indexing keeps up with one note appended to 45 times a second (waiting jobs, last write found).
 //
 //   npx node bench/search.ts                    PGlite at 10k notes + 1k files (100 MB) + 100 transcripts;
 //                                               PostgreSQL too (DATABASE_URL) at 100k + 10k (1 GB) + 1k
 //   npx node bench/search.ts --quick            PGlite, 2k notes + 100 files x 20 KB + 50 transcripts
 //   npx node bench/search.ts --engines=postgres --notes=1000000 --files=0 --transcripts=0
 //   options: --notes=N --files=N --file-kb=N --transcripts=N --requests=N --engines=pglite,postgres
+//            --append-seconds=N (one note appended to 45 times a second this long; default 15, quick 3)
 //            --keep-db (PostgreSQL: keep the seeded database), --db=URL (measure that database again, no seeding)
 //
 // Seeding writes the index directly, through the indexer's own derivation code (chunkDocument,
@@ -27,10 +29,10 @@ import { startFolio, type Folio } from '../core/app.ts';
 import { loadConfig } from '../core/kernel/config.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { chunkDocument } from '../core/domain/search/chunk.ts';
-import { rankedSearch, runGuarded, type Filters } from '../core/domain/search/service.ts';
+import { rankedSearch, rankedStatement, runGuarded, type Filters } from '../core/domain/search/service.ts';
 import { closeWordsStatement, knownWordsStatement } from '../core/domain/notes/search.ts';
 import { noteParts } from '../core/domain/notes/search-source.ts';
-import { parseQuery, plainWords, withAlternatives } from '../core/domain/notes/query.ts';
+import { parseQuery, plainWords, withAlternatives, type ParsedQuery } from '../core/domain/notes/query.ts';
 import { buildVector, isFuzzyWord } from '../core/domain/notes/text.ts';
 import { ADMIN_TOKEN, FIRST_PARTY_PLUGINS, freshDatabase } from './lib.ts';
 import { generateNotes, QUERIES } from './seed-notes.ts';
@@ -66,6 +68,9 @@ interface OpResult {
   ratio: number;
   hits: number;
   met: boolean;
+  /** Top-10 agreement with the full ranking, mean and worst over the op's queries (target >= 0.9). */
+  overlap: number | null;
+  overlapMin: number | null;
 }
 export interface SearchEngineResult {
   engine: 'pglite' | 'postgres';
@@ -73,8 +78,23 @@ export interface SearchEngineResult {
   chunks: number;
   textMb: number;
   seedSeconds: number;
+  /** After seeding (MB): search_chunks with its TOAST, its indexes, search_words with its index, the whole database. */
+  sizes: { chunksMb: number; chunkIndexesMb: number; wordsMb: number; databaseMb: number };
   ops: OpResult[];
   freshness: { note: Stats; file: Stats };
+  appends: AppendsResult;
+}
+/** One note appended to at a steady rate: does indexing keep up? */
+export interface AppendsResult {
+  /** Appends asked for per second, and the rate reached (each append waits for its answer). */
+  rate: number;
+  achieved: number;
+  writes: number;
+  /** The most search-index jobs waiting at once while the writes ran, and when they stopped. */
+  maxWaiting: number;
+  waitingAtEnd: number;
+  /** From the answer to the last append to the first search that finds its word. */
+  lastWriteSearchableMs: number;
 }
 
 function stats(ms: number[]): Stats {
@@ -228,21 +248,43 @@ async function seed(folio: Folio, owner: string, scale: Scale): Promise<{ chunks
 
 // --- the floor: the service's statements, run directly -----------------------------------------
 
-async function floorCall(em: EntityManager, owner: string, q: string): Promise<void> {
+const ALL: Filters = { kinds: KINDS, tags: undefined, range: {}, type: undefined };
+
+/** The query search ranks for `q`: as written when it finds something, else with typo alternatives (null: neither). */
+async function floorCall(em: EntityManager, owner: string, q: string): Promise<ParsedQuery | null> {
   const parsed = parseQuery(q);
-  const f: Filters = { kinds: KINDS, tags: undefined, range: {}, type: undefined };
+  const f = ALL;
   const found = await rankedSearch(em, owner, parsed, f, undefined, 21);
-  if (found.length > 0) return;
+  if (found.length > 0) return parsed;
   const words = plainWords(parsed).filter(isFuzzyWord);
   const known = new Set(
     (await em.execute<Array<{ word: string }>>(...knownWordsStatement('search_words', owner, words))).map((r) => r.word),
   );
   const missing = words.filter((w) => !known.has(w));
-  if (missing.length === 0) return;
+  if (missing.length === 0) return null;
   const close = await runGuarded<{ term: string; word: string }>(em, closeWordsStatement('search_words', owner, missing));
   const alternatives = new Map<string, string[]>();
   for (const r of close) alternatives.set(r.term, [...(alternatives.get(r.term) ?? []), r.word]);
-  if (alternatives.size > 0) await rankedSearch(em, owner, withAlternatives(parsed, alternatives), f, undefined, 21);
+  if (alternatives.size === 0) return null;
+  const fuzzy = withAlternatives(parsed, alternatives);
+  await rankedSearch(em, owner, fuzzy, f, undefined, 21);
+  return fuzzy;
+}
+
+const TOP = 10;
+/**
+ * Result quality of the rank window: of the top TOP hits search answers, the share that the full
+ * ranking (every match ranked, no window) also puts in its top TOP. Ties count as agreement: a hit
+ * ranked as high as the full ranking's TOP-th is as good a hit. Null when the query finds nothing.
+ */
+async function overlap(em: EntityManager, owner: string, q: string): Promise<number | null> {
+  const query = await floorCall(em, owner, q);
+  if (!query) return null;
+  const windowed = await rankedSearch<{ rank: number }>(em, owner, query, ALL, undefined, TOP);
+  const full = await runGuarded<{ rank: number }>(em, rankedStatement(owner, query, ALL, undefined, TOP, false, null));
+  if (full.length === 0) return null;
+  const bar = full[full.length - 1]!.rank * (1 - 1e-6);
+  return Math.min(1, windowed.filter((h) => h.rank >= bar).length / full.length);
 }
 
 // --- one engine ----------------------------------------------------------------------------------
@@ -251,6 +293,7 @@ async function runEngine(
   engine: 'pglite' | 'postgres',
   scale: Scale,
   requests: number,
+  appendSeconds: number,
   keep: { keepDb: boolean; db: string | undefined },
 ): Promise<SearchEngineResult> {
   const dataDir = await tempDir('folio-bench-search-');
@@ -289,6 +332,13 @@ async function runEngine(
     const seeded = keep.db && held!.n > 0 ? { chunks: held!.n, textBytes: held!.bytes } : await seed(folio, owner, scale);
     const seedSeconds = round((Date.now() - t0) / 1000);
     progress(`  seeded ${seeded.chunks} chunks, ${Math.round(seeded.textBytes / 1e6)} MB of text in ${seedSeconds} s`);
+    const [size] = await em().execute<Array<{ chunks: number; idx: number; words: number; db: number }>>(
+      `select pg_table_size('search_chunks')::float8 as chunks, pg_indexes_size('search_chunks')::float8 as idx,
+              pg_total_relation_size('search_words')::float8 as words, pg_database_size(current_database())::float8 as db`,
+    );
+    const mb = (b: number) => round(b / 1e6);
+    const sizes = { chunksMb: mb(size!.chunks), chunkIndexesMb: mb(size!.idx), wordsMb: mb(size!.words), databaseMb: mb(size!.db) };
+    progress(`  sizes (MB): ${JSON.stringify(sizes)}`);
 
     const headers = { authorization: `Bearer ${ADMIN_TOKEN}` };
     const rest = async (q: string): Promise<{ ms: number; hits: number }> => {
@@ -317,6 +367,11 @@ async function runEngine(
         await floorCall(em(), owner, q);
         floorMs.push(performance.now() - t);
       }
+      const shares: number[] = [];
+      for (const q of queries) {
+        const o = await overlap(em(), owner, q);
+        if (o !== null) shares.push(o);
+      }
       const restStats = stats(restMs);
       const floorStats = stats(floorMs);
       ops.push({
@@ -326,8 +381,12 @@ async function runEngine(
         ratio: round(restStats.p95 / Math.max(0.1, floorStats.p95), 2),
         hits: round(hits / requests),
         met: restStats.p95 < TARGET_P95_MS,
+        overlap: shares.length ? round(shares.reduce((a, b) => a + b, 0) / shares.length, 2) : null,
+        overlapMin: shares.length ? round(Math.min(...shares), 2) : null,
       });
-      progress(`  ${op}: REST p50/p95 ${restStats.p50}/${restStats.p95} ms, floor ${floorStats.p50}/${floorStats.p95} ms`);
+      progress(
+        `  ${op}: REST p50/p95 ${restStats.p50}/${restStats.p95} ms, floor ${floorStats.p50}/${floorStats.p95} ms, top-10 overlap ${ops.at(-1)!.overlap}`,
+      );
     }
 
     // Freshness: from the answer to a write to the first search that finds it.
@@ -365,12 +424,76 @@ async function runEngine(
     progress(
       `  freshness: note p50/max ${freshness.note.p50}/${freshness.note.max} ms, file ${freshness.file.p50}/${freshness.file.max} ms`,
     );
-    return { engine, scale, chunks: seeded.chunks, textMb: round(seeded.textBytes / 1e6), seedSeconds, ops, freshness };
+    const appends = await sustainedAppends(folio, headers, until, appendSeconds);
+    progress(
+      `  appends: ${appends.writes} at ${appends.achieved}/s, waiting jobs max ${appends.maxWaiting} (${appends.waitingAtEnd} at the end), last write searchable after ${appends.lastWriteSearchableMs} ms`,
+    );
+    return { engine, scale, chunks: seeded.chunks, textMb: round(seeded.textBytes / 1e6), seedSeconds, sizes, ops, freshness, appends };
   } finally {
     await folio.close();
     await drop?.();
     await removeDir(dataDir);
   }
+}
+
+/** Search-index jobs waiting now (created or to retry), all resources. */
+async function waitingJobs(folio: Folio): Promise<number> {
+  const [r] = await folio.db.orm.em
+    .fork()
+    .execute<Array<{ n: number }>>(
+      `select count(*)::int as n from pgboss.job where name = 'search-index' and state in ('created', 'retry')`,
+    );
+  return r?.n ?? 0;
+}
+
+/**
+ * One note appended to APPEND_RATE times a second for `seconds` (each append a new word), the
+ * waiting search-index jobs sampled meanwhile; then how long until the last append's word is found.
+ */
+const APPEND_RATE = 45;
+async function sustainedAppends(
+  folio: Folio,
+  headers: Record<string, string>,
+  until: (q: string, id: string) => Promise<number>,
+  seconds: number,
+): Promise<AppendsResult> {
+  const json = { ...headers, 'content-type': 'application/json' };
+  const created = await fetch(`${folio.url}/api/v1/notetaker/notes`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ title: 'live log', body: 'appended to all the time' }),
+  });
+  const { id } = (await created.json()) as { id: string };
+  const tag = randomBytes(3).toString('hex');
+  let maxWaiting = 0;
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      maxWaiting = Math.max(maxWaiting, await waitingJobs(folio));
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  })();
+  const total = Math.round(APPEND_RATE * seconds);
+  const start = performance.now();
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / APPEND_RATE;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+    const r = await fetch(`${folio.url}/api/v1/notetaker/notes/${id}`, {
+      method: 'PATCH',
+      headers: json,
+      body: JSON.stringify({ append: { text: `line ${i}: appended${tag}x${i}` } }),
+    });
+    if (r.status !== 200) throw new Error(`append: ${r.status} ${await r.text()}`);
+    await r.arrayBuffer();
+  }
+  const elapsed = (performance.now() - start) / 1000;
+  sampling = false;
+  await sampler;
+  const waitingAtEnd = await waitingJobs(folio);
+  maxWaiting = Math.max(maxWaiting, waitingAtEnd);
+  const lastWriteSearchableMs = round(await until(`appended${tag}x${total - 1}`, id));
+  return { rate: APPEND_RATE, achieved: round(total / elapsed), writes: total, maxWaiting, waitingAtEnd, lastWriteSearchableMs };
 }
 
 export function formatSearch(results: SearchEngineResult[]): string {
@@ -379,22 +502,30 @@ export function formatSearch(results: SearchEngineResult[]): string {
     out.push(
       `  ${r.engine}: ${r.scale.notes} notes + ${r.scale.files} files (${r.scale.fileKb} KB each) + ${r.scale.transcripts} transcripts = ${r.chunks} chunks, ${r.textMb} MB of text (seeded in ${r.seedSeconds} s)`,
     );
-    out.push('    query     REST p50   p95     floor p50   p95   p95 ratio  hits  target p95<100');
+    out.push(
+      `    sizes: search_chunks ${r.sizes.chunksMb} MB + its indexes ${r.sizes.chunkIndexesMb} MB, search_words ${r.sizes.wordsMb} MB, database ${r.sizes.databaseMb} MB`,
+    );
+    out.push('    query     REST p50   p95     floor p50   p95   p95 ratio  hits  target p95<100  top-10 overlap mean/min');
     for (const o of r.ops)
       out.push(
-        `    ${o.op.padEnd(8)} ${String(o.rest.p50).padStart(8)} ${String(o.rest.p95).padStart(6)} ${String(o.floor.p50).padStart(11)} ${String(o.floor.p95).padStart(6)} ${String(o.ratio).padStart(10)} ${String(o.hits).padStart(5)}  ${o.met ? 'met' : 'NOT met'}`,
+        `    ${o.op.padEnd(8)} ${String(o.rest.p50).padStart(8)} ${String(o.rest.p95).padStart(6)} ${String(o.floor.p50).padStart(11)} ${String(o.floor.p95).padStart(6)} ${String(o.ratio).padStart(10)} ${String(o.hits).padStart(5)}  ${(o.met ? 'met' : 'NOT met').padEnd(14)}  ${o.overlap ?? '-'}/${o.overlapMin ?? '-'}`,
       );
     out.push(
       `    a write reaches search: note p50 ${r.freshness.note.p50} ms (max ${r.freshness.note.max}), uploaded file p50 ${r.freshness.file.p50} ms (max ${r.freshness.file.max}); target < 2000`,
+    );
+    const a = r.appends;
+    out.push(
+      `    one note appended to ${a.rate}/s (reached ${a.achieved}/s, ${a.writes} writes): search-index jobs waiting at most ${a.maxWaiting}, ${a.waitingAtEnd} when the writes stopped; the last write searchable after ${a.lastWriteSearchableMs} ms (target < 2000)`,
     );
   }
   return out.join('\n');
 }
 
-async function main(): Promise<void> {
-  assertNode24();
-  const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  const quick = process.argv.includes('--quick');
+/** The search bench with its options as command-line flags (`npm run bench -- --only=search` passes --quick or nothing). */
+export async function runSearch(argv: string[]): Promise<SearchEngineResult[]> {
+  const arg = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const quick = argv.includes('--quick');
+  const appendSeconds = Number(arg('append-seconds') ?? (quick ? 3 : 15));
   const engines = (arg('engines') ?? (process.env['DATABASE_URL'] && !quick ? 'pglite,postgres' : 'pglite')).split(',') as Array<
     'pglite' | 'postgres'
   >;
@@ -413,8 +544,14 @@ async function main(): Promise<void> {
       transcripts: Number(arg('transcripts') ?? base.transcripts),
     };
     if (engine === 'postgres' && !process.env['DATABASE_URL']) throw new Error('--engines=postgres needs DATABASE_URL');
-    results.push(await runEngine(engine, scale, requests, { keepDb: process.argv.includes('--keep-db'), db: arg('db') }));
+    results.push(await runEngine(engine, scale, requests, appendSeconds, { keepDb: argv.includes('--keep-db'), db: arg('db') }));
   }
+  return results;
+}
+
+async function main(): Promise<void> {
+  assertNode24();
+  const results = await runSearch(process.argv.slice(2));
   const text = formatSearch(results);
   console.log(text);
   console.log(JSON.stringify({ search: results }));

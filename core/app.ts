@@ -53,6 +53,7 @@ import { invitationRouter } from './surfaces/pages/invite.ts';
 import { scimRouter } from './surfaces/scim/routes.ts';
 import type { TranscribeService } from './domain/transcribe/service.ts';
 import type { FilesServiceImpl } from './domain/files/service.ts';
+import type { SearchService } from './domain/search/service.ts';
 import { UPLOADS_PATH } from './domain/files/resumable.ts';
 import { ProxyTrust, trustProxies } from './surfaces/http/client-address.ts';
 import { isLingering, lingerOnUnreadBodies, requestStarted } from './surfaces/http/linger.ts';
@@ -287,6 +288,8 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       PACKAGE.version,
       async () => ({
         transcription: await transcribe.engines(),
+        // Resources waiting for their search index job, and the longest wait.
+        search_index: await (serviceOf('search') as SearchService).backlog(),
         ...(capacity ? { embedded_capacity: forHealth(capacity) } : {}),
         ...(capacity && upkeep.last ? { embedded_upkeep: upkeep.last } : {}),
       }),

@@ -44,6 +44,11 @@ export interface SearchSource {
 /** A resource that changed: search looks at it again. */
 export interface ResourceChange {
   kind: string;
+  /**
+   * The id of the user who owns the resource. It must be an existing user: search marks the change
+   * as waiting in the writer's transaction (a row referencing users), so a change whose owner is not
+   * a user fails the write itself, not only its indexing.
+   */
   owner: string;
   id: string;
 }

@@ -342,10 +342,120 @@ t.test('curl and MCP surfaces: search.query shaped for agents, with the call tha
   );
 });
 
+t.test('a note appended to many times in a row has one index job waiting, and its last words are found', async (t) => {
+  const n = await note(alice.token, { title: 'Live log', body: 'started' });
+  const em = s.folio.db.orm.em.fork();
+  const waiting = async () => {
+    const [r] = await em.execute<Array<{ n: number }>>(
+      `select count(*)::int as n from pgboss.job where name = 'search-index' and state in ('created', 'retry') and data::text like ?`,
+      [`%${n.id}%`],
+    );
+    return r!.n;
+  };
+  let most = 0;
+  for (let i = 0; i < 40; i++) {
+    const r = await api(s, 'PATCH', `/notetaker/notes/${n.id}`, { token: alice.token, body: { append: { text: `entry${i} logged` } } });
+    t.equal(r.status, 200, r.text);
+    most = Math.max(most, await waiting());
+  }
+  t.equal(most, 1, 'never more than one index job waiting for the note, however many writes');
+  await until(alice.token, { q: 'entry39' }, (p) => ids(p).includes(n.id));
+  // A job that was waiting while an earlier one already read the last write finds it indexed and is done.
+  const busy = async () => {
+    const [r] = await em.execute<Array<{ n: number }>>(
+      `select count(*)::int as n from pgboss.job where name = 'search-index' and state in ('created', 'retry', 'active') and data::text like ?`,
+      [`%${n.id}%`],
+    );
+    return r!.n;
+  };
+  const deadline = Date.now() + 30_000;
+  while ((await busy()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  t.equal(await busy(), 0, 'the queue drains once the writes stop');
+
+  // A job for a resource indexed at its version already writes nothing (its rows keep their xmin).
+  const versions = async () =>
+    (await em.execute<Array<{ x: string }>>(`select xmin::text as x from search_chunks where resource_id = ? order by chunk`, [n.id])).map(
+      (r) => r.x,
+    );
+  const before = await versions();
+  await s.folio.service<SearchService>('search').index([{ kind: 'note', owner: alice.id, id: n.id }]);
+  t.same(await versions(), before, 'a redundant job rewrote nothing');
+  const health = await req(s, 'GET', '/health');
+  t.equal(health.json<{ search_index: { pending: number } }>().search_index.pending, 0, '/health tells how many wait');
+});
+
+t.test('a file replaced and deleted many times in a row has one index job waiting; the end state is found', async (t) => {
+  const f = await upload(alice.token, 'tally.txt', 'tally0 counted');
+  const em = s.folio.db.orm.em.fork();
+  const waiting = async () => {
+    const [r] = await em.execute<Array<{ n: number }>>(
+      `select count(*)::int as n from pgboss.job where name = 'search-index' and state in ('created', 'retry') and data::text like ?`,
+      [`%${f.id}%`],
+    );
+    return r!.n;
+  };
+  let most = await waiting();
+  for (let i = 1; i <= 12; i++) {
+    const meta = await api(s, 'GET', `/filedb/files/${f.id}`, { token: alice.token });
+    const res = await fetch(`${s.url}/api/v1/filedb/files/${f.id}/content`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${alice.token}`, 'if-match': meta.headers.get('etag') ?? '', 'content-type': 'text/plain' },
+      body: `tally${i} counted`,
+    });
+    t.equal(res.status, 200, await res.text());
+    most = Math.max(most, await waiting());
+  }
+  t.equal(most, 1, 'never more than one index job waiting for the file');
+  await until(alice.token, { q: 'tally12' }, (p) => ids(p).includes(f.id));
+  const gone = await api(s, 'DELETE', `/filedb/files/${f.id}`, { token: alice.token });
+  t.ok(gone.status < 300, gone.text);
+  t.ok((await waiting()) <= 1, 'the delete waits in the same job at most');
+  await until(alice.token, { q: 'tally12' }, (p) => !ids(p).includes(f.id));
+});
+
+t.test(
+  'a write that commits while its waiting job starts is indexed: the job waits for it',
+  { skip: s.folio.config.databaseUrl ? false : 'the embedded engine has one connection: no job runs while a write is open' },
+  async (t) => {
+    const search_ = s.folio.service<SearchService>('search');
+    const n = await note(alice.token, { title: 'Race base', body: 'alpha' });
+    await until(alice.token, { q: 'Race base' }, (p) => ids(p).includes(n.id));
+    const change = { kind: 'note', owner: alice.id, id: n.id };
+    const q = async <T>(sql: string, p: unknown[] = []) => s.folio.db.orm.em.fork().execute<T[]>(sql, p);
+    // An earlier write of the note is waiting for its job (the job is taken but has not started).
+    await q(`insert into search_pending (owner_id, kind, resource_id) values (?, 'note', ?)`, [alice.id, n.id]);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let inWrite!: () => void;
+    const wrote = new Promise<void>((r) => (inWrite = r));
+    const writer = s.folio.db.orm.em.fork().transactional(async (em) => {
+      await em.execute(`update notes set title = 'zebrafishrace', version = version + 1, updated_at = now() where id = ?`, [n.id]);
+      t.same(await search_.pending(em, [change]), [], 'already waiting: no second job');
+      inWrite();
+      await gate; // not committed yet
+    });
+    await wrote;
+    const job = search_.index([change]); // the waiting job starts now
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      const [w] = await q<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock'`);
+      if (w!.n > 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    release();
+    await writer;
+    await job;
+    const [held] = await q<{ title: string }>(`select title from search_chunks where resource_id = ? and chunk = 0`, [n.id]);
+    t.equal(held?.title, 'zebrafishrace', 'the index holds the write that committed while the job started');
+  },
+);
+
 t.test('a rebuild reads every source again: what the index lost comes back, what is gone leaves', async (t) => {
   const search_ = s.folio.service<SearchService>('search');
   const keep = await note(alice.token, { title: 'Rebuild me', body: 'ocelot sightings' });
+  const typo = await note(alice.token, { title: 'Cluster notes', body: 'kubernetes upgrade plan' });
   await until(alice.token, { q: 'ocelot' }, (p) => ids(p).includes(keep.id));
+  await until(alice.token, { q: 'kuberntes' }, (p) => ids(p).includes(typo.id));
   const em = s.folio.db.orm.em.fork();
   // The index loses a resource, and holds one that is gone (as after restoring an older backup).
   await em.execute(`delete from search_chunks where resource_id = ?`, [keep.id]);
@@ -361,6 +471,8 @@ t.test('a rebuild reads every source again: what the index lost comes back, what
   t.ok(r.indexed > 0 && r.removed >= 1, JSON.stringify(r));
   t.ok(progress.length > 0 && progress.every((d, i) => i === 0 || d >= progress[i - 1]!), 'progress only goes forward');
   t.same(ids((await search(alice.token, { q: 'ocelot' })).page), [keep.id]);
+  // A resource the index held unchanged is written again too, its words with it: typos still find it.
+  t.same(ids((await search(alice.token, { q: 'kuberntes' })).page), [typo.id], 'typo tolerance survives a rebuild');
 });
 
 t.test('folio search: the CLI over the same route, as tab-separated lines in a pipe and as JSON', async (t) => {

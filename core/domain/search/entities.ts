@@ -18,6 +18,8 @@ export const SearchChunk = defineEntity({
     text: p.text().lazy(),
     marks: p.json<unknown>().default('[]'),
     vector: p.text().columnType('tsvector').lazy().hidden(),
+    /** On chunk 0: a fingerprint of the resource as indexed (a job finding it unchanged writes nothing). */
+    digest: p.text().nullable(),
   },
   primaryKeys: ['owner', 'kind', 'resourceId', 'chunk'],
   indexes: [
@@ -48,4 +50,19 @@ export const SearchWord = defineEntity({
 });
 export type SearchWord = InferEntity<typeof SearchWord>;
 
-export const searchEntities = [SearchChunk, SearchWord] as const;
+/** A resource waiting for its index job: at most one row, and so one job, per resource. */
+export const SearchPending = defineEntity({
+  name: 'SearchPending',
+  tableName: 'search_pending',
+  properties: {
+    owner: p.manyToOne(User).fieldName('owner_id').primary().deleteRule('cascade'),
+    kind: p.text().primary(),
+    resourceId: p.uuid().primary(),
+    /** When its job was sent: a row waiting long after that gets another job. */
+    since: p.datetime().columnType('timestamptz').defaultRaw('now()'),
+  },
+  primaryKeys: ['owner', 'kind', 'resourceId'],
+});
+export type SearchPending = InferEntity<typeof SearchPending>;
+
+export const searchEntities = [SearchChunk, SearchWord, SearchPending] as const;

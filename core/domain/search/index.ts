@@ -7,6 +7,7 @@ import { defineDomain } from '../../contract/domain.ts';
 import { searchEntities } from './entities.ts';
 import { Migration20261128000000_search } from './migrations/Migration20261128000000_search.ts';
 import { Migration20261201000000_search_statistics } from './migrations/Migration20261201000000_search_statistics.ts';
+import { Migration20261211000000_search_pending } from './migrations/Migration20261211000000_search_pending.ts';
 import { bindSearch } from './plugin-api.ts';
 import { COMPONENTS, searchRoutes } from './rest/routes.ts';
 import { SearchService } from './service.ts';
@@ -20,6 +21,7 @@ export const searchDomain = defineDomain<SearchService>({
   migrations: [
     { name: 'Migration20261128000000_search', class: Migration20261128000000_search },
     { name: 'Migration20261201000000_search_statistics', class: Migration20261201000000_search_statistics },
+    { name: 'Migration20261211000000_search_pending', class: Migration20261211000000_search_pending },
   ],
   scopes: {
     search: {
@@ -28,16 +30,22 @@ export const searchDomain = defineDomain<SearchService>({
     },
   },
   create: ({ db, log, jobs, events, searchSources, publicUrl }) => {
-    const service = new SearchService(db, searchSources, { publicUrl, log });
+    const service = new SearchService(db, searchSources, {
+      publicUrl,
+      log,
+      send: async (changes) => void (await jobs.send(SEARCH_INDEX_JOB, { changes })),
+    });
     jobs.define<{ changes: ResourceChange[] }>(SEARCH_INDEX_JOB, {
       handler: async (data) => service.index(Array.isArray(data.changes) ? data.changes : []),
       // A change is searchable within about two seconds of its write.
       pollSeconds: 0.5,
       concurrency: 2,
     });
-    // Every write a source's domain tells about queues its indexing, in the write's transaction.
+    // Every write a source's domain tells about queues its indexing, in the write's transaction:
+    // one job per resource waiting (search_pending), however often it is written meanwhile.
     events.listen(async (em, changes) => {
-      await jobs.send(SEARCH_INDEX_JOB, { changes }, { em });
+      const fresh = await service.pending(em, changes);
+      if (fresh.length > 0) await jobs.send(SEARCH_INDEX_JOB, { changes: fresh }, { em });
     });
     return service;
   },
@@ -50,9 +58,11 @@ export const searchDomain = defineDomain<SearchService>({
   },
   bind: bindSearch,
   upkeep: {
-    // Once at start (and then rarely): a database that had data before search came gets its index.
-    everyMinutes: () => 24 * 60,
+    // Resources whose index job was lost (cancelled, dead-lettered) get another. And at start: a
+    // database that had data before search came gets its index.
+    everyMinutes: () => 5,
     run: async (service, log) => {
+      await service.resendStale();
       if (!(await service.needsRebuild())) return;
       log.info('the search index is empty while there is something to find: rebuilding it');
       await service.rebuild();

@@ -29,6 +29,13 @@ const STATEMENT_TIMEOUT_MS = 5000;
 const QUERY_CANCELED = '57014';
 const TYPE_RE = /^[a-z0-9][a-z0-9.+-]{0,63}\/(\*|[a-z0-9][a-z0-9.+-]{0,63})$/;
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+/**
+ * Part of every resource's digest: raise it when what the indexer makes of a document changes
+ * (chunking, folding, vectors), so that every resource is written again by its next job.
+ */
+const INDEXER_VERSION = 2;
+/** A resource waiting this long for its index job gets another (its job may be lost). */
+export const PENDING_RESEND_SECONDS = 60;
 
 export interface SearchOptions {
   q: unknown;
@@ -177,7 +184,10 @@ export function rankedStatement(
   cursor: Array<string | number> | undefined,
   take: number,
   narrow = false,
+  rankWindow: number | null = RANK_WINDOW,
 ): Statement {
+  // `rankWindow` null ranks every match (the benchmark's reference for the window's result quality).
+  const limit = rankWindow === null ? '' : `limit ${Math.floor(rankWindow)}`;
   const tsquery = toTsquery(query);
   const candidates = narrow ? phraseCandidates(query) : null;
   const { where, params } = selection(owner, candidates ?? tsquery, f);
@@ -188,10 +198,10 @@ export function rankedStatement(
          select c.kind, c.resource_id, c.chunk, c.updated_at, c.vector from search_chunks c
           where c.ctid = cand.row_at and c.vector @@ ?::tsquery offset 0
        ) x
-       order by cand.updated_at desc limit ${RANK_WINDOW}`
+       order by cand.updated_at desc ${limit}`
     : `select c.kind, c.resource_id, c.chunk, c.updated_at, c.vector
          from search_chunks c where ${where}
-        order by c.updated_at desc limit ${RANK_WINDOW}`;
+        order by c.updated_at desc ${limit}`;
   if (candidates) params.push(tsquery);
   params.push(tsquery);
   let after = '';
@@ -260,9 +270,16 @@ export class SearchService {
   readonly #sources: () => SearchSource[];
   readonly #publicUrl: () => string;
   readonly #log: Logger | undefined;
+  readonly #send: ((changes: ResourceChange[]) => Promise<void>) | undefined;
 
-  constructor(db: { orm: MikroORM }, sources: () => SearchSource[], opts: { publicUrl?: () => string; log?: Logger } = {}) {
+  /** `send` queues an index job for these resources (resendStale). */
+  constructor(
+    db: { orm: MikroORM },
+    sources: () => SearchSource[],
+    opts: { publicUrl?: () => string; log?: Logger; send?: (changes: ResourceChange[]) => Promise<void> } = {},
+  ) {
     this.#orm = db.orm;
+    this.#send = opts.send;
     this.#sources = sources;
     this.#publicUrl = opts.publicUrl ?? (() => '');
     this.#log = opts.log;
@@ -290,8 +307,65 @@ export class SearchService {
 
   // --- the index ---------------------------------------------------------------------------------
 
+  /**
+   * Marks changed resources as waiting for their index job, in the writer's transaction, and
+   * answers those that need a job: the ones not already waiting, and the ones waiting longer than
+   * PENDING_RESEND_SECONDS (their job may be lost: cancelled, dead-lettered, the queue cleared). A
+   * resource written many times a second so has one job waiting, which indexes it as it is when it
+   * runs. The row is locked (`do update`) even when it was waiting already: a job that starts now
+   * waits for this write to commit before it takes the row, and then reads this write.
+   */
+  async pending(em: EntityManager, changes: ResourceChange[]): Promise<ResourceChange[]> {
+    // Once each (`do update` refuses a row twice in one statement), in key order, so that two writers
+    // of the same resources lock their rows in the same order.
+    const byKey = new Map<string, ResourceChange>();
+    for (const c of changes)
+      if (v.isUuid(c.owner) && v.isUuid(c.id)) byKey.set(`${c.owner}:${c.kind}:${c.id}`, { owner: c.owner, kind: c.kind, id: c.id });
+    const valid = [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, c]) => c);
+    if (valid.length === 0) return [];
+    // `do update ... where` locks every conflicting row until this write commits, also those it does
+    // not update (PostgreSQL locks all of them), and answers only the rows inserted or updated.
+    return rows<ResourceChange>(
+      em,
+      `insert into search_pending (owner_id, kind, resource_id, since)
+       select r.owner, r.kind, r.id, now() from jsonb_to_recordset(?::jsonb) as r(owner uuid, kind text, id uuid)
+       on conflict (owner_id, kind, resource_id) do update set since = now()
+         where search_pending.since < now() - make_interval(secs => ?)
+       returning kind, owner_id as owner, resource_id as id`,
+      [JSON.stringify(valid), PENDING_RESEND_SECONDS],
+    );
+  }
+
+  /**
+   * Resources waiting longer than PENDING_RESEND_SECONDS (their job lost, and no write since to
+   * send another) get another job (upkeep); answers how many. A send that fails is tried again
+   * PENDING_RESEND_SECONDS later.
+   */
+  async resendStale(): Promise<number> {
+    if (!this.#send) return 0;
+    const stale = await rows<ResourceChange>(
+      this.#em(),
+      `update search_pending set since = now() where since < now() - make_interval(secs => ?)
+       returning kind, owner_id as owner, resource_id as id`,
+      [PENDING_RESEND_SECONDS],
+    );
+    if (stale.length === 0) return 0;
+    this.#log?.warn({ resources: stale.length }, 'search: index jobs sent again for resources waiting too long');
+    await this.#send(stale);
+    return stale.length;
+  }
+
+  /** How many resources wait for their index job, and the longest wait (for /health). */
+  async backlog(): Promise<{ pending: number; oldest_seconds: number }> {
+    const [r] = await rows<{ pending: number; oldest: number | null }>(
+      this.#em(),
+      `select count(*)::int as pending, extract(epoch from now() - min(since))::float8 as oldest from search_pending`,
+    );
+    return { pending: r?.pending ?? 0, oldest_seconds: Math.max(0, Math.round(r?.oldest ?? 0)) };
+  }
+
   /** Reads each changed resource again and replaces its chunks (none when it is gone). */
-  async index(changes: ResourceChange[]): Promise<{ indexed: number; removed: number }> {
+  async index(changes: ResourceChange[], opts: { force?: boolean } = {}): Promise<{ indexed: number; removed: number }> {
     const seen = new Set<string>();
     let indexed = 0;
     let removed = 0;
@@ -299,13 +373,17 @@ export class SearchService {
       const key = `${c.kind}:${c.owner}:${c.id}`;
       if (seen.has(key) || !v.isUuid(c.owner) || !v.isUuid(c.id)) continue;
       seen.add(key);
-      if (await this.#indexOne(c)) indexed++;
+      if (await this.#indexOne(c, opts.force === true)) indexed++;
       else removed++;
     }
     return { indexed, removed };
   }
 
-  async #indexOne(c: ResourceChange): Promise<boolean> {
+  /** `force`: every chunk and word written again, whatever the digest says (a rebuild). */
+  async #indexOne(c: ResourceChange, force: boolean): Promise<boolean> {
+    // No longer waiting, before the resource is read: a write committed from now on marks it again
+    // and queues another job, which reads that write.
+    await this.#em().execute(`delete from search_pending where owner_id = ? and kind = ? and resource_id = ?`, [c.owner, c.kind, c.id]);
     return this.#em().transactional(async (em) => {
       // One indexer at a time per resource, and the resource read once the lock is held: of two
       // jobs for one resource, the later one always writes what is there now.
@@ -316,6 +394,16 @@ export class SearchService {
         await em.execute(`delete from search_chunks where owner_id = ? and kind = ? and resource_id = ?`, [c.owner, c.kind, c.id]);
         return false;
       }
+      const digest = createHash('sha256')
+        .update(JSON.stringify([INDEXER_VERSION, doc.title, doc.tags, doc.contentType, doc.updatedAt.toISOString(), doc.parts]))
+        .digest('base64url');
+      const [held] = await rows<{ digest: string | null }>(
+        em,
+        `select digest from search_chunks where owner_id = ? and kind = ? and resource_id = ? and chunk = 0`,
+        [c.owner, c.kind, c.id],
+      );
+      // Indexed as it is already (an earlier job read the same version): nothing to write.
+      if (!force && held?.digest === digest) return true;
       const words = new Set<string>();
       const chunks = chunkDocument(doc.parts).map((chunk, i) => {
         const vec = buildVector([
@@ -335,23 +423,26 @@ export class SearchService {
       await em.execute(
         `delete from search_chunks c
           where c.owner_id = ? and c.kind = ? and c.resource_id = ?
-            and not (c.title = ? and c.tags = array[?]::text[] and c.content_type is not distinct from ?
+            and (?::boolean or not (c.title = ? and c.tags = array[?]::text[] and c.content_type is not distinct from ?
                      and exists (select 1 from jsonb_to_recordset(?::jsonb) as r(chunk int, text text, marks jsonb, vector text)
-                                  where r.chunk = c.chunk and r.text = c.text and r.marks = c.marks and r.vector::tsvector = c.vector))`,
-        [c.owner, c.kind, c.id, doc.title, doc.tags, doc.contentType, json],
+                                  where r.chunk = c.chunk and r.text = c.text and r.marks = c.marks and r.vector::tsvector = c.vector)))`,
+        [c.owner, c.kind, c.id, force, doc.title, doc.tags, doc.contentType, json],
+      );
+      // The chunks kept take the resource's new time, and chunk 0 the new digest.
+      await em.execute(
+        `update search_chunks set updated_at = ?::timestamptz, digest = case when chunk = 0 then ? else digest end
+          where owner_id = ? and kind = ? and resource_id = ?
+            and (updated_at <> ?::timestamptz or (chunk = 0 and digest is distinct from ?))`,
+        [updatedAt, digest, c.owner, c.kind, c.id, updatedAt, digest],
       );
       await em.execute(
-        `update search_chunks set updated_at = ?::timestamptz
-          where owner_id = ? and kind = ? and resource_id = ? and updated_at <> ?::timestamptz`,
-        [updatedAt, c.owner, c.kind, c.id, updatedAt],
-      );
-      await em.execute(
-        `insert into search_chunks (owner_id, kind, resource_id, chunk, title, tags, content_type, updated_at, text, marks, vector)
-         select ?, ?, ?, r.chunk, ?, array[?]::text[], ?, ?::timestamptz, r.text, r.marks, r.vector::tsvector
+        `insert into search_chunks (owner_id, kind, resource_id, chunk, title, tags, content_type, updated_at, text, marks, vector, digest)
+         select ?, ?, ?, r.chunk, ?, array[?]::text[], ?, ?::timestamptz, r.text, r.marks, r.vector::tsvector,
+                case when r.chunk = 0 then ? end
            from jsonb_to_recordset(?::jsonb) as r(chunk int, text text, marks jsonb, vector text)
           where not exists (select 1 from search_chunks c where c.owner_id = ? and c.kind = ? and c.resource_id = ? and c.chunk = r.chunk)
          on conflict (owner_id, kind, resource_id, chunk) do nothing`,
-        [c.owner, c.kind, c.id, doc.title, doc.tags, doc.contentType, updatedAt, json, c.owner, c.kind, c.id],
+        [c.owner, c.kind, c.id, doc.title, doc.tags, doc.contentType, updatedAt, digest, json, c.owner, c.kind, c.id],
       );
       if (words.size > 0)
         await em.execute(
@@ -387,7 +478,7 @@ export class SearchService {
     let removed = 0;
     const step = async (batch: ResourceChange[]) => {
       opts.signal?.throwIfAborted();
-      const r = await this.index(batch);
+      const r = await this.index(batch, { force: true });
       indexed += r.indexed;
       removed += r.removed;
       done += batch.length;
