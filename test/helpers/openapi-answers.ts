@@ -148,14 +148,11 @@ export function answerChecker(docText: string): AnswerChecker {
 }
 
 /**
- * Whether a test server checks its answers: FOLIO_CHECK_ANSWERS=1 for every test file, =0 for none;
- * unset, for the REST test files (test/integration/rest-*.test.ts) and the file uploads' ones.
+ * Whether a test server checks its answers: yes, for every test file, unless FOLIO_CHECK_ANSWERS=0
+ * (to tell a failing check from a failing test while debugging).
  */
 export function checkAnswersByDefault(): boolean {
-  const env = process.env['FOLIO_CHECK_ANSWERS'];
-  if (env === '1') return true;
-  if (env === '0') return false;
-  return /^(rest-|files-uploads)/.test(path.basename(process.argv[1] ?? ''));
+  return process.env['FOLIO_CHECK_ANSWERS'] !== '0';
 }
 
 /**
