@@ -125,18 +125,53 @@ t.test('an identity provider provisions, finds, deactivates, renames and deletes
   t.equal(entra.json().name.formatted, 'Renamed User');
   const email = await scim('PATCH', `/Users/${user.id}`, {
     schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
-    Operations: [{ op: 'replace', path: 'userName', value: 'other@example.com' }],
+    Operations: [{ op: 'replace', path: 'userName', value: 'Other@Example.com' }],
   });
-  t.equal(email.status, 400);
-  t.equal(email.json().scimType, 'mutability');
+  t.equal(email.status, 200, 'a new email is applied');
+  t.equal(email.json().userName, 'other@example.com');
   const put = await scim('PUT', `/Users/${user.id}`, { userName: 'okta.user@example.com', displayName: 'Put Name', active: true });
   t.equal(put.json().displayName, 'Put Name');
+  t.equal(put.json().userName, 'okta.user@example.com', 'and changed back by a PUT');
 
   t.equal((await scim('DELETE', `/Users/${user.id}`)).status, 204);
   const gone = await scim('GET', `/Users/${user.id}`);
   t.equal(gone.status, 404);
   t.equal(gone.json().status, '404');
   t.equal((await scim('GET', '/Users/not-a-uuid')).status, 404);
+});
+
+t.test("a new email address changes the account's, and nothing else", async (t) => {
+  const mover = await createUser(s, 'mover@example.com');
+  await createUser(s, 'sitter@example.com');
+  const moved = await scim('PATCH', `/Users/${mover.id}`, {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+    Operations: [{ op: 'replace', path: 'emails[type eq "work"].value', value: 'Mover.New@Example.com' }],
+  });
+  t.equal(moved.status, 200);
+  t.same(moved.json().emails, [{ value: 'mover.new@example.com', primary: true, type: 'work' }]);
+  const me = await req(s, 'GET', '/api/v1/users/me', { token: mover.token });
+  t.equal(me.status, 200, 'their token stays valid');
+  t.equal(me.json().email, 'mover.new@example.com', 'and the account has the new address');
+  const old = await scim('GET', `/Users?filter=${encodeURIComponent('userName eq "mover@example.com"')}`);
+  t.equal(old.json().totalResults, 0, 'the old address names nobody');
+  const taken = await scim('PUT', `/Users/${mover.id}`, { userName: 'SITTER@example.com', active: true });
+  t.equal(taken.status, 409, "another user's address, in another case");
+  t.equal(taken.json().scimType, 'uniqueness');
+  t.match(taken.json().detail, /sitter@example\.com/);
+  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: mover.token })).json().email, 'mover.new@example.com', 'unchanged');
+  const extra = await scim('PATCH', `/Users/${mover.id}`, {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+    Operations: [{ op: 'add', path: 'emails', value: [{ value: 'second@example.com', type: 'home' }] }],
+  });
+  t.equal(extra.status, 400, 'a second address is refused, not ignored');
+  t.match(extra.json().detail, /second@example\.com was not applied/);
+  // The REST API changes it the same way.
+  const rest = await req(s, 'PATCH', `/api/v1/users/${mover.id}`, { token: s.adminToken, body: { email: 'Mover.Rest@Example.com' } });
+  t.equal(rest.status, 200);
+  t.equal(rest.json().email, 'mover.rest@example.com');
+  const clash = await req(s, 'PATCH', `/api/v1/users/${mover.id}`, { token: s.adminToken, body: { email: 'sitter@example.com' } });
+  t.equal(clash.status, 409);
+  t.equal(clash.json().code, 'conflict');
 });
 
 t.test('admins with the scope users only', async (t) => {
