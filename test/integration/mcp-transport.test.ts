@@ -204,6 +204,25 @@ t.test('MCP-Protocol-Version: a supported one is served, any other is 400', asyn
   t.equal(onInit.status, 400, 'on initialize too, when the header is sent');
 });
 
+t.test('revision 2026-07-28 (server/discover) is not spoken yet: refused naming the revisions, initialize offers 2025-11-25', async (t) => {
+  // docs/mcp.md, "Protocol revisions": Folio speaks what its SDK (1.x) speaks.
+  const discover = await raw(s, 'POST', {
+    token: alice.token,
+    body: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'server/discover',
+      params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+    },
+    headers: { 'mcp-protocol-version': '2026-07-28' },
+  });
+  t.equal(discover.status, 400);
+  t.match(discover.messages[0], { error: { message: /unsupported MCP-Protocol-Version '2026-07-28' \(supported: 2025-11-25,/ } });
+  const init = await raw(s, 'POST', { token: alice.token, body: { ...INIT, params: { ...INIT.params, protocolVersion: '2026-07-28' } } });
+  t.equal(init.status, 200);
+  t.equal(init.messages[0]?.result?.protocolVersion, '2025-11-25', 'the newest revision Folio speaks');
+});
+
 t.test('sessions: random ids, bound to their user, 404 for anyone else, dead after DELETE', async (t) => {
   const ids = await Promise.all([openSession(alice.token), openSession(alice.token), openSession(bob.token)]);
   for (const id of ids) t.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'a random (v4) UUID');
