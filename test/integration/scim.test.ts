@@ -174,6 +174,65 @@ t.test("a new email address changes the account's, and nothing else", async (t) 
   t.equal(clash.json().code, 'conflict');
 });
 
+t.test('a userName kept as given is unique without case, bounded, and needs an address in emails', async (t) => {
+  const patch = (id: string, ...Operations: unknown[]) =>
+    scim('PATCH', `/Users/${id}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations });
+  const user = (userName: string, email: string) =>
+    scim('POST', '/Users', {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+      userName,
+      emails: [{ value: email, primary: true, type: 'work' }],
+    });
+  const jdoe = await user('jdoe', 'jdoe1@example.com');
+  t.equal(jdoe.status, 201);
+  const twin = await user('JDoe', 'jdoe2@example.com');
+  t.equal(twin.status, 409, 'the same userName in another case is taken');
+  t.equal(twin.json().scimType, 'uniqueness');
+  t.match(twin.json().detail, /JDoe/);
+  const other = await user('jsmith', 'jsmith@example.com');
+  t.equal(other.status, 201, 'another name is free');
+  const renamed = await patch(other.json().id, { op: 'replace', path: 'userName', value: 'JDOE' });
+  t.equal(renamed.status, 409, 'a PATCH to a userName another user keeps');
+  t.equal(renamed.json().scimType, 'uniqueness');
+  const put = await scim('PUT', `/Users/${other.json().id}`, {
+    userName: 'jDoe',
+    emails: [{ value: 'jsmith@example.com', primary: true }],
+  });
+  t.equal(put.status, 409, 'and a PUT');
+  t.equal((await scim('GET', `/Users/${other.json().id}`)).json().userName, 'jsmith', 'unchanged');
+
+  const long = await user('n'.repeat(257), 'long@example.com');
+  t.equal(long.status, 400, 'a userName of 257 characters');
+  t.equal(long.json().scimType, 'invalidValue');
+  t.match(long.json().detail, /userName: at most 256 characters/);
+  t.equal((await user('n'.repeat(256), 'long@example.com')).status, 201, '256 are kept');
+  const grown = await patch(jdoe.json().id, { op: 'replace', path: 'userName', value: 'm'.repeat(257) });
+  t.equal(grown.status, 400, 'a PATCH to a userName too long');
+
+  const bad = await user('weird', 'a b@example.com');
+  t.equal(bad.status, 400, 'an address that is not one');
+  t.match(bad.json().detail, /emails: "a b@example\.com" is not an email address/, 'is named as such');
+
+  for (const op of [
+    { op: 'remove', path: 'emails' },
+    { op: 'replace', path: 'emails', value: [] },
+  ]) {
+    const r = await patch(jdoe.json().id, op);
+    t.equal(r.status, 400, `${op.op} emails, with a userName that is not an address, is refused`);
+    t.equal(r.json().scimType, 'invalidValue');
+    t.match(r.json().detail, /keeps one email address \(jdoe1@example\.com\)/);
+  }
+  const mailed = await scim('POST', '/Users', { userName: 'mailed@example.com' });
+  const gone = await patch(mailed.json().id, { op: 'remove', path: 'emails' });
+  t.equal(gone.status, 400, 'and with a userName that is the address');
+  t.equal(gone.json().scimType, 'invalidValue');
+  const kept = await scim('PUT', `/Users/${mailed.json().id}`, { userName: 'mailed@example.com', active: true });
+  t.equal(kept.status, 200, 'a PUT without emails keeps the address its userName is');
+  const unnamed = await scim('PUT', `/Users/${jdoe.json().id}`, { userName: 'jdoe', active: true });
+  t.equal(unnamed.status, 400, 'a PUT without emails whose userName is no address is refused');
+  t.equal((await scim('GET', `/Users/${jdoe.json().id}`)).json().emails[0].value, 'jdoe1@example.com', 'and kept the address');
+});
+
 t.test('admins with the scope users only', async (t) => {
   t.equal((await scim('GET', '/Users', undefined, '')).status, 401, 'no token');
   const plain = await createUser(s, 'plain@example.com');

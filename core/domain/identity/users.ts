@@ -161,8 +161,7 @@ export class UserDirectory {
     try {
       await em.flush();
     } catch (err) {
-      if (err instanceof UniqueConstraintViolationException) throw new Conflict(`a user with email ${email} already exists`);
-      throw err;
+      throw conflictOf(err, email, input.scim);
     }
     if (input.password !== undefined) {
       await this.#passwords.setInitial(user.id, email, input.password);
@@ -206,8 +205,7 @@ export class UserDirectory {
         await tx.flush();
       });
     } catch (err) {
-      if (err instanceof UniqueConstraintViolationException) throw new Conflict(`a user with email ${email} already exists`);
-      throw err;
+      throw conflictOf(err, email ?? u.email, u.scim);
     }
     this.#changed(u.id);
     return userInfo(u);
@@ -240,6 +238,17 @@ export class UserDirectory {
     if (!u) throw new NotFound(USER_404);
     return u;
   }
+}
+
+/**
+ * A unique violation as the Conflict it is: another user has this email, or the userName kept in
+ * this SCIM profile (users_scim_username_unique, without case); any other error as it is.
+ */
+function conflictOf(err: unknown, email: string, scim: ScimProfile | null | undefined): unknown {
+  if (!(err instanceof UniqueConstraintViolationException)) return err;
+  if ((err as { constraint?: unknown }).constraint === 'users_scim_username_unique')
+    return new Conflict(`another user has the SCIM userName ${JSON.stringify(scim?.['userName'])} (compared without case)`);
+  return new Conflict(`a user with email ${email} already exists`);
 }
 
 function invalid(problems: ArgProblem[]): BadArguments {

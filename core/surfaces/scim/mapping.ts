@@ -126,10 +126,10 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
 /** Is this userName an email address (the account's), rather than a name the provider keeps? */
 export const isEmail = (x: string) => EMAIL.test(x.trim());
 
-/** The address `emails` names for the account: the primary one, else the work one, else the first. */
+/** The address `emails` names for the account (trimmed): the primary one, else the work one, else the first. */
 function listedEmail(u: ScimIn): string | undefined {
   const e = u.emails?.find((x) => x.primary) ?? u.emails?.find((x) => x.type === 'work') ?? u.emails?.[0];
-  return e?.value?.trim().toLowerCase() || undefined;
+  return e?.value?.trim() || undefined;
 }
 
 /** What a SCIM User names of the account: its email, and the userName to keep when that is not the email. */
@@ -139,12 +139,24 @@ export interface Account {
   userName: string | null;
 }
 
-function usable(email: string | undefined, why: string): string {
-  if (email && isEmail(email)) return email;
+/** The longest userName kept as given (an email userName is bounded as an email). */
+export const USERNAME_MAX = 256;
+
+/** A userName that is not an email address, to keep as given: 400 invalidValue when too long. */
+function kept(userName: string): string {
+  if (userName.length > USERNAME_MAX) throw new ScimError(400, 'invalidValue', `userName: at most ${USERNAME_MAX} characters`);
+  return userName;
+}
+
+/** The address `emails` names, lowercased: 400 invalidValue when it names none (`why`) or one that is not an address. */
+function usable(listed: string | undefined, why: string): string {
+  if (listed && isEmail(listed)) return listed.toLowerCase();
   throw new ScimError(
     400,
     'invalidValue',
-    `${why}: a Folio account is its email address, so send it as userName or in emails (primary or type "work")`,
+    listed
+      ? `emails: ${JSON.stringify(listed)} is not an email address`
+      : `${why}: a Folio account is its email address, so send it as userName or in emails (primary or type "work")`,
   );
 }
 
@@ -156,6 +168,7 @@ function usable(email: string | undefined, why: string): string {
 export function accountOf(u: ScimIn): Account {
   const userName = u.userName?.trim();
   if (userName && isEmail(userName)) return { email: userName.toLowerCase(), userName: null };
+  if (userName) kept(userName);
   const email = usable(
     listedEmail(u),
     userName
@@ -169,12 +182,20 @@ export function accountOf(u: ScimIn): Account {
  * The account after a PUT or a PATCH (scimmy applied it: `u` is the whole new resource) of one that
  * is `current`. What changed wins: a new userName that is an email address is the new email (its
  * emails may still name the old one), else a new address in emails is. userName and emails naming
- * two different new addresses cannot both apply.
+ * two different new addresses cannot both apply. The account keeps one address, so emails left with
+ * none is refused, not ignored: by a PATCH (which removed or emptied them), or by a PUT whose
+ * userName is not an email address either.
  */
-export function accountAfter(u: ScimIn, current: { email: string; userName: string }): Account {
+export function accountAfter(u: ScimIn, current: { email: string; userName: string }, patch: boolean): Account {
   const userName = u.userName?.trim() || current.userName;
   const listed = listedEmail(u);
-  const byEmails = listed !== undefined && listed !== current.email ? usable(listed, `emails: ${JSON.stringify(listed)}`) : undefined;
+  if (listed === undefined && (patch || !isEmail(userName)))
+    throw new ScimError(
+      400,
+      'invalidValue',
+      `emails: a Folio account keeps one email address (${current.email}); replace it with another, do not remove it`,
+    );
+  const byEmails = listed !== undefined && listed.toLowerCase() !== current.email ? usable(listed, 'emails') : undefined;
   if (isEmail(userName)) {
     const byName = userName.toLowerCase();
     if (byName === current.userName.toLowerCase()) return { email: byEmails ?? current.email, userName: null };
@@ -186,7 +207,7 @@ export function accountAfter(u: ScimIn, current: { email: string; userName: stri
       );
     return { email: byName, userName: null };
   }
-  return { email: byEmails ?? current.email, userName };
+  return { email: byEmails ?? current.email, userName: kept(userName) };
 }
 
 /**

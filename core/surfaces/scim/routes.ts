@@ -60,6 +60,8 @@ interface Call {
   p: Principal;
   users: IdentityService['users'];
   log: Logger;
+  /** A PATCH (the resource the ingress handler gets is the current one with its operations applied). */
+  patch?: boolean;
 }
 
 const ScimError = SCIMMY.Types.Error;
@@ -147,7 +149,7 @@ function declareScim(): void {
         const current = await call.users.get(call.p, resource.id);
         const stored = (await call.users.scimProfiles(call.p, [current.id])).get(current.id) ?? null;
         const before = toScim(current, stored);
-        const { email, userName } = accountAfter(u, { email: current.email, userName: before.userName });
+        const { email, userName } = accountAfter(u, { email: current.email, userName: before.userName }, call.patch === true);
         const profile = profileOf(u, userName);
         const others = otherEmails(u, email, current.email);
         if (others.length)
@@ -439,7 +441,7 @@ export function scimRouter(deps: ScimDeps): Router {
       const call = await admin(ctx);
       const message = normalisePatch(await body(ctx)) as Parameters<SCIMMY.Resources.User['patch']>[0];
       refuseUnstored(message);
-      const patched = await new SCIMMY.Resources.User(userId(ctx), params(ctx)).patch(message, call);
+      const patched = await new SCIMMY.Resources.User(userId(ctx), params(ctx)).patch(message, { ...call, patch: true });
       // Nothing changed: scimmy answers nothing, and RFC 7644 §3.5.2 allows 204.
       if (patched) send(ctx, 200, patched);
       else send(ctx, 204);
