@@ -1,5 +1,6 @@
 // `npm run admin-token`: a new API token for the first admin (admin@localhost), or for the user of
-// `--email`, printed once: the way back in when the token printed at first start is lost. It needs
+// `--email` (the first admin too, once their address was changed), printed once: the way back in
+// when the token printed at first start is lost. It needs
 // what the server needs (DATABASE_URL, or the embedded database under DATA_DIR), so only whoever
 // runs the server can use it. On the embedded database stop the server first: the embedded engine
 // belongs to one process at a time. Nothing else changes: the old tokens stay as they were (revoke
@@ -57,7 +58,8 @@ try {
   const email = args?.values.email ?? BOOTSTRAP_ADMIN_EMAIL;
   const user = await identity.findUserByEmail(email);
   if (!user) {
-    process.stderr.write(`folio admin-token: no user ${email} in ${where}\n`);
+    const hint = args?.values.email ? '' : ` (if the first admin's email was changed, pass it: -- --email <their email>)`;
+    process.stderr.write(`folio admin-token: no user ${email} in ${where}${hint}\n`);
     process.exitCode = 1;
   } else if (user.disabled) {
     process.stderr.write(`folio admin-token: ${email} is deactivated: a token would not open anything (reactivate the account first)\n`);

@@ -1131,7 +1131,7 @@ export interface paths {
         head?: never;
         /**
          * Update a user
-         * @description Name, roles (the whole new set) and active. active: false deactivates: every token of theirs stops at once on every node; their data is kept. You cannot deactivate yourself or drop your own admin role (409).
+         * @description Email, name, roles (the whole new set) and active. active: false deactivates: every token of theirs stops at once on every node; their data is kept. You cannot deactivate yourself or drop your own admin role (409).
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -1544,8 +1544,8 @@ export interface components {
             status: number;
             title: string;
             /**
-             * Format: uri
-             * @description A URL per code; GET it for an explanation.
+             * Format: uri-reference
+             * @description A URL per code (relative to this server when it is not absolute); GET it for an explanation.
              */
             type: string;
         };
@@ -1823,6 +1823,8 @@ export interface components {
         UpdateUser: {
             /** @description false deactivates the user: every token of theirs stops at once; their data is kept. */
             active?: boolean;
+            /** @description A new email address, the one they sign in with (compared without case; 409 when another user has it). Their tokens and sessions stay valid. */
+            email?: string;
             name?: string | null;
             /** @description The whole new set of roles. */
             roles?: string[];
@@ -1943,6 +1945,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
             413: {
                 headers: {
@@ -2002,7 +2013,11 @@ export interface operations {
                     "application/json": components["schemas"]["ExchangeJob"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2072,7 +2087,11 @@ export interface operations {
                     "application/zip": string;
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2159,7 +2178,11 @@ export interface operations {
                     "application/json": components["schemas"]["FilePage"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2181,6 +2204,15 @@ export interface operations {
             };
             /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2284,6 +2316,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /**
              * @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts.
              *
@@ -2374,7 +2415,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2446,7 +2491,11 @@ export interface operations {
                     "application/json": components["schemas"]["File"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2678,7 +2727,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2943,7 +2996,11 @@ export interface operations {
                     "application/json": components["schemas"]["File"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3132,7 +3189,11 @@ export interface operations {
                     "application/json": components["schemas"]["FileText"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3204,7 +3265,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3317,7 +3382,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3412,7 +3481,11 @@ export interface operations {
                     "application/json": components["schemas"]["File"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3513,7 +3586,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3585,7 +3662,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3607,6 +3688,15 @@ export interface operations {
             };
             /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3644,7 +3734,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3720,7 +3814,11 @@ export interface operations {
                     "application/json": components["schemas"]["FilePage"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3742,6 +3840,15 @@ export interface operations {
             };
             /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3779,7 +3886,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3909,6 +4020,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `tus_version_unsupported`: A resumable (tus) request named a protocol version in Tus-Resumable that this server does not speak, or none. Tus-Version lists the versions it does (1.0.0): send Tus-Resumable: 1.0.0. */
             412: {
                 headers: {
@@ -4002,7 +4122,11 @@ export interface operations {
                     "application/json": components["schemas"]["UploadStatus"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4115,7 +4239,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4408,6 +4536,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
             413: {
                 headers: {
@@ -4467,7 +4604,11 @@ export interface operations {
                     "application/json": components["schemas"]["ExchangeJob"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4545,7 +4686,11 @@ export interface operations {
                     "application/json": components["schemas"]["NotePage"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4567,6 +4712,15 @@ export interface operations {
             };
             /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4637,6 +4791,15 @@ export interface operations {
             };
             /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4717,7 +4880,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5175,7 +5342,11 @@ export interface operations {
                     "application/json": components["schemas"]["Note"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5270,7 +5441,11 @@ export interface operations {
                     "application/json": components["schemas"]["RevisionPage"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5342,7 +5517,11 @@ export interface operations {
                     "application/json": components["schemas"]["Revision"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5414,7 +5593,11 @@ export interface operations {
                     "application/json": components["schemas"]["Diff"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5634,6 +5817,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
             413: {
                 headers: {
@@ -5726,7 +5918,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5748,6 +5944,15 @@ export interface operations {
             };
             /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5784,7 +5989,11 @@ export interface operations {
                     "application/json": components["schemas"]["TagList"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5806,6 +6015,15 @@ export interface operations {
             };
             /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5851,7 +6069,11 @@ export interface operations {
                     "application/json": components["schemas"]["NotePage"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5873,6 +6095,15 @@ export interface operations {
             };
             /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5910,7 +6141,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5986,7 +6221,11 @@ export interface operations {
                     "application/json": components["schemas"]["StorageUse"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6008,6 +6247,15 @@ export interface operations {
             };
             /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6051,7 +6299,11 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthClientList"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6077,6 +6329,15 @@ export interface operations {
              *     `forbidden`: Authenticated, but this account may not do that: a role is missing.
              */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6114,7 +6375,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6185,7 +6450,11 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthGrantList"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6199,6 +6468,15 @@ export interface operations {
                 headers: {
                     /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6235,7 +6513,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6321,7 +6603,11 @@ export interface operations {
                     "application/json": components["schemas"]["SearchPage"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6343,6 +6629,15 @@ export interface operations {
             };
             /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6388,7 +6683,11 @@ export interface operations {
                     "application/json": components["schemas"]["SearchKinds"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6410,6 +6709,15 @@ export interface operations {
             };
             /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6455,7 +6763,11 @@ export interface operations {
                     "application/json": components["schemas"]["TokenPage"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6477,6 +6789,15 @@ export interface operations {
             };
             /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6554,6 +6875,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
             413: {
                 headers: {
@@ -6604,7 +6934,11 @@ export interface operations {
                     "application/json": components["schemas"]["Token"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6674,7 +7008,11 @@ export interface operations {
                     "application/json": components["schemas"]["Token"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6850,7 +7188,11 @@ export interface operations {
                     "application/json": components["schemas"]["ScopeList"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6864,6 +7206,15 @@ export interface operations {
                 headers: {
                     /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6899,7 +7250,11 @@ export interface operations {
                     "application/json": components["schemas"]["Token"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6913,6 +7268,15 @@ export interface operations {
                 headers: {
                     /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6948,7 +7312,11 @@ export interface operations {
                     "application/json": components["schemas"]["TranscriptionEngines"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6970,6 +7338,15 @@ export interface operations {
             };
             /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7014,7 +7391,11 @@ export interface operations {
                     "application/json": components["schemas"]["TranscriptionJobPage"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7036,6 +7417,15 @@ export interface operations {
             };
             /** @description `missing_scope`: The token does not carry a scope the operation needs; `missing_scopes` names it. Mint or create a token that has it. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7131,6 +7521,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
             413: {
                 headers: {
@@ -7199,7 +7598,11 @@ export interface operations {
                     "application/json": components["schemas"]["TranscriptionJob"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7267,7 +7670,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7337,7 +7744,11 @@ export interface operations {
                     "application/json": components["schemas"]["TranscriptionJob"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7420,7 +7831,11 @@ export interface operations {
                     "text/vtt": string;
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7499,7 +7914,11 @@ export interface operations {
                     "application/json": components["schemas"]["TranscriptionJob"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7606,7 +8025,11 @@ export interface operations {
                     "application/json": components["schemas"]["UserPage"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7632,6 +8055,15 @@ export interface operations {
              *     `forbidden`: Authenticated, but this account may not do that: a role is missing.
              */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7709,6 +8141,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
             409: {
                 headers: {
@@ -7768,7 +8209,11 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7843,7 +8288,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8132,7 +8581,11 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8146,6 +8599,15 @@ export interface operations {
                 headers: {
                     /** @description Bearer realm="folio", with error="invalid_token" or "invalid_request" when it applies. */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8213,6 +8675,15 @@ export interface operations {
              *     `forbidden`: Authenticated, but this account may not do that: a role is missing.
              */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No such resource, or one that belongs to someone else, or a group switched off for your account: all answer with the same body, so existence cannot be probed. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -190,16 +190,21 @@ export function route<P extends TSchema = TSchema, Q extends TSchema = TSchema, 
   return r;
 }
 
-/** The problem codes an operation can answer: those its shape implies plus its own. */
-export function problemCodesOf(r: Route): ProblemCode[] {
+/**
+ * The problem codes an operation can answer: those its shape implies plus its own. `namespace`: the
+ * registry namespace governing the route's group; an operator can switch it off for a user, who then
+ * gets 404 not_found from every operation of the group (the answer to an unknown route).
+ */
+export function problemCodesOf(r: Route, namespace?: string): ProblemCode[] {
   const codes = new Set<ProblemCode>(['unauthenticated']);
   if (r.scopes.length > 0) codes.add('missing_scope');
   if ((r.roles ?? []).length > 0) codes.add('forbidden');
-  if (r.params) codes.add('not_found');
-  // Every operation refuses query parameters it does not take.
+  if (r.params || namespace !== undefined) codes.add('not_found');
+  // Every operation refuses query parameters it does not take, and a request the HTTP layer finds
+  // malformed before any route sees it (a header line without a colon, two Authorization fields).
   codes.add('validation_failed');
+  codes.add('bad_request');
   if (r.body || r.upload || r.raw?.media?.length) {
-    codes.add('bad_request');
     codes.add('payload_too_large');
     codes.add('unsupported_media_type');
   }

@@ -1,9 +1,10 @@
 // Checks the REST API's answers against its OpenAPI document: the status is one the operation
 // documents, the body's media type is one that status documents, a JSON body validates against its
 // schema (Ajv in JSON Schema 2020-12 mode, the dialect of OpenAPI 3.1), and a problem's `code` is
-// one the response lists in `x-problem-codes`. test/helpers/server.ts records the answers of a test
-// server (see `checkAnswers` there) and checks them here when the server closes. Validators are
-// compiled once per process, on first use of each (operation, status, media type).
+// one the response lists in `x-problem-codes`. test/helpers/server.ts checks each answer of a test
+// server here as it goes out (see `checkAnswers` there), keeps only what contradicts the document,
+// and fails close() listing it. Validators are compiled once per process, on first use of each
+// (operation, status, media type).
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { ValidateFunction } from 'ajv';
@@ -148,14 +149,11 @@ export function answerChecker(docText: string): AnswerChecker {
 }
 
 /**
- * Whether a test server checks its answers: FOLIO_CHECK_ANSWERS=1 for every test file, =0 for none;
- * unset, for the REST test files (test/integration/rest-*.test.ts) and the file uploads' ones.
+ * Whether a test server checks its answers: yes, for every test file, unless FOLIO_CHECK_ANSWERS=0
+ * (to tell a failing check from a failing test while debugging).
  */
 export function checkAnswersByDefault(): boolean {
-  const env = process.env['FOLIO_CHECK_ANSWERS'];
-  if (env === '1') return true;
-  if (env === '0') return false;
-  return /^(rest-|files-uploads)/.test(path.basename(process.argv[1] ?? ''));
+  return process.env['FOLIO_CHECK_ANSWERS'] !== '0';
 }
 
 /**

@@ -26,7 +26,7 @@ export interface TestServer {
   scratchPlugins: string;
   /** A skills folder this server watches, likewise. */
   scratchSkills: string;
-  /** The answers under /api/v1 so far, when `checkAnswers` is on. */
+  /** The answers under /api/v1 so far, when `keepAnswers` (and the check) is on. */
   answers: RecordedAnswer[] | undefined;
   close(): Promise<void>;
 }
@@ -49,11 +49,13 @@ export interface TestServerOptions {
   /** Start on an empty database, migrated by startFolio, instead of a copy of the template. */
   emptyDatabase?: boolean;
   /**
-   * Record every answer under /api/v1 and, on close, check each against the OpenAPI document
-   * (./openapi-answers.ts); close() fails listing any that contradicts it. Default: on for the REST
-   * test files, or as FOLIO_CHECK_ANSWERS says (1: every file, 0: none).
+   * Check every answer under /api/v1 against the OpenAPI document as it goes out
+   * (./openapi-answers.ts); close() fails listing any that contradicts it. Default: on, unless
+   * FOLIO_CHECK_ANSWERS=0.
    */
   checkAnswers?: boolean;
+  /** Keep every checked answer in `answers` (a test of the check itself). */
+  keepAnswers?: boolean;
 }
 
 /** A new database of its own on the server: empty, or with `fromTemplate` a copy of the migrated template. */
@@ -107,10 +109,18 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     },
   });
   const folio = await startFolio(config, opts.log ?? testLogger());
-  const answers = (opts.checkAnswers ?? checkAnswersByDefault()) ? recordAnswers(folio.server) : undefined;
-  // The document the answers are checked against, as this server serves it (read now: at close the
-  // server may be in no state to answer).
-  const openapi = answers ? await (await fetch(`${folio.url}${REST_PREFIX}/openapi.json`)).text() : '';
+  const checking = opts.checkAnswers ?? checkAnswersByDefault();
+  // The document the answers are checked against, as this server serves it (read before recording:
+  // each answer is checked as it goes out, and only what contradicts the document is kept).
+  const checker = checking ? answerChecker(await (await fetch(`${folio.url}${REST_PREFIX}/openapi.json`)).text()) : undefined;
+  const tally: Tally = { answers: 0, covered: new Map() };
+  const mismatches: string[] = [];
+  const answers: RecordedAnswer[] | undefined = opts.keepAnswers ? [] : undefined;
+  if (checker)
+    recordAnswers(folio.server, (a) => {
+      mismatches.push(...checker.check(a, tally));
+      answers?.push(a);
+    });
   return {
     folio,
     url: folio.url,
@@ -119,7 +129,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     scratchSkills,
     answers,
     async close() {
-      const mismatches = answers ? checkRecorded(openapi, answers) : [];
+      if (checker) logTally(tally);
       await folio.close();
       await database?.drop();
       await rm(dataDir, { recursive: true, force: true });
@@ -132,9 +142,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
 /** Bytes of a body kept for the check; a longer one (a download) is checked for its status and type only. */
 const KEEP_BYTES = 1 << 20;
 
-/** Keeps a copy of every answer under /api/v1 as it is written (status, Content-Type, body). */
-function recordAnswers(server: Folio['server']): RecordedAnswer[] {
-  const recorded: RecordedAnswer[] = [];
+/** Hands over a copy of every answer under /api/v1 as it went out (status, Content-Type, body). */
+function recordAnswers(server: Folio['server'], answered: (a: RecordedAnswer) => void): void {
   server.prependListener('request', (req, res) => {
     if (!req.url?.startsWith(`${REST_PREFIX}/`)) return;
     const chunks: Buffer[] = [];
@@ -160,7 +169,7 @@ function recordAnswers(server: Folio['server']): RecordedAnswer[] {
     res.end = ((chunk?: unknown, ...rest: unknown[]) => (keep(chunk, rest[0]), (end as any)(chunk, ...rest))) as typeof res.end;
     res.once('finish', () => {
       const type = res.getHeader('content-type');
-      recorded.push({
+      answered({
         method: req.method ?? 'GET',
         url: req.url ?? '/',
         status: res.statusCode,
@@ -170,16 +179,6 @@ function recordAnswers(server: Folio['server']): RecordedAnswer[] {
       });
     });
   });
-  return recorded;
-}
-
-/** Each recorded answer checked against the document this server serves; what contradicts it. */
-function checkRecorded(openapi: string, recorded: RecordedAnswer[]): string[] {
-  const checker = answerChecker(openapi);
-  const tally: Tally = { answers: 0, covered: new Map() };
-  const mismatches = recorded.flatMap((a) => checker.check(a, tally));
-  logTally(tally);
-  return mismatches;
 }
 
 export interface Reply {

@@ -195,13 +195,21 @@ t.test('MCP-Protocol-Version: a supported one is served, any other is 400', asyn
   const id = await openSession(alice.token);
   const ok = await raw(s, 'POST', { token: alice.token, session: id, body: LIST, headers: { 'mcp-protocol-version': '2025-06-18' } });
   t.equal(ok.status, 200);
-  for (const v of ['1900-01-01', 'not-a-version', '2025-11-25, 2025-06-18']) {
+  for (const v of ['1900-01-01', 'not-a-version', '2025-11-25, 2025-06-18', '2026-07-28']) {
     const r = await raw(s, 'POST', { token: alice.token, session: id, body: LIST, headers: { 'mcp-protocol-version': v } });
     t.equal(r.status, 400, `version ${v}`);
     t.match(r.messages[0], { error: { message: /unsupported MCP-Protocol-Version/ } });
   }
   const onInit = await raw(s, 'POST', { token: alice.token, body: INIT, headers: { 'mcp-protocol-version': '1900-01-01' } });
   t.equal(onInit.status, 400, 'on initialize too, when the header is sent');
+});
+
+t.test('initialize asking for a newer revision (2026-07-28) is answered with the newest Folio speaks', async (t) => {
+  // docs/mcp.md, "Protocol revisions": Folio speaks what its SDK (1.x) speaks. A request under
+  // 2026-07-28 (server/discover) is refused by the MCP-Protocol-Version check above.
+  const init = await raw(s, 'POST', { token: alice.token, body: { ...INIT, params: { ...INIT.params, protocolVersion: '2026-07-28' } } });
+  t.equal(init.status, 200);
+  t.equal(init.messages[0]?.result?.protocolVersion, '2025-11-25');
 });
 
 t.test('sessions: random ids, bound to their user, 404 for anyone else, dead after DELETE', async (t) => {

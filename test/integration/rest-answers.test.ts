@@ -5,7 +5,7 @@ import t from 'tap';
 import { startTestServer, req, createUser } from '../helpers/server.ts';
 import { answerChecker, type RecordedAnswer } from '../helpers/openapi-answers.ts';
 
-const s = await startTestServer({ checkAnswers: true });
+const s = await startTestServer({ checkAnswers: true, keepAnswers: true });
 t.teardown(() => s.close());
 const alice = await createUser(s, 'answers-alice@example.com');
 const checker = answerChecker((await req(s, 'GET', '/api/v1/openapi.json')).text);

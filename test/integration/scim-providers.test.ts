@@ -1,6 +1,6 @@
 // Okta's and Entra ID's provisioning flows, as their documentation shows the requests they send
 // (test/fixtures/scim/*.json), replayed in order against a started Folio: create, find by filter,
-// deactivate, PATCH attributes, replace, delete. Each step's answer is checked for the status and
+// deactivate, PATCH attributes, change the email, replace, delete. Each step's answer is checked for the status and
 // the values the provider reads back; a change Folio cannot make is a 400, never a silent 204.
 import t from 'tap';
 import path from 'node:path';
@@ -12,7 +12,8 @@ interface Step {
   name: string;
   request: { method: string; path: string; body?: unknown };
   expect: { status: number; body?: unknown; absent?: string[]; detail?: string };
-  save?: string;
+  /** A field of the answer to keep for later steps ({{id}}), or { name: field } to keep it by another name. */
+  save?: string | Record<string, string>;
 }
 
 const s = await startTestServer();
@@ -37,7 +38,8 @@ for (const file of ['okta.json', 'entra.json']) {
       if (step.expect.body !== undefined) t.match(r.json(), fill(step.expect.body), `${step.name}: the answer`);
       for (const key of step.expect.absent ?? []) t.notOk(key in r.json<object>(), `${step.name}: no ${key}`);
       if (step.expect.detail) t.match(r.json().detail, step.expect.detail, `${step.name}: says why`);
-      if (step.save) saved[step.save] = r.json()[step.save];
+      const save = typeof step.save === 'string' ? { [step.save]: step.save } : (step.save ?? {});
+      for (const [name, field] of Object.entries(save)) saved[name] = r.json()[field];
     }
   });
 }

@@ -125,18 +125,112 @@ t.test('an identity provider provisions, finds, deactivates, renames and deletes
   t.equal(entra.json().name.formatted, 'Renamed User');
   const email = await scim('PATCH', `/Users/${user.id}`, {
     schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
-    Operations: [{ op: 'replace', path: 'userName', value: 'other@example.com' }],
+    Operations: [{ op: 'replace', path: 'userName', value: 'Other@Example.com' }],
   });
-  t.equal(email.status, 400);
-  t.equal(email.json().scimType, 'mutability');
+  t.equal(email.status, 200, 'a new email is applied');
+  t.equal(email.json().userName, 'other@example.com');
   const put = await scim('PUT', `/Users/${user.id}`, { userName: 'okta.user@example.com', displayName: 'Put Name', active: true });
   t.equal(put.json().displayName, 'Put Name');
+  t.equal(put.json().userName, 'okta.user@example.com', 'and changed back by a PUT');
 
   t.equal((await scim('DELETE', `/Users/${user.id}`)).status, 204);
   const gone = await scim('GET', `/Users/${user.id}`);
   t.equal(gone.status, 404);
   t.equal(gone.json().status, '404');
   t.equal((await scim('GET', '/Users/not-a-uuid')).status, 404);
+});
+
+t.test("a new email address changes the account's, and nothing else", async (t) => {
+  const mover = await createUser(s, 'mover@example.com');
+  await createUser(s, 'sitter@example.com');
+  const moved = await scim('PATCH', `/Users/${mover.id}`, {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+    Operations: [{ op: 'replace', path: 'emails[type eq "work"].value', value: 'Mover.New@Example.com' }],
+  });
+  t.equal(moved.status, 200);
+  t.same(moved.json().emails, [{ value: 'mover.new@example.com', primary: true, type: 'work' }]);
+  const me = await req(s, 'GET', '/api/v1/users/me', { token: mover.token });
+  t.equal(me.status, 200, 'their token stays valid');
+  t.equal(me.json().email, 'mover.new@example.com', 'and the account has the new address');
+  const old = await scim('GET', `/Users?filter=${encodeURIComponent('userName eq "mover@example.com"')}`);
+  t.equal(old.json().totalResults, 0, 'the old address names nobody');
+  const taken = await scim('PUT', `/Users/${mover.id}`, { userName: 'SITTER@example.com', active: true });
+  t.equal(taken.status, 409, "another user's address, in another case");
+  t.equal(taken.json().scimType, 'uniqueness');
+  t.match(taken.json().detail, /sitter@example\.com/);
+  t.equal((await req(s, 'GET', '/api/v1/users/me', { token: mover.token })).json().email, 'mover.new@example.com', 'unchanged');
+  const extra = await scim('PATCH', `/Users/${mover.id}`, {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+    Operations: [{ op: 'add', path: 'emails', value: [{ value: 'second@example.com', type: 'home' }] }],
+  });
+  t.equal(extra.status, 400, 'a second address is refused, not ignored');
+  t.match(extra.json().detail, /second@example\.com was not applied/);
+  // The REST API changes it the same way.
+  const rest = await req(s, 'PATCH', `/api/v1/users/${mover.id}`, { token: s.adminToken, body: { email: 'Mover.Rest@Example.com' } });
+  t.equal(rest.status, 200);
+  t.equal(rest.json().email, 'mover.rest@example.com');
+  const clash = await req(s, 'PATCH', `/api/v1/users/${mover.id}`, { token: s.adminToken, body: { email: 'sitter@example.com' } });
+  t.equal(clash.status, 409);
+  t.equal(clash.json().code, 'conflict');
+});
+
+t.test('a userName kept as given is unique without case, bounded, and needs an address in emails', async (t) => {
+  const patch = (id: string, ...Operations: unknown[]) =>
+    scim('PATCH', `/Users/${id}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations });
+  const user = (userName: string, email: string) =>
+    scim('POST', '/Users', {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+      userName,
+      emails: [{ value: email, primary: true, type: 'work' }],
+    });
+  const jdoe = await user('jdoe', 'jdoe1@example.com');
+  t.equal(jdoe.status, 201);
+  const twin = await user('JDoe', 'jdoe2@example.com');
+  t.equal(twin.status, 409, 'the same userName in another case is taken');
+  t.equal(twin.json().scimType, 'uniqueness');
+  t.match(twin.json().detail, /JDoe/);
+  const other = await user('jsmith', 'jsmith@example.com');
+  t.equal(other.status, 201, 'another name is free');
+  const renamed = await patch(other.json().id, { op: 'replace', path: 'userName', value: 'JDOE' });
+  t.equal(renamed.status, 409, 'a PATCH to a userName another user keeps');
+  t.equal(renamed.json().scimType, 'uniqueness');
+  const put = await scim('PUT', `/Users/${other.json().id}`, {
+    userName: 'jDoe',
+    emails: [{ value: 'jsmith@example.com', primary: true }],
+  });
+  t.equal(put.status, 409, 'and a PUT');
+  t.equal((await scim('GET', `/Users/${other.json().id}`)).json().userName, 'jsmith', 'unchanged');
+
+  const long = await user('n'.repeat(257), 'long@example.com');
+  t.equal(long.status, 400, 'a userName of 257 characters');
+  t.equal(long.json().scimType, 'invalidValue');
+  t.match(long.json().detail, /userName: at most 256 characters/);
+  t.equal((await user('n'.repeat(256), 'long@example.com')).status, 201, '256 are kept');
+  const grown = await patch(jdoe.json().id, { op: 'replace', path: 'userName', value: 'm'.repeat(257) });
+  t.equal(grown.status, 400, 'a PATCH to a userName too long');
+
+  const bad = await user('weird', 'a b@example.com');
+  t.equal(bad.status, 400, 'an address that is not one');
+  t.match(bad.json().detail, /emails: "a b@example\.com" is not an email address/, 'is named as such');
+
+  for (const op of [
+    { op: 'remove', path: 'emails' },
+    { op: 'replace', path: 'emails', value: [] },
+  ]) {
+    const r = await patch(jdoe.json().id, op);
+    t.equal(r.status, 400, `${op.op} emails, with a userName that is not an address, is refused`);
+    t.equal(r.json().scimType, 'invalidValue');
+    t.match(r.json().detail, /keeps one email address \(jdoe1@example\.com\)/);
+  }
+  const mailed = await scim('POST', '/Users', { userName: 'mailed@example.com' });
+  const gone = await patch(mailed.json().id, { op: 'remove', path: 'emails' });
+  t.equal(gone.status, 400, 'and with a userName that is the address');
+  t.equal(gone.json().scimType, 'invalidValue');
+  const kept = await scim('PUT', `/Users/${mailed.json().id}`, { userName: 'mailed@example.com', active: true });
+  t.equal(kept.status, 200, 'a PUT without emails keeps the address its userName is');
+  const unnamed = await scim('PUT', `/Users/${jdoe.json().id}`, { userName: 'jdoe', active: true });
+  t.equal(unnamed.status, 400, 'a PUT without emails whose userName is no address is refused');
+  t.equal((await scim('GET', `/Users/${jdoe.json().id}`)).json().emails[0].value, 'jdoe1@example.com', 'and kept the address');
 });
 
 t.test('admins with the scope users only', async (t) => {

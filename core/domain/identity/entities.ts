@@ -33,6 +33,14 @@ export const User = defineEntity({
       .onCreate(() => new Date())
       .onUpdate(() => new Date()),
   },
+  // Declared so the schema tools know it; the migration creates it. A userName kept in the SCIM
+  // profile (one that is not an email address) is unique without case.
+  indexes: [
+    {
+      name: 'users_scim_username_unique',
+      expression: "create unique index users_scim_username_unique on users (lower(scim->>'userName'))",
+    },
+  ],
 });
 export type User = InferEntity<typeof User>;
 

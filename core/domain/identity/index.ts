@@ -11,6 +11,7 @@ import { Migration20261125100000_passwords } from './migrations/Migration2026112
 import { Migration20261128100000_namespace_pins } from './migrations/Migration20261128100000_namespace_pins.ts';
 import { Migration20261204100000_oauth_secret_ids } from './migrations/Migration20261204100000_oauth_secret_ids.ts';
 import { Migration20261206100000_scim_profile } from './migrations/Migration20261206100000_scim_profile.ts';
+import { Migration20261207100000_scim_username_unique } from './migrations/Migration20261207100000_scim_username_unique.ts';
 import type { TokenSettings } from './personal-tokens.ts';
 import { bindIdentity } from './plugin-api.ts';
 import { oauthRoutes, tokenRoutes, userRoutes } from './rest/routes.ts';
@@ -29,6 +30,7 @@ export const identityDomain = defineDomain<IdentityService, TokenSettings>({
     { name: 'Migration20261128100000_namespace_pins', class: Migration20261128100000_namespace_pins },
     { name: 'Migration20261204100000_oauth_secret_ids', class: Migration20261204100000_oauth_secret_ids },
     { name: 'Migration20261206100000_scim_profile', class: Migration20261206100000_scim_profile },
+    { name: 'Migration20261207100000_scim_username_unique', class: Migration20261207100000_scim_username_unique },
   ],
   scopes: {
     tokens: {

@@ -40,6 +40,8 @@ export interface ListUsers {
 export type ScimProfile = Record<string, unknown>;
 
 export interface UpdateUser {
+  /** A new email address (lowercased; unique: 409 when another user has it). Tokens and sessions stay valid. */
+  email?: string | undefined;
   name?: string | null | undefined;
   /** Replaces the SCIM profile (null: none). */
   scim?: ScimProfile | null | undefined;
@@ -159,8 +161,7 @@ export class UserDirectory {
     try {
       await em.flush();
     } catch (err) {
-      if (err instanceof UniqueConstraintViolationException) throw new Conflict(`a user with email ${email} already exists`);
-      throw err;
+      throw conflictOf(err, email, input.scim);
     }
     if (input.password !== undefined) {
       await this.#passwords.setInitial(user.id, email, input.password);
@@ -169,10 +170,15 @@ export class UserDirectory {
     return userInfo(user);
   }
 
-  /** Name, roles, active. `active: false` deactivates: every token of theirs stops at once. */
+  /**
+   * Email, name, roles, active. `active: false` deactivates: every token of theirs stops at once. A
+   * new email changes only the address: everything of theirs is keyed by their id, so their tokens,
+   * sessions and OAuth grants stay valid, and they sign in with the new address from now on.
+   */
   async update(p: Principal, id: string, input: UpdateUser): Promise<UserInfo> {
     requireAdmin(p, 'updating users');
     const problems: ArgProblem[] = [];
+    const email = input.email === undefined ? undefined : normalizeEmail(input.email, problems);
     const name = input.name === undefined ? undefined : checkName(input.name, problems);
     const roles = input.roles === undefined ? undefined : checkRoles(input.roles, problems);
     if (input.active !== undefined && typeof input.active !== 'boolean')
@@ -185,17 +191,22 @@ export class UserDirectory {
       if (input.active === false) throw new Conflict('you cannot deactivate yourself; another admin can.');
       if (roles && !roles.includes('admin')) throw new Conflict('you cannot remove your own admin role; another admin can.');
     }
+    if (email !== undefined) u.email = email;
     if (name !== undefined) u.name = name;
     if (roles !== undefined) u.roles = roles;
     if (input.scim !== undefined) u.scim = input.scim;
     const deactivating = input.active === false && !u.disabled;
     if (input.active !== undefined) u.disabled = !input.active;
-    await em.transactional(async (tx) => {
-      // OAuth grants end for good (the client signs in again after a reactivation); the API
-      // tokens, the account's keys, are only refused while the user is inactive.
-      if (deactivating) await tx.execute(DELETE_ACCOUNT_OAUTH_SQL, [u.id]);
-      await tx.flush();
-    });
+    try {
+      await em.transactional(async (tx) => {
+        // OAuth grants end for good (the client signs in again after a reactivation); the API
+        // tokens, the account's keys, are only refused while the user is inactive.
+        if (deactivating) await tx.execute(DELETE_ACCOUNT_OAUTH_SQL, [u.id]);
+        await tx.flush();
+      });
+    } catch (err) {
+      throw conflictOf(err, email ?? u.email, u.scim);
+    }
     this.#changed(u.id);
     return userInfo(u);
   }
@@ -227,6 +238,17 @@ export class UserDirectory {
     if (!u) throw new NotFound(USER_404);
     return u;
   }
+}
+
+/**
+ * A unique violation as the Conflict it is: another user has this email, or the userName kept in
+ * this SCIM profile (users_scim_username_unique, without case); any other error as it is.
+ */
+function conflictOf(err: unknown, email: string, scim: ScimProfile | null | undefined): unknown {
+  if (!(err instanceof UniqueConstraintViolationException)) return err;
+  if ((err as { constraint?: unknown }).constraint === 'users_scim_username_unique')
+    return new Conflict(`another user has the SCIM userName ${JSON.stringify(scim?.['userName'])} (compared without case)`);
+  return new Conflict(`a user with email ${email} already exists`);
 }
 
 function invalid(problems: ArgProblem[]): BadArguments {

@@ -84,7 +84,7 @@ function problemResponses(codes: ProblemCode[]): Json {
   return out;
 }
 
-function operation(r: Route, refs: Map<string, string>): Json {
+function operation(r: Route, namespace: string | undefined, refs: Map<string, string>): Json {
   const responses: Json = {};
   for (const [status, doc] of Object.entries(r.responses)) {
     const resp: Json = { description: doc.description };
@@ -101,7 +101,7 @@ function operation(r: Route, refs: Map<string, string>): Json {
     if (Number(status) >= 400) resp['x-problem-codes'] = [];
     responses[status] = resp;
   }
-  const codes = problemCodesOf(r);
+  const codes = problemCodesOf(r, namespace);
   Object.assign(responses, problemResponses(codes));
   const op: Json = {
     operationId: r.id,
@@ -163,7 +163,13 @@ export interface OpenApiOptions {
 /** Where the authorization server takes requests (core/surfaces/oauth): relative to the server's origin. */
 export const OAUTH_ENDPOINTS = { authorizationUrl: '/oauth/auth', tokenUrl: '/oauth/token' };
 
-export function restOpenApi(routes: Route[], opts: OpenApiOptions): Json {
+/** An operation, with the namespace governing its group (its 404 when switched off for the caller). */
+export interface DocumentedRoute {
+  route: Route;
+  namespace?: string | undefined;
+}
+
+export function restOpenApi(routes: DocumentedRoute[], opts: OpenApiOptions): Json {
   const COMPONENTS = { ...opts.components, Problem };
   const refs = new Map<string, string>();
   for (const [name, schema] of Object.entries(COMPONENTS)) refs.set(JSON.stringify(schema), name);
@@ -171,7 +177,7 @@ export function restOpenApi(routes: Route[], opts: OpenApiOptions): Json {
   for (const [name, schema] of Object.entries(COMPONENTS)) schemas[name] = toJson(schema, refs, name);
 
   const paths: Record<string, Json> = {};
-  for (const r of routes) (paths[r.path] ??= {})[r.method.toLowerCase()] = operation(r, refs);
+  for (const { route: r, namespace } of routes) (paths[r.path] ??= {})[r.method.toLowerCase()] = operation(r, namespace, refs);
   return {
     openapi: '3.1.0',
     info: {

@@ -167,7 +167,7 @@ export function restFramework(opts: RestFrameworkOptions): RestSurface {
       query: checker(coercing, route.query ?? NoQuery, 'query'),
       body: route.body ? checker(strict, route.body, 'body') : undefined,
     }));
-  const openapi = restOpenApi(routes, {
+  const openapi = restOpenApi(compiled, {
     version: opts.version,
     // Each tag names the registry namespace that governs its group (x-namespace).
     tags: opts.groups.map((g) => ({ name: g.tag, description: g.description, 'x-namespace': g.namespace })),

@@ -4,7 +4,12 @@ import { PROBLEM_CODES } from './problems.ts';
 
 export const Problem = Type.Object(
   {
-    type: Type.String({ format: 'uri', description: 'A URL per code; GET it for an explanation.' }),
+    // RFC 9457 §3.1.1: a URI reference. Relative (/problems/<code>) when no trustworthy origin is
+    // known: a request the HTTP parser refused, with no public URL configured.
+    type: Type.String({
+      format: 'uri-reference',
+      description: 'A URL per code (relative to this server when it is not absolute); GET it for an explanation.',
+    }),
     title: Type.String(),
     status: Type.Integer(),
     detail: Type.String({ description: 'What went wrong with this request and what to do about it.' }),

@@ -1,5 +1,6 @@
 // How a SCIM User maps onto a Folio account and back (README, "SCIM for identity providers"):
-// userName and emails are the account's email, displayName and name.formatted its name, active its
+// userName and emails are the account's email (a userName that is not an email address is kept as
+// given, the email then coming from emails), displayName and name.formatted its name, active its
 // state; every other attribute the provider sends is its profile, kept as sent and echoed. Also
 // the filter rewrites the mapping needs (userName and emails compared without case).
 import SCIMMY from 'scimmy';
@@ -38,9 +39,12 @@ function overfull(v: unknown, path: string): string | null {
   return null;
 }
 
-/** The profile in what a provider sent; 400 invalidValue when it is more than a profile may hold. */
-export function profileOf(u: Record<string, unknown>): Profile | null {
-  const out: Profile = {};
+/**
+ * The profile in what a provider sent; 400 invalidValue when it is more than a profile may hold.
+ * `userName`: one that is not the account's email, kept in the profile and echoed as given.
+ */
+export function profileOf(u: Record<string, unknown>, userName: string | null = null): Profile | null {
+  const out: Profile = userName ? { userName } : {};
   for (const [k, v] of Object.entries(u)) {
     if (NOT_PROFILE.has(k) || v === undefined || v === null) continue;
     if (k === 'name' && v && typeof v === 'object') {
@@ -65,12 +69,12 @@ export function profileOf(u: Record<string, unknown>): Profile | null {
 
 /** A Folio user as a SCIM User resource (before scimmy adds schemas and meta.location). */
 export function toScim(u: UserInfo, profile: Profile | null = null) {
-  const { name: parts, ...rest } = (profile ?? {}) as { name?: Record<string, unknown> };
+  const { name: parts, userName, ...rest } = (profile ?? {}) as { name?: Record<string, unknown>; userName?: unknown };
   const name = { ...(parts ?? {}), ...(u.name ? { formatted: u.name } : {}) };
   return {
     ...rest,
     id: u.id,
-    userName: u.email,
+    userName: typeof userName === 'string' ? userName : u.email,
     ...(Object.keys(name).length ? { name } : {}),
     ...(u.name ? { displayName: u.name } : {}),
     emails: [{ value: u.email, primary: true, type: 'work' }],
@@ -119,28 +123,99 @@ export function renamed(u: ScimIn, before: ScimIn, current: string | null): stri
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
-/**
- * Folio's account is its email: userName must be one (a userName that is not, such as Entra's
- * generated samples, is refused: map the provider's email attribute to userName). Without a
- * userName, the primary (else work, else first) email.
- */
-export function emailOf(u: ScimIn): string {
-  const userName = u.userName?.trim();
+/** Is this userName an email address (the account's), rather than a name the provider keeps? */
+export const isEmail = (x: string) => EMAIL.test(x.trim());
+
+/** The address `emails` names for the account (trimmed): the primary one, else the work one, else the first. */
+function listedEmail(u: ScimIn): string | undefined {
   const e = u.emails?.find((x) => x.primary) ?? u.emails?.find((x) => x.type === 'work') ?? u.emails?.[0];
-  const email = userName || e?.value?.trim();
-  if (!email) throw new ScimError(400, 'invalidValue', 'userName (the email address) is required');
-  if (!EMAIL.test(email))
+  return e?.value?.trim() || undefined;
+}
+
+/** What a SCIM User names of the account: its email, and the userName to keep when that is not the email. */
+export interface Account {
+  email: string;
+  /** A userName that is not an email address, kept and echoed as given; null: userName is the email. */
+  userName: string | null;
+}
+
+/** The longest userName kept as given (an email userName is bounded as an email). */
+export const USERNAME_MAX = 256;
+
+/** A userName that is not an email address, to keep as given: 400 invalidValue when too long. */
+function kept(userName: string): string {
+  if (userName.length > USERNAME_MAX) throw new ScimError(400, 'invalidValue', `userName: at most ${USERNAME_MAX} characters`);
+  return userName;
+}
+
+/** The address `emails` names, lowercased: 400 invalidValue when it names none (`why`) or one that is not an address. */
+function usable(listed: string | undefined, why: string): string {
+  if (listed && isEmail(listed)) return listed.toLowerCase();
+  throw new ScimError(
+    400,
+    'invalidValue',
+    listed
+      ? `emails: ${JSON.stringify(listed)} is not an email address`
+      : `${why}: a Folio account is its email address, so send it as userName or in emails (primary or type "work")`,
+  );
+}
+
+/**
+ * The account a new SCIM User names. A userName that is an email address is the account's email;
+ * one that is not (Entra ID's userPrincipalName or mailNickname, a generated sample) is kept as
+ * given when `emails` brings a usable address, which is then the account's email.
+ */
+export function accountOf(u: ScimIn): Account {
+  const userName = u.userName?.trim();
+  if (userName && isEmail(userName)) return { email: userName.toLowerCase(), userName: null };
+  if (userName) kept(userName);
+  const email = usable(
+    listedEmail(u),
+    userName
+      ? `userName ${JSON.stringify(userName)} is not an email address and emails names none`
+      : 'userName (the email address) is required',
+  );
+  return { email, userName: userName || null };
+}
+
+/**
+ * The account after a PUT or a PATCH (scimmy applied it: `u` is the whole new resource) of one that
+ * is `current`. What changed wins: a new userName that is an email address is the new email (its
+ * emails may still name the old one), else a new address in emails is. userName and emails naming
+ * two different new addresses cannot both apply. The account keeps one address, so emails left with
+ * none is refused, not ignored: by a PATCH (which removed or emptied them), or by a PUT whose
+ * userName is not an email address either.
+ */
+export function accountAfter(u: ScimIn, current: { email: string; userName: string }, patch: boolean): Account {
+  const userName = u.userName?.trim() || current.userName;
+  const listed = listedEmail(u);
+  if (listed === undefined && (patch || !isEmail(userName)))
     throw new ScimError(
       400,
       'invalidValue',
-      `userName ${JSON.stringify(email)} is not an email address: a Folio account is its email, so map the provider's email attribute to userName`,
+      `emails: a Folio account keeps one email address (${current.email}); replace it with another, do not remove it`,
     );
-  return email;
+  const byEmails = listed !== undefined && listed.toLowerCase() !== current.email ? usable(listed, 'emails') : undefined;
+  if (isEmail(userName)) {
+    const byName = userName.toLowerCase();
+    if (byName === current.userName.toLowerCase()) return { email: byEmails ?? current.email, userName: null };
+    if (byEmails && byEmails !== byName)
+      throw new ScimError(
+        400,
+        'invalidValue',
+        `userName (${byName}) and emails (${byEmails}) name two new addresses; a Folio account has one`,
+      );
+    return { email: byName, userName: null };
+  }
+  return { email: byEmails ?? current.email, userName: kept(userName) };
 }
 
-/** The email addresses a resource names that are not the account's: Folio keeps one, its userName. */
-export function otherEmails(u: ScimIn, email: string): string[] {
-  return (u.emails ?? []).map((e) => e.value?.trim().toLowerCase() ?? '').filter((v) => v && v !== email);
+/**
+ * The email addresses a resource names that are not the account's: Folio keeps one. `stale`, the
+ * account's former address, is not one of them while emails still names it (a PATCH of userName alone).
+ */
+export function otherEmails(u: ScimIn, email: string, stale?: string): string[] {
+  return (u.emails ?? []).map((e) => e.value?.trim().toLowerCase() ?? '').filter((v) => v && v !== email && v !== stale);
 }
 
 /** scimmy reads `userName eq` (no value) as a comparison with nothing; SCIM says it is not a filter. */

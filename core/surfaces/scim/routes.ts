@@ -10,7 +10,8 @@
 // (admins only, one account per email, what deactivating does) stay the domain's.
 //
 // Authentication: a bearer token as everywhere (an API token of an admin with the scope users, or
-// an OAuth token issued for Folio as a whole). A SCIM user's userName is the Folio email.
+// an OAuth token issued for Folio as a whole). A SCIM user's userName is the Folio email, or a name
+// kept as given when the email comes in emails (./mapping.ts).
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import SCIMMY from 'scimmy';
@@ -24,8 +25,10 @@ import type { Logger } from 'pino';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
 import { queryTextProblem } from '../http/query-text.ts';
 import {
+  accountAfter,
+  accountOf,
   caseless,
-  emailOf,
+  isEmail,
   nameOf,
   otherEmails,
   profileOf,
@@ -57,6 +60,8 @@ interface Call {
   p: Principal;
   users: IdentityService['users'];
   log: Logger;
+  /** A PATCH (the resource the ingress handler gets is the current one with its operations applied). */
+  patch?: boolean;
 }
 
 const ScimError = SCIMMY.Types.Error;
@@ -130,27 +135,29 @@ function declareScim(): void {
     .ingress(
       guarded(async (resource: SCIMMY.Resources.User, user: ScimUser, call: Call) => {
         const u = JSON.parse(JSON.stringify(user)) as ScimIn & { active?: boolean } & Record<string, unknown>;
-        const email = emailOf(u).toLowerCase();
-        const profile = profileOf(u);
         if (!resource.id) {
+          const { email, userName } = accountOf(u);
+          const profile = profileOf(u, userName);
           if (otherEmails(u, email).length)
-            throw new ScimError(400, 'invalidValue', `emails: a Folio account has one email address, its userName (${email})`);
+            throw new ScimError(400, 'invalidValue', `emails: a Folio account has one email address (${email})`);
           const made = await call.users.create(call.p, { email, name: nameOf(u), ...(profile ? { scim: profile } : {}) });
           const out = u.active === false ? await call.users.update(call.p, made.id, { active: false }) : made;
           return toScim(out, profile);
         }
-        // PUT, or a PATCH after scimmy applied its operations. The email (userName, emails) does
-        // not change here: one that would is refused rather than ignored.
+        // PUT, or a PATCH after scimmy applied its operations. A new email (userName, emails) is
+        // applied (409 uniqueness when another user has it); other addresses are refused, not ignored.
         const current = await call.users.get(call.p, resource.id);
-        if (email !== current.email) throw new ScimError(400, 'mutability', 'userName (the email) cannot be changed');
-        const others = otherEmails(u, current.email);
+        const stored = (await call.users.scimProfiles(call.p, [current.id])).get(current.id) ?? null;
+        const before = toScim(current, stored);
+        const { email, userName } = accountAfter(u, { email: current.email, userName: before.userName }, call.patch === true);
+        const profile = profileOf(u, userName);
+        const others = otherEmails(u, email, current.email);
         if (others.length)
           throw new ScimError(
             400,
-            'mutability',
-            `emails: the account's email is its userName (${current.email}) and cannot be changed; ${others.join(', ')} was not applied`,
+            'invalidValue',
+            `emails: a Folio account has one email address (${email}); ${others.join(', ')} was not applied`,
           );
-        const before = toScim(current, (await call.users.scimProfiles(call.p, [current.id])).get(current.id) ?? null);
         const name = renamed(u, before, current.name);
         // displayName and name.formatted are one name here: both changed to different values cannot both apply.
         for (const [path, value, was] of [
@@ -163,7 +170,12 @@ function declareScim(): void {
               'invalidValue',
               `${path}: Folio keeps one name (displayName and name.formatted); send them alike or one of them`,
             );
-        const change = { name, scim: profile, ...(u.active === undefined ? {} : { active: u.active }) };
+        const change = {
+          name,
+          scim: profile,
+          ...(email === current.email ? {} : { email }),
+          ...(u.active === undefined ? {} : { active: u.active }),
+        };
         return toScim(await call.users.update(call.p, resource.id, change), profile);
       }),
     )
@@ -314,12 +326,16 @@ export function scimRouter(deps: ScimDeps): Router {
         call.p,
         items.map((u) => u.id),
       );
-    } else if (attr?.toLowerCase() === 'username' && op === 'eq' && typeof value === 'string') {
+    } else if (attr?.toLowerCase() === 'username' && op === 'eq' && typeof value === 'string' && isEmail(value)) {
       ({ items, total } = await call.users.listByOffset(call.p, { email: value, offset: startIndex - 1, limit: count }));
       profiles = await call.users.scimProfiles(
         call.p,
         items.map((u) => u.id),
       );
+      // The one user with that email, unless its userName is another one it was given.
+      const named = items.filter((u) => typeof profiles.get(u.id)?.['userName'] !== 'string');
+      total -= items.length - named.length;
+      items = named;
     } else {
       const all: UserInfo[] = [];
       // Paged by whatever the users service gives at most (it caps a page): advanced by what came,
@@ -339,7 +355,11 @@ export function scimRouter(deps: ScimDeps): Router {
       const byId = new Map(all.map((u) => [u.id, u]));
       // Matched as the resources they are (scimmy's own schema instances), so that a filter on a
       // multi-valued attribute (emails[type eq "work"].value) sees an array.
-      const candidates = all.map((u) => new SCIMMY.Schemas.User(toScim(u, profiles.get(u.id) ?? null), 'out'));
+      // userName lowercased, as the filter's values are (caseless): a kept userName keeps its case.
+      const candidates = all.map((u) => {
+        const r = toScim(u, profiles.get(u.id) ?? null);
+        return new SCIMMY.Schemas.User({ ...r, userName: r.userName.toLowerCase() }, 'out');
+      });
       const matched = (matcher!.match(candidates) as Array<{ id: string }>).map((x) => byId.get(x.id)!);
       total = matched.length;
       items = matched.slice(startIndex - 1, startIndex - 1 + count);
@@ -421,7 +441,7 @@ export function scimRouter(deps: ScimDeps): Router {
       const call = await admin(ctx);
       const message = normalisePatch(await body(ctx)) as Parameters<SCIMMY.Resources.User['patch']>[0];
       refuseUnstored(message);
-      const patched = await new SCIMMY.Resources.User(userId(ctx), params(ctx)).patch(message, call);
+      const patched = await new SCIMMY.Resources.User(userId(ctx), params(ctx)).patch(message, { ...call, patch: true });
       // Nothing changed: scimmy answers nothing, and RFC 7644 §3.5.2 allows 204.
       if (patched) send(ctx, 200, patched);
       else send(ctx, 204);

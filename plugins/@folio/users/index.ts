@@ -51,9 +51,10 @@ export default definePlugin({
     update: {
       title: 'Update a user',
       description:
-        'Change name, roles (the whole new set) or active. active: false deactivates: all their tokens stop at once; data is kept.',
+        'Change email, name, roles (the whole new set) or active. A new email is the one they sign in with; their tokens stay valid. active: false deactivates: all their tokens stop at once; data is kept.',
       args: Type.Object({
         id: Id,
+        email: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
         name: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
         roles: Type.Optional(Type.Array(Role, { maxItems: 16, uniqueItems: true })),
         active: Type.Optional(Type.Boolean()),

@@ -238,7 +238,7 @@ export function userRoutes(identity: IdentityService): Route[] {
       path: '/users/{id}',
       summary: 'Update a user',
       description:
-        'Name, roles (the whole new set) and active. active: false deactivates: every token of theirs stops at once on every node; their data is kept. You cannot deactivate yourself or drop your own admin role (409).',
+        'Email, name, roles (the whole new set) and active. active: false deactivates: every token of theirs stops at once on every node; their data is kept. You cannot deactivate yourself or drop your own admin role (409).',
       tags,
       ...ADMIN,
       params: S.IdParams,
@@ -248,7 +248,11 @@ export function userRoutes(identity: IdentityService): Route[] {
       responses: { 200: { description: 'The user as it is now.', schema: S.UserRecord } },
       handler: async ({ principal, params, body }) => ({
         status: 200,
-        body: await users.update(principal, params.id, compact({ name: body.name, roles: body.roles, active: body.active })),
+        body: await users.update(
+          principal,
+          params.id,
+          compact({ email: body.email, name: body.name, roles: body.roles, active: body.active }),
+        ),
       }),
     }),
     route({

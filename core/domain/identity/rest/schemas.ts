@@ -200,6 +200,13 @@ export const Invitation = Type.Object(
 
 export const UpdateUser = Type.Object(
   {
+    email: Type.Optional(
+      Type.String({
+        maxLength: 320,
+        description:
+          'A new email address, the one they sign in with (compared without case; 409 when another user has it). Their tokens and sessions stay valid.',
+      }),
+    ),
     name: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
     roles: Type.Optional(Type.Array(Role, { maxItems: 16, uniqueItems: true, description: 'The whole new set of roles.' })),
     active: Type.Optional(
