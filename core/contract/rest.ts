@@ -195,7 +195,9 @@ export function problemCodesOf(r: Route): ProblemCode[] {
   const codes = new Set<ProblemCode>(['unauthenticated']);
   if (r.scopes.length > 0) codes.add('missing_scope');
   if ((r.roles ?? []).length > 0) codes.add('forbidden');
-  if (r.params) codes.add('not_found');
+  // Every route belongs to a group governed by a namespace: a caller for whom an operator switched
+  // it off gets 404 for the whole group, params or not.
+  codes.add('not_found');
   // Every operation refuses query parameters it does not take.
   codes.add('validation_failed');
   if (r.body || r.upload || r.raw?.media?.length) {

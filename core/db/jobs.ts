@@ -308,6 +308,43 @@ export class JobQueue {
     return res.rows.map((r) => ({ name: r.name, queued: Number(r.queued), active: Number(r.active), oldestSeconds: r.oldest ?? 0 }));
   }
 
+  /**
+   * Jobs waiting (created or to retry) or running, oldest first, of every kind but `except` (a
+   * kind whose own table tells more, transcriptions) and the dead letters. For operators.
+   */
+  async pending(opts: { state?: 'queued' | 'running' | undefined; limit: number; except?: string[]; id?: string }): Promise<JobInfo[]> {
+    const p = await pool(this.#db);
+    const states = opts.state === 'queued' ? ['created', 'retry'] : opts.state === 'running' ? ['active'] : ['created', 'retry', 'active'];
+    const res = await p.query<{
+      id: string;
+      name: string;
+      state: JobState;
+      retry_count: number;
+      data: unknown;
+      output: unknown;
+      created_on: string;
+    }>(
+      `select id, name, state, retry_count, data, output, created_on::text as created_on
+         from ${SCHEMA}.job
+        where state::text = any($1::text[]) and name <> all($2::text[]) and ($4::uuid is null or id = $4::uuid)
+        order by created_on, id
+        limit $3`,
+      [states, [DEAD_LETTERS, ...(opts.except ?? [])], opts.limit, opts.id ?? null],
+    );
+    return res.rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      state: r.state,
+      attempt: r.retry_count,
+      data: r.data,
+      progress: null,
+      // A job to retry carries the error of its last attempt.
+      output: r.state === 'retry' ? unwrap(r.output) : null,
+      createdAt: new Date(r.created_on),
+      completedAt: null,
+    }));
+  }
+
   /** Jobs that failed every attempt, oldest first. */
   async deadLetters(limit = 100): Promise<DeadLetter[]> {
     await this.#starting;

@@ -222,6 +222,27 @@ export class TranscribeService {
     };
   }
 
+  /**
+   * Every user's jobs in these states, oldest first, with their owner: for operators (the kernel's
+   * admin service asks, after its role check). A failed job ends its queue job normally (the
+   * failure is the job's answer, not the queue's), so only this table knows it failed.
+   */
+  async acrossUsers(statuses: JobStatus[], limit: number): Promise<Array<Transcription & { owner_id: string; attempt: number }>> {
+    const found = await rows<Row & { attempt: number }>(
+      this.#em(),
+      `select ${COLUMNS}, attempt from transcriptions where status = any(?::text[]) order by created_at, id limit ?`,
+      [`{${statuses.join(',')}}`, limit],
+    );
+    return found.map((r) => ({ ...toJob(r), owner_id: r.owner_id, attempt: r.attempt }));
+  }
+
+  /** The owner of a job, for an operator acting on it as its owner would; null when there is none. */
+  async ownerOf(id: string): Promise<string | null> {
+    if (!v.isUuid(id)) return null;
+    const [row] = await rows<{ owner_id: string }>(this.#em(), `select owner_id from transcriptions where id = ?`, [id]);
+    return row?.owner_id ?? null;
+  }
+
   /** Stops a queued or running job: the engine is stopped and no note is written. */
   async cancel(p: Principal, id: string): Promise<Transcription> {
     const row = await this.#row(p.user.id, id);
