@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTestServer, req, call, createUser, FIXTURES } from '../helpers/server.ts';
+import { runFolio } from '../helpers/cli.ts';
 import { PACKAGE } from '../../core/kernel/config.ts';
 
 const run = promisify(execFile);
@@ -295,4 +296,53 @@ t.test('the landing page: HTML for a browser, plain text for a program', async (
   t.equal(program.status, 404);
   t.match(program.headers.get('content-type'), /text\/plain/);
   t.match(program.text, /^404 Not Found/);
+});
+
+t.test('folio admin: access, jobs and plugins end to end', async (t) => {
+  const home = await mkdtemp(path.join(tmpdir(), 'folio-admin-cli-'));
+  t.teardown(() => rm(home, { recursive: true, force: true }));
+  const gil = await createUser(s, 'gil-cli@example.com');
+  const folio = (args: string[], token = admin) => runFolio(home, ['admin', ...args], { env: { FOLIO_URL: s.url, FOLIO_TOKEN: token } });
+
+  const off = await folio(['access', 'set', 'gil-cli@example.com', 'acme', 'disabled']);
+  t.equal(off.code, 0, off.stderr);
+  t.match(off.stderr, /acme is disabled for gil-cli@example\.com \(switch\)/);
+  t.equal((await call(s, gil.token, 'acme', 'noop')).status, 404, 'the switch holds on curl');
+  const get = await folio(['access', 'get', gil.id, '--json']);
+  t.equal(get.code, 0, get.stderr);
+  t.match(
+    JSON.parse(get.stdout).namespaces.find((n: { namespace: string }) => n.namespace === 'acme'),
+    { enabled: false, source: 'switch' },
+  );
+  const human = await folio(['access', 'get', 'gil-cli@example.com']);
+  t.match(human.stdout, /^acme\tno\tswitch\tdisabled\tyes$/m, 'one row per namespace (tab-separated through a pipe)');
+  const typo = await folio(['access', 'set', gil.id, 'acm', 'enabled']);
+  t.not(typo.code, 0);
+  t.match(typo.stderr, /did you mean acme/);
+  const badAccess = await folio(['access', 'set', gil.id, 'acme', 'maybe']);
+  t.not(badAccess.code, 0);
+  t.match(badAccess.stderr, /must be one of: enabled, disabled, default/);
+  t.equal((await folio(['access', 'set', gil.id, 'acme', 'default'])).code, 0);
+  t.equal((await call(s, gil.token, 'acme', 'noop')).status, 200, 'back to the default');
+  const matrix = await folio(['access', 'matrix', '--json']);
+  t.equal(matrix.code, 0, matrix.stderr);
+  t.ok(JSON.parse(matrix.stdout).items.some((u: { user: { email: string } }) => u.user.email === 'gil-cli@example.com'));
+
+  const jobs = await folio(['jobs', 'list', '--state', 'failed', '--json']);
+  t.equal(jobs.code, 0, jobs.stderr);
+  t.ok(Array.isArray(JSON.parse(jobs.stdout)));
+  const cancel = await folio(['jobs', 'cancel', '00000000-0000-4000-8000-000000000000']);
+  t.not(cancel.code, 0);
+  t.match(cancel.stderr, /no failed job/);
+
+  const plugins = await folio(['plugins', 'list']);
+  t.equal(plugins.code, 0, plugins.stderr);
+  t.match(plugins.stdout, /^admin\t1\.0\.0\tloaded\t/m);
+  const reload = await folio(['plugins', 'reload', 'acme']);
+  t.equal(reload.code, 0, reload.stderr);
+  t.match(reload.stderr, /acme: loaded/);
+
+  const denied = await folio(['jobs', 'list'], gil.token);
+  t.not(denied.code, 0, 'a non-admin is refused');
+  t.match(denied.stderr, /admin/);
 });
