@@ -33,6 +33,8 @@ through this server; any other takes a personal API token in its configuration:<
 /** `/` for a browser; anything else passes to what answers a program. */
 export function landingRoute(version: string, base: (ctx: Context) => string) {
   return async (ctx: Context, next: () => Promise<unknown>) => {
+    // One URL, two answers by Accept: a shared cache must keep them apart.
+    ctx.vary('Accept');
     if (!wantsHtml(ctx)) return next();
     ctx.set('Content-Security-Policy', CSP);
     ctx.set('X-Content-Type-Options', 'nosniff');
