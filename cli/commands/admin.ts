@@ -32,7 +32,7 @@ function accessTable(a: UserAccess): void {
     [
       { header: 'NAMESPACE', get: (n) => n.namespace },
       { header: 'ENABLED', get: (n) => (n.enabled ? 'yes' : 'no') },
-      { header: 'SOURCE', get: (n) => n.source },
+      { header: 'SOURCE', get: (n) => (n.rule_failed ? `${n.source} (${n.rule_failed})` : n.source) },
       { header: 'SWITCH', get: (n) => n.switch ?? '-' },
       { header: 'LOADED', get: (n) => (n.loaded ? 'yes' : 'no') },
     ],
@@ -112,18 +112,32 @@ function jobCommands(group: Command, cli: Cli): void {
   const jobs = group.command('jobs').description('background work of every kind and user: queued, running, failed');
   examples(jobs, 'folio admin jobs list --state failed', 'folio admin jobs retry $ID');
 
-  const list = withOutput(jobs.command('list').alias('ls').description('jobs, oldest first, failed ones with their reason'))
+  const list = withOutput(jobs.command('list').alias('ls').description('jobs, newest first, failed ones with their reason'))
     .option('--state <state>', 'queued, running or failed', oneOf('queued', 'running', 'failed'))
-    .option('-L, --limit <n>', 'how many at most', positive, 50)
+    .option('-L, --limit <n>', 'how many at most (fetched page by page)', positive, 50)
     .action(async (o: OutputOptions & { state?: 'queued' | 'running' | 'failed'; limit: number }) => {
       const { api, target } = cli.client();
-      const page = await ok(
-        target,
-        await api.GET('/admin/jobs', { params: { query: { limit: o.limit, ...(o.state ? { state: o.state } : {}) } } }),
-      );
-      await emit(page.items, o, () =>
+      const items: AdminJob[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await ok(
+          target,
+          await api.GET('/admin/jobs', {
+            params: {
+              query: {
+                limit: Math.min(o.limit - items.length, 200),
+                ...(o.state ? { state: o.state } : {}),
+                ...(cursor ? { cursor } : {}),
+              },
+            },
+          }),
+        );
+        items.push(...page.items);
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor && items.length < o.limit);
+      await emit(items, o, () =>
         table(
-          page.items,
+          items,
           [
             { header: 'ID', get: (j: AdminJob) => j.id },
             { header: 'KIND', get: (j) => j.kind },

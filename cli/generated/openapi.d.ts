@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * Background jobs
-         * @description Queued, running and failed work of every kind and every user, oldest first: queue jobs, dead letters (jobs that failed every attempt) and transcriptions, each failed one with its reason.
+         * @description Queued, running and failed work of every kind and every user, newest first (by when each was created), paged with `cursor`: queue jobs, dead letters (jobs that failed every attempt) and transcriptions, each failed one with its reason, its job id and what it was given.
          */
         get: operations["listAdminJobs"];
         put?: never;
@@ -72,7 +72,7 @@ export interface paths {
         put?: never;
         /**
          * Retry a failed job
-         * @description A dead letter goes back to its queue as a new job with fresh retries; a failed or cancelled transcription is queued again.
+         * @description A dead letter goes back to its queue as a new job with fresh retries; a failed or cancelled transcription is queued again. Any other transcription (queued, running, succeeded) is a 409: running a succeeded one again would write a new version of its owner's note.
          */
         post: operations["retryAdminJob"];
         delete?: never;
@@ -1374,11 +1374,18 @@ export interface components {
         /** @description Background work as an operator sees it. */
         AdminJob: {
             attempts: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the work was created (a dead letter: when the failed job was first queued).
+             */
             created_at: string;
+            /** @description What a failed one was given (a transcription: its owner and file). */
+            data?: unknown;
             finished_at: string | null;
             /** @description What retry and cancel take. */
             id: string;
+            /** @description A failed one's id where it ran: a dead letter's failed queue job, a transcription's own id. */
+            job_id?: string;
             /** @description The kind of work: 'extract-text', 'transcribe', ... */
             kind: string;
             owner_id: string | null;
@@ -1387,12 +1394,13 @@ export interface components {
             source: "queue" | "dead_letter" | "transcription";
             state: "queued" | "running" | "failed";
         };
-        /** @description Jobs, oldest first. */
+        /** @description Jobs, newest first (by when each was created), every source merged. */
         AdminJobList: {
             items: components["schemas"]["AdminJob"][];
             limit: number;
             /** @description Present when the limit asked for was over the maximum. */
             limit_clamped_from?: number;
+            next_cursor: string | null;
         };
         /** @description A new share link. */
         CreatedShare: {
@@ -1598,6 +1606,7 @@ export interface components {
             /** @description False for a switch left over for a namespace no plugin serves now. */
             loaded: boolean;
             namespace: string;
+            rule_failed: ("timed_out" | "threw" | "not_boolean") | null;
             /** @description What decided it: nothing (default: shown), an operator's switch, or the plugin's `visible` rule. */
             source: "default" | "switch" | "visible";
             switch: ("enabled" | "disabled") | null;
@@ -2217,6 +2226,8 @@ export interface operations {
     listAdminJobs: {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
                 /** @description How many to return; default 50, at most 200 (a larger value is lowered to it). */
                 limit?: number;
                 /** @description Only jobs in this state. */

@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import type { Principal } from '../domain/identity/types.ts';
 import type { IdentityService } from '../domain/identity/service.ts';
-import type { Services } from '../sdk/index.ts';
+import type { AdminJob, Services } from '../sdk/index.ts';
 import type { Domain, DomainCaller } from '../contract/domain.ts';
 import type { Registry } from './registry.ts';
 import type { JobQueue } from '../db/jobs.ts';
@@ -62,13 +62,20 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, log: Logger
       },
     },
     jobs: {
-      async deadLetters(limit) {
-        const { items } = await deps.admin.jobs.list(principal, { state: 'failed', limit: limit ?? 100 });
+      async deadLetters(limit = 100) {
+        // The tool's limit (up to 1000) is honoured page by page (a page holds at most JOB_LIST_MAX).
+        const items: AdminJob[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await deps.admin.jobs.list(principal, { state: 'failed', limit: limit - items.length, cursor });
+          items.push(...page.items);
+          cursor = page.next_cursor ?? undefined;
+        } while (cursor && items.length < limit);
         return items.map((j) => ({
           id: j.id,
           job: j.kind,
-          job_id: j.id,
-          data: j.owner_id ? { owner_id: j.owner_id } : null,
+          job_id: j.job_id ?? j.id,
+          data: j.data ?? null,
           error: j.reason,
           attempts: j.attempts,
           failed_at: j.finished_at ?? j.created_at,

@@ -103,6 +103,8 @@ export interface NamespaceAccessView {
   switch: 'enabled' | 'disabled' | null;
   /** False for a switch left over for a namespace no plugin serves now. */
   loaded: boolean;
+  /** Why the `visible` rule could not answer (so the namespace is hidden): it hung, threw or gave a non-boolean; else null. */
+  rule_failed: 'timed_out' | 'threw' | 'not_boolean' | null;
 }
 
 export interface UserAccess {
@@ -183,18 +185,27 @@ export interface AdminJob {
   /** Why it failed (or why its last attempt did, for a job waiting to retry). */
   reason: string | null;
   attempts: number;
+  /** When the work was created (a dead letter: when the job that failed was first queued). */
   created_at: string;
   finished_at: string | null;
+  /** A failed one's id where it ran (a dead letter: the failed queue job's id; a transcription: its own). */
+  job_id?: string;
+  /** What a failed one was given (a dead letter: the job's data; a transcription: its owner and file). */
+  data?: unknown;
 }
 
 /** Admins only: background jobs. */
 export interface JobsAdmin {
-  /** Jobs that failed for good, oldest first, at most `limit` (default 100): dead letters and failed transcriptions. */
+  /** Jobs that failed for good, newest first, at most `limit` (default 100): dead letters and failed transcriptions. */
   deadLetters(limit?: number): Promise<DeadLetter[]>;
   /** Queues a failed job (a dead letter or a transcription) again; NotFound when there is none. */
   retryDeadLetter(id: string): Promise<{ id: string; retried: true }>;
   /** Queued, running and failed work of every kind and user, oldest first. */
-  list(opts?: { state?: 'queued' | 'running' | 'failed'; limit?: number }): Promise<{ items: AdminJob[]; limit: number }>;
+  list(opts?: {
+    state?: 'queued' | 'running' | 'failed';
+    limit?: number;
+    cursor?: string;
+  }): Promise<{ items: AdminJob[]; next_cursor: string | null; limit: number }>;
   /** Stops a queued or running job; NotFound when there is none. */
   cancel(id: string): Promise<{ id: string; cancelled: true }>;
 }

@@ -7,15 +7,18 @@ import type { Principal, NamespaceAccessSetting } from '../../domain/identity/ty
 import { BadArguments, Forbidden, NotFound } from '../../contract/errors.ts';
 import { NAMESPACE_RE } from '../manifest.ts';
 import type { Policy } from '../policy.ts';
-import { isVisible } from '../entitlements.ts';
+import { ruleVerdict } from '../entitlements.ts';
 import type { NamespaceAccessView, UserAccess } from '../../sdk/index.ts';
 import { closestNames } from './closest.ts';
+import { isUuid } from '../../domain/notes/validate.ts';
+import { textProblem } from '../../contract/text.ts';
 
 export type AccessSource = NamespaceAccessView['source'];
 
 export const MATRIX_LIMIT_DEFAULT = 50;
 export const MATRIX_LIMIT_MAX = 200;
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Users whose access a matrix page reads at once. */
+const MATRIX_CONCURRENCY = 16;
 export const ADMIN_USER_404 = 'no such user.';
 
 export function requireAdmin(principal: Principal, what: string): void {
@@ -35,11 +38,15 @@ export class NamespaceAccessAdmin {
     this.#d = deps;
   }
 
-  /** The user by id or by email; a shape that is neither (another system's id) is as unknown: 404. */
+  /**
+   * The user by id or by email; a shape that is neither (another system's id), or a string no email
+   * can be (a NUL, a lone surrogate: PostgreSQL cannot even compare it), is as unknown: 404.
+   */
   async user(ref: string) {
-    const user = UUID_RE.test(ref)
+    const byId: boolean = isUuid(ref);
+    const user = byId
       ? await this.#d.identity.getUser(ref)
-      : ref.includes('@')
+      : ref.includes('@') && textProblem(ref) === undefined
         ? await this.#d.identity.findUserByEmail(ref)
         : null;
     if (!user) throw new NotFound(ADMIN_USER_404);
@@ -59,7 +66,7 @@ export class NamespaceAccessAdmin {
     const hint = near.length > 0 ? `; the closest: ${near.join(', ')}` : `; namespaces here: ${known.join(', ')}`;
     const shape = NAMESPACE_RE.test(namespace) ? 'no namespace' : 'not a namespace name:';
     throw new BadArguments(`${shape} ${JSON.stringify(namespace.slice(0, 64))} on this server${hint}`, [
-      { path: 'namespace', message: near.length > 0 ? `unknown; did you mean ${near.join(' or ')}?` : 'unknown namespace' },
+      { path: '/namespace', message: near.length > 0 ? `unknown; did you mean ${near.join(' or ')}?` : 'unknown namespace' },
     ]);
   }
 
@@ -72,7 +79,7 @@ export class NamespaceAccessAdmin {
     requireAdmin(principal, 'setting namespace access');
     if (access !== 'enabled' && access !== 'disabled' && access !== 'default')
       throw new BadArguments("access must be 'enabled', 'disabled' or 'default'", [
-        { path: 'access', message: "must be 'enabled', 'disabled' or 'default'" },
+        { path: '/access', message: "must be 'enabled', 'disabled' or 'default'" },
       ]);
     // Forgetting a switch is allowed for a namespace gone since (it would otherwise stay forever).
     const user = await this.user(ref);
@@ -80,7 +87,7 @@ export class NamespaceAccessAdmin {
     if (!stale) this.checkNamespace(namespace);
     if (namespace === 'admin' && access === 'disabled' && user.roles.includes('admin'))
       throw new BadArguments('hiding the admin namespace from an admin would lock them out of it; remove their admin role instead', [
-        { path: 'namespace', message: 'admin cannot be disabled for an admin' },
+        { path: '/namespace', message: 'admin cannot be disabled for an admin' },
       ]);
     await this.#d.identity.setNamespaceAccess(user.id, namespace, access);
     return this.#of(user);
@@ -96,11 +103,18 @@ export class NamespaceAccessAdmin {
       limit: Math.min(opts.limit ?? MATRIX_LIMIT_DEFAULT, MATRIX_LIMIT_MAX),
       cursor: opts.cursor,
     });
-    const items: UserAccess[] = [];
-    for (const u of page.items) {
-      const user = await this.#d.identity.getUser(u.id);
-      if (user) items.push(await this.#of(user));
-    }
+    // A few users at a time: a `visible` rule that hangs costs its time limit per user, and a page
+    // read one user after another would outlast the request's own time limit.
+    const rows = new Array<UserAccess | null>(page.items.length).fill(null);
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < page.items.length; i = next++) {
+        const user = await this.#d.identity.getUser(page.items[i]!.id);
+        if (user) rows[i] = await this.#of(user);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(MATRIX_CONCURRENCY, page.items.length) }, worker));
+    const items = rows.filter((r): r is UserAccess => r !== null);
     return { namespaces: this.known(), items, next_cursor: page.next_cursor, limit: page.limit };
   }
 
@@ -126,10 +140,12 @@ export class NamespaceAccessAdmin {
       names.map(async (namespace): Promise<NamespaceAccessView> => {
         const sw = viewer.overrides.get(namespace) ?? null;
         const entry = entries.get(namespace);
-        if (!entry) return { namespace, enabled: false, source: 'switch', switch: sw, loaded: false };
-        const enabled = await isVisible(entry, viewer);
-        const source: AccessSource = sw ? 'switch' : entry.visible ? 'visible' : 'default';
-        return { namespace, enabled, source, switch: sw, loaded: true };
+        if (!entry) return { namespace, enabled: false, source: 'switch', switch: sw, loaded: false, rule_failed: null };
+        if (sw) return { namespace, enabled: sw === 'enabled', source: 'switch', switch: sw, loaded: true, rule_failed: null };
+        if (!entry.visible) return { namespace, enabled: true, source: 'default', switch: null, loaded: true, rule_failed: null };
+        const verdict = await ruleVerdict(entry, viewer);
+        const failed = verdict === 'shown' || verdict === 'hidden' ? null : verdict;
+        return { namespace, enabled: verdict === 'shown', source: 'visible', switch: null, loaded: true, rule_failed: failed };
       }),
     );
     return {

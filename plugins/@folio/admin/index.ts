@@ -18,6 +18,7 @@ const NamespaceAccess = Type.Object({
   source: Type.Union([Type.Literal('default'), Type.Literal('switch'), Type.Literal('visible')]),
   switch: Type.Union([Type.Literal('enabled'), Type.Literal('disabled'), Type.Null()]),
   loaded: Type.Boolean(),
+  rule_failed: Type.Union([Type.Literal('timed_out'), Type.Literal('threw'), Type.Literal('not_boolean'), Type.Null()]),
 });
 
 export default definePlugin({
@@ -146,9 +147,9 @@ export default definePlugin({
       title: 'List failed background jobs',
       annotations: { readOnlyHint: true, openWorldHint: false },
       description:
-        'Background jobs that failed for good, oldest first: jobs that failed every retry (text extraction, garbage collection, ...; kept for jobs.deadLetterRetentionDays) and failed transcriptions, with the reason and how many attempts. retry_failed_job runs one again; list_jobs shows queued and running ones too.',
+        'Background jobs that failed for good, newest first (by when each was created): jobs that failed every retry (text extraction, garbage collection, ...; kept for jobs.deadLetterRetentionDays) and failed transcriptions, with what they were given, the reason and how many attempts. retry_failed_job runs one again; list_jobs shows queued and running ones too, and pages.',
       args: Type.Object({
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'At most this many, oldest first.' })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'At most this many, newest first.' })),
       }),
       returns: Type.Array(
         Type.Object({
@@ -178,10 +179,11 @@ export default definePlugin({
       title: 'List background jobs',
       annotations: { readOnlyHint: true, openWorldHint: false },
       description:
-        'Queued, running and failed work of every kind and every user, oldest first: queue jobs, dead letters and transcriptions, each failed one with its reason. cancel_job stops a queued or running one.',
+        'Queued, running and failed work of every kind and every user, newest first (by when each was created): queue jobs, dead letters and transcriptions, each failed one with its reason. Pass next_cursor back as cursor for older ones. cancel_job stops a queued or running one.',
       args: Type.Object({
         state: Type.Optional(JobState),
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most this many.' })),
+        cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'next_cursor of the previous page.' })),
       }),
       returns: Type.Object({
         items: Type.Array(
@@ -195,13 +197,17 @@ export default definePlugin({
             attempts: Type.Integer(),
             created_at: Type.String(),
             finished_at: Type.Union([Type.String(), Type.Null()]),
+            job_id: Type.Optional(Type.String()),
+            data: Type.Optional(Type.Unknown()),
           }),
         ),
+        next_cursor: Type.Union([Type.String(), Type.Null()]),
         limit: Type.Integer(),
       }),
       examples: [{ args: { state: 'failed' }, description: 'what failed, and why' }],
       requires: { roles: ['admin'], scopes: ['admin'] },
-      handler: async ({ state, limit }, ctx) => ctx.services.jobs.list({ ...(state ? { state } : {}), ...(limit ? { limit } : {}) }),
+      handler: async ({ state, limit, cursor }, ctx) =>
+        ctx.services.jobs.list({ ...(state ? { state } : {}), ...(limit ? { limit } : {}), ...(cursor ? { cursor } : {}) }),
     },
     cancel_job: {
       title: 'Cancel a background job',

@@ -70,13 +70,14 @@ export function jobRoutes(admin: AdminService): Route[] {
       path: '/admin/jobs',
       summary: 'Background jobs',
       description:
-        'Queued, running and failed work of every kind and every user, oldest first: queue jobs, dead letters (jobs that failed every attempt) and transcriptions, each failed one with its reason.',
+        'Queued, running and failed work of every kind and every user, newest first (by when each was created), paged with `cursor`: ' +
+        'queue jobs, dead letters (jobs that failed every attempt) and transcriptions, each failed one with its reason, its job id and what it was given.',
       tags,
       ...ADMIN,
       query: S.JobListQuery,
       responses: { 200: { description: 'The jobs.', schema: S.AdminJobList } },
       handler: async ({ principal, query }) =>
-        pageReply(await admin.jobs.list(principal, { state: query.state, limit: query.limit }), query.limit),
+        pageReply(await admin.jobs.list(principal, { state: query.state, limit: query.limit, cursor: query.cursor }), query.limit),
     }),
     route({
       id: 'retryAdminJob',
@@ -84,7 +85,8 @@ export function jobRoutes(admin: AdminService): Route[] {
       path: '/admin/jobs/{id}/retry',
       summary: 'Retry a failed job',
       description:
-        'A dead letter goes back to its queue as a new job with fresh retries; a failed or cancelled transcription is queued again.',
+        'A dead letter goes back to its queue as a new job with fresh retries; a failed or cancelled transcription is queued again. ' +
+        "Any other transcription (queued, running, succeeded) is a 409: running a succeeded one again would write a new version of its owner's note.",
       tags,
       ...ADMIN,
       params: S.JobIdParams,

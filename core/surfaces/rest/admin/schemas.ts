@@ -44,6 +44,12 @@ export const NamespaceAccess = Type.Object(
     }),
     switch: Nullable(Type.Union([Type.Literal('enabled'), Type.Literal('disabled')], { description: "The operator's switch, if any." })),
     loaded: Type.Boolean({ description: 'False for a switch left over for a namespace no plugin serves now.' }),
+    rule_failed: Nullable(
+      Type.Union([Type.Literal('timed_out'), Type.Literal('threw'), Type.Literal('not_boolean')], {
+        description:
+          "With source visible: why the plugin's rule could not answer (it hung past its time limit, threw, or gave a non-boolean), which hides the namespace; null when it answered.",
+      }),
+    ),
   },
   { description: 'One namespace as one user gets it.' },
 );
@@ -87,6 +93,7 @@ export const JobListQuery = Type.Object(
       Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('failed')], { description: 'Only jobs in this state.' }),
     ),
     limit: limit(JOB_LIST_DEFAULT, JOB_LIST_MAX),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'next_cursor of the previous page.' })),
   },
   { additionalProperties: false },
 );
@@ -102,8 +109,15 @@ export const AdminJob = Type.Object(
     owner_id: Nullable(Type.String({ description: 'The user whose work it is, when it is one user’s.' })),
     reason: Nullable(Type.String({ description: 'Why it failed (or why its last attempt did).' })),
     attempts: Type.Integer({ minimum: 0 }),
-    created_at: DateTime,
+    created_at: Type.String({
+      format: 'date-time',
+      description: 'When the work was created (a dead letter: when the failed job was first queued).',
+    }),
     finished_at: Nullable(DateTime),
+    job_id: Type.Optional(
+      Type.String({ description: "A failed one's id where it ran: a dead letter's failed queue job, a transcription's own id." }),
+    ),
+    data: Type.Optional(Type.Unknown({ description: 'What a failed one was given (a transcription: its owner and file).' })),
   },
   { description: 'Background work as an operator sees it.' },
 );
@@ -111,10 +125,11 @@ export const AdminJob = Type.Object(
 export const AdminJobList = Type.Object(
   {
     items: Type.Array(AdminJob),
+    next_cursor: Nullable(Type.String({ description: 'Pass it back as `cursor` for the next (older) page.' })),
     limit: Type.Integer({ minimum: 1 }),
     limit_clamped_from: Type.Optional(Type.Integer({ description: 'Present when the limit asked for was over the maximum.' })),
   },
-  { description: 'Jobs, oldest first.' },
+  { description: 'Jobs, newest first (by when each was created), every source merged.' },
 );
 
 export const JobIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'A job id from GET /admin/jobs.' }) });
