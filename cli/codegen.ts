@@ -28,6 +28,7 @@ export function restDocument(): Record<string, unknown> {
     // The scope catalogue is read here: the document's OAuth scheme lists it.
     policy: { scopes: scopeCatalogue() } as never,
     domains: DOMAINS.map((domain) => ({ domain, service: {} })),
+    admin: {} as never,
     limits: {} as never,
     version: '0.0.0',
     publicUrl: null,

@@ -28,6 +28,7 @@ import { isolationSettings } from './kernel/isolation/host.ts';
 import { Policy } from './kernel/policy.ts';
 import { ScopeCatalogue } from './kernel/scopes.ts';
 import { servicesFor } from './kernel/services.ts';
+import { AdminService } from './kernel/admin/service.ts';
 import { curlRouter } from './surfaces/curl/routes.ts';
 import { fastCallRoute } from './surfaces/curl/fast-call.ts';
 import { directRoutes } from './surfaces/http/direct.ts';
@@ -37,6 +38,7 @@ import { toProblem } from './surfaces/rest/problems.ts';
 import { mcpSurface, type McpSurface } from './surfaces/mcp/routes.ts';
 import { sendText } from './surfaces/curl/respond.ts';
 import { mountDocAssets } from './surfaces/pages/docs.ts';
+import { landingRoute } from './surfaces/pages/landing.ts';
 import { healthRoute } from './surfaces/health.ts';
 import { listenOnLoopbackTwin } from './surfaces/http/loopback-twin.ts';
 import { corsHandler } from './surfaces/http/cors.ts';
@@ -51,7 +53,7 @@ import { loadOnce } from './domain/load-once.ts';
 import { interactionRouter } from './surfaces/oauth/pages.ts';
 import { invitationRouter } from './surfaces/pages/invite.ts';
 import { scimRouter } from './surfaces/scim/routes.ts';
-import type { TranscribeService } from './domain/transcribe/service.ts';
+import { TRANSCRIBE_JOB, type TranscribeService } from './domain/transcribe/service.ts';
 import type { FilesServiceImpl } from './domain/files/service.ts';
 import type { SearchService } from './domain/search/service.ts';
 import { UPLOADS_PATH } from './domain/files/resumable.ts';
@@ -219,6 +221,14 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     notesSummary: (userId) => notes.summary(userId),
     pins: (userId) => identity.pins(userId),
   });
+  const admin = new AdminService({
+    identity,
+    transcribe: serviceOf('transcribe') as TranscribeService,
+    transcribeKind: TRANSCRIBE_JOB,
+    policy,
+    jobs,
+    log: log.child({ component: 'admin' }),
+  });
   // Its vacuum and checkpoint (no autovacuum, no checkpointer: core/db/embedded-upkeep.ts).
   const upkeep = new EmbeddedUpkeep(db, config.embedded, log.child({ component: 'upkeep' }));
   // prom-client is loaded only when metrics are on.
@@ -237,7 +247,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     policy,
     observer: metrics,
     limits: config.limits,
-    services: (principal, l) => servicesFor({ identity, domains, registry, policy, jobs, tokens: config.tokens }, principal, l),
+    services: (principal, l) => servicesFor({ identity, domains, registry, policy, jobs, admin, tokens: config.tokens }, principal, l),
   });
   const auth = new Authenticator(identity, { digest: await bootstrapDigest(identity, config.bootstrapAdminToken) });
   // An OAuth access token works on the surface it was issued for (RFC 8707), or on all of them
@@ -335,6 +345,11 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     });
   }
   mountDocAssets(root);
+  // A browser at `/` gets the landing page; a program falls through to the plain-text answer.
+  root.get(
+    '/',
+    landingRoute(PACKAGE.version, () => publicBase),
+  );
   app.use(root.routes());
   const curl = curlRouter({
     dispatcher,
@@ -363,6 +378,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     auth: auth.forAudiences(audiences('/api/v1')),
     policy,
     domains,
+    admin,
     limits: { requestBytes: config.limits.requestBytes, jsonDepth: config.limits.jsonDepth },
     version: PACKAGE.version,
     publicUrl: config.publicUrl,

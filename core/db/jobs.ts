@@ -93,7 +93,18 @@ export interface DeadLetter {
   error: unknown;
   attempts: number;
   failedAt: Date;
+  /** When the failed job was created (its first attempt's queueing), when known. */
+  createdAt?: Date;
 }
+
+/** Where a newest-first page of jobs goes on from: a creation time (microseconds since the epoch) and an id. */
+export interface PageKey {
+  atUs: string;
+  id: string;
+}
+
+/** A timestamp column as whole microseconds since the epoch, exact (a JavaScript Date keeps milliseconds). */
+export const MICROS = (column: string) => `(extract(epoch from ${column}) * 1000000)::bigint`;
 
 export interface SendOptions {
   /** Enqueue in this EntityManager's transaction: the job exists only if it commits. */
@@ -306,6 +317,93 @@ export class JobQueue {
         group by name`,
     );
     return res.rows.map((r) => ({ name: r.name, queued: Number(r.queued), active: Number(r.active), oldestSeconds: r.oldest ?? 0 }));
+  }
+
+  /**
+   * Jobs waiting (created or to retry) or running, newest first, of every kind but `except` (a
+   * kind whose own table tells more, transcriptions) and the dead letters; `before` pages on from a
+   * (creation time in microseconds since the epoch, id) key. For operators.
+   */
+  async pending(opts: {
+    state?: 'queued' | 'running' | undefined;
+    limit: number;
+    except?: string[];
+    id?: string;
+    before?: PageKey | undefined;
+  }): Promise<Array<JobInfo & { key: PageKey }>> {
+    const p = await pool(this.#db);
+    const states = opts.state === 'queued' ? ['created', 'retry'] : opts.state === 'running' ? ['active'] : ['created', 'retry', 'active'];
+    const res = await p.query<{
+      id: string;
+      name: string;
+      state: JobState;
+      retry_count: number;
+      data: unknown;
+      output: unknown;
+      created_on: string;
+      at_us: string;
+    }>(
+      `select id, name, state, retry_count, data, output, created_on::text as created_on, ${MICROS('created_on')} as at_us
+         from ${SCHEMA}.job
+        where state::text = any($1::text[]) and name <> all($2::text[]) and ($4::uuid is null or id = $4::uuid)
+          and ($5::bigint is null or (${MICROS('created_on')}, id) < ($5::bigint, $6::uuid))
+        order by created_on desc, id desc
+        limit $3`,
+      [states, [DEAD_LETTERS, ...(opts.except ?? [])], opts.limit, opts.id ?? null, opts.before?.atUs ?? null, opts.before?.id ?? null],
+    );
+    return res.rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      state: r.state,
+      attempt: r.retry_count,
+      data: r.data,
+      progress: null,
+      // A job to retry carries the error of its last attempt.
+      output: r.state === 'retry' ? unwrap(r.output) : null,
+      createdAt: new Date(r.created_on),
+      completedAt: null,
+      key: { atUs: r.at_us, id: r.id },
+    }));
+  }
+
+  /**
+   * Dead letters, newest first by when the failed job was created (`before` pages on, as for
+   * `pending`), each with the failed job's id, data and creation time. For operators.
+   */
+  async deadLetterPage(opts: { limit: number; before?: PageKey | undefined }): Promise<Array<DeadLetter & { key: PageKey }>> {
+    await this.#starting;
+    const p = await pool(this.#db);
+    const at = 'coalesce(source_created_on, created_on)';
+    const res = await p.query<{
+      id: string;
+      source_name: string | null;
+      source_id: string | null;
+      data: unknown;
+      source_output: unknown;
+      source_retry_count: number | null;
+      created_on: string;
+      source_created_on: string;
+      at_us: string;
+    }>(
+      `select id, source_name, source_id, data, source_output, source_retry_count, created_on::text as created_on,
+              ${at}::text as source_created_on, ${MICROS(at)} as at_us
+         from ${SCHEMA}.job
+        where name = $1 and ($3::bigint is null or (${MICROS(at)}, id) < ($3::bigint, $4::uuid))
+        order by ${at} desc, id desc
+        limit $2`,
+      [DEAD_LETTERS, opts.limit, opts.before?.atUs ?? null, opts.before?.id ?? null],
+    );
+    return res.rows.map((r) => ({
+      id: r.id,
+      name: r.source_name ?? '',
+      jobId: r.source_id ?? '',
+      data: r.data,
+      error: unwrap(r.source_output),
+      attempts: (r.source_retry_count ?? 0) + 1,
+      failedAt: new Date(r.created_on),
+      createdAt: new Date(r.source_created_on),
+      key: { atUs: r.at_us, id: r.id },
+    }));
   }
 
   /** Jobs that failed every attempt, oldest first. */

@@ -26,10 +26,15 @@ export interface Viewer {
   ruleTimeoutMs: number;
 }
 
-/** Runs a namespace's rule with a time limit; false on throw, on hang and on a non-boolean. */
-async function runRule(entry: NamespaceEntry, viewer: Viewer): Promise<boolean> {
+/**
+ * What a namespace's rule answered, within its time limit: shown or hidden, or why it could not
+ * answer (it hung, threw, or gave a non-boolean), which hides the namespace (fail closed).
+ */
+export type RuleVerdict = 'shown' | 'hidden' | 'timed_out' | 'threw' | 'not_boolean';
+
+export async function ruleVerdict(entry: NamespaceEntry, viewer: Viewer): Promise<RuleVerdict> {
   const rule = entry.visible;
-  if (!rule) return true;
+  if (!rule) return 'shown';
   let timer: NodeJS.Timeout | undefined;
   try {
     const verdict = await Promise.race([
@@ -40,17 +45,23 @@ async function runRule(entry: NamespaceEntry, viewer: Viewer): Promise<boolean> 
     ]);
     if (verdict === 'timeout') {
       viewer.log.warn({ namespace: entry.name, ms: viewer.ruleTimeoutMs }, 'visible rule timed out; namespace hidden');
-      return false;
+      return 'timed_out';
     }
-    if (typeof verdict !== 'boolean')
+    if (typeof verdict !== 'boolean') {
       viewer.log.warn({ namespace: entry.name, got: typeof verdict }, 'visible rule returned a non-boolean; namespace hidden');
-    return verdict === true;
+      return 'not_boolean';
+    }
+    return verdict ? 'shown' : 'hidden';
   } catch (err) {
     viewer.log.warn({ namespace: entry.name, err: (err as Error).message }, 'visible rule threw; namespace hidden');
-    return false;
+    return 'threw';
   } finally {
     clearTimeout(timer);
   }
+}
+
+async function runRule(entry: NamespaceEntry, viewer: Viewer): Promise<boolean> {
+  return (await ruleVerdict(entry, viewer)) === 'shown';
 }
 
 export async function isVisible(entry: NamespaceEntry, viewer: Viewer): Promise<boolean> {

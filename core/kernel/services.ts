@@ -3,13 +3,13 @@
 import type { Logger } from 'pino';
 import type { Principal } from '../domain/identity/types.ts';
 import type { IdentityService } from '../domain/identity/service.ts';
-import type { Services } from '../sdk/index.ts';
+import type { AdminJob, Services } from '../sdk/index.ts';
 import type { Domain, DomainCaller } from '../contract/domain.ts';
 import type { Registry } from './registry.ts';
 import type { JobQueue } from '../db/jobs.ts';
 import { BadArguments, Forbidden, NotFound } from '../contract/errors.ts';
-import { NAMESPACE_RE } from './manifest.ts';
 import type { Policy } from './policy.ts';
+import type { AdminService } from './admin/service.ts';
 
 export interface ServiceDeps {
   identity: IdentityService;
@@ -18,11 +18,9 @@ export interface ServiceDeps {
   registry: Registry;
   policy: Policy;
   jobs: JobQueue;
+  /** The operators' services (core/kernel/admin/): the admin REST group calls the same ones. */
+  admin: AdminService;
   tokens: { mintDefaultTtlSeconds: number; mintMaxTtlSeconds: number };
-}
-
-function requireAdmin(principal: Principal, what: string): void {
-  if (!principal.user.roles.includes('admin')) throw new Forbidden(`${what} needs role admin, which this user does not have.`);
 }
 
 export function servicesFor(deps: ServiceDeps, principal: Principal, log: Logger): Services {
@@ -35,20 +33,10 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, log: Logger
         return { id: user.id, email: user.email, roles: user.roles, token };
       },
       async setNamespaceAccess({ userId, namespace, access }) {
-        requireAdmin(principal, 'setting namespace access');
-        if (!NAMESPACE_RE.test(namespace))
-          throw new BadArguments(`'${namespace}' is not a namespace name`, [
-            { path: 'namespace', message: `must match ${NAMESPACE_RE.source}` },
-          ]);
-        const user = await deps.identity.getUser(userId);
-        if (!user) throw new NotFound(`no user '${userId}'`);
-        if (namespace === 'admin' && access === 'disabled' && user.roles.includes('admin'))
-          throw new BadArguments('hiding the admin namespace from an admin would lock them out of it; remove their admin role instead', [
-            { path: 'namespace', message: 'admin cannot be disabled for an admin' },
-          ]);
-        await deps.identity.setNamespaceAccess(userId, namespace, access);
-        return { user_id: userId, namespace, access };
+        const done = await deps.admin.access.set(principal, userId, namespace, access);
+        return { user_id: done.user.id, namespace, access };
       },
+      userAccess: (user) => deps.admin.access.get(principal, user),
       async mintToken(ttlSeconds, scopes) {
         if (principal.tokenKind === 'minted') throw new Forbidden('a minted token cannot mint tokens; use your API token.');
         const unknown = (scopes ?? []).filter((s) => typeof s !== 'string' || !deps.policy.scopes.known(s));
@@ -74,31 +62,32 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, log: Logger
       },
     },
     jobs: {
-      async deadLetters(limit) {
-        requireAdmin(principal, 'listing failed jobs');
-        const letters = await deps.jobs.deadLetters(limit);
-        return letters.map((d) => ({
-          id: d.id,
-          job: d.name,
-          job_id: d.jobId,
-          data: d.data,
-          error: d.error,
-          attempts: d.attempts,
-          failed_at: d.failedAt.toISOString(),
+      async deadLetters(limit = 100) {
+        // The tool's limit (up to 1000) is honoured page by page (a page holds at most JOB_LIST_MAX).
+        const items: AdminJob[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await deps.admin.jobs.list(principal, { state: 'failed', limit: limit - items.length, cursor });
+          items.push(...page.items);
+          cursor = page.next_cursor ?? undefined;
+        } while (cursor && items.length < limit);
+        return items.map((j) => ({
+          id: j.id,
+          job: j.kind,
+          job_id: j.job_id ?? j.id,
+          data: j.data ?? null,
+          error: j.reason,
+          attempts: j.attempts,
+          failed_at: j.finished_at ?? j.created_at,
         }));
       },
-      async retryDeadLetter(id) {
-        requireAdmin(principal, 'retrying failed jobs');
-        if (!(await deps.jobs.retryDeadLetter(id))) throw new NotFound(`no failed job '${id}'`);
-        return { id, retried: true };
-      },
+      retryDeadLetter: (id) => deps.admin.jobs.retry(principal, id),
+      list: (opts) => deps.admin.jobs.list(principal, opts ?? {}),
+      cancel: (id) => deps.admin.jobs.cancel(principal, id),
     },
     pluginStatus() {
       // A refusal rejects, as from the other (async) services, rather than throwing synchronously.
-      return new Promise((resolve) => {
-        requireAdmin(principal, 'plugin status');
-        resolve(deps.registry.status());
-      });
+      return new Promise((resolve) => resolve(deps.admin.plugins(principal)));
     },
   };
   // The catalogue: what this caller may call, found by words; the namespaces they pinned.

@@ -74,7 +74,10 @@ export interface AccessControl {
     roles: string[];
     token: string;
   }>;
-  /** Admins only: force a namespace on or off for one user, or return it to its rule. */
+  /**
+   * Admins only: force a namespace on or off for one user (by id or email), or return it to its
+   * rule. A namespace this server does not serve is refused, naming the closest ones.
+   */
   setNamespaceAccess(input: {
     userId: string;
     namespace: string;
@@ -85,6 +88,28 @@ export interface AccessControl {
    * (`scopes` narrows them). Minted tokens cannot mint.
    */
   mintToken(ttlSeconds?: number, scopes?: string[]): Promise<{ token: string; expires_at: string; scopes: string[] }>;
+  /** Admins only: a user's (by id or email) effective access to every namespace, and where each answer comes from. */
+  userAccess(user: string): Promise<UserAccess>;
+}
+
+/** One namespace as one user gets it. */
+export interface NamespaceAccessView {
+  namespace: string;
+  /** Whether the namespace is shown to the user on every surface. */
+  enabled: boolean;
+  /** What decided it: nothing (default: shown), an operator's switch, or the plugin's `visible` rule. */
+  source: 'default' | 'switch' | 'visible';
+  /** The operator's switch, when there is one. */
+  switch: 'enabled' | 'disabled' | null;
+  /** False for a switch left over for a namespace no plugin serves now. */
+  loaded: boolean;
+  /** Why the `visible` rule could not answer (so the namespace is hidden): it hung, threw or gave a non-boolean; else null. */
+  rule_failed: 'timed_out' | 'threw' | 'not_boolean' | null;
+}
+
+export interface UserAccess {
+  user: { id: string; email: string; name: string | null; roles: string[]; active: boolean };
+  namespaces: NamespaceAccessView[];
 }
 
 export interface PluginStatus {
@@ -147,12 +172,42 @@ export interface DeadLetter {
   failed_at: string;
 }
 
-/** Admins only: the background jobs that failed every attempt. */
+/** Background work as an operator sees it: a queue job, a dead letter, or a transcription. */
+export interface AdminJob {
+  /** What retry and cancel take: the transcription's, the queue job's or the dead letter's id. */
+  id: string;
+  /** The kind of work: 'extract-text', 'transcribe', ... */
+  kind: string;
+  source: 'queue' | 'dead_letter' | 'transcription';
+  state: 'queued' | 'running' | 'failed';
+  /** The user whose work it is, when it is one user's. */
+  owner_id: string | null;
+  /** Why it failed (or why its last attempt did, for a job waiting to retry). */
+  reason: string | null;
+  attempts: number;
+  /** When the work was created (a dead letter: when the job that failed was first queued). */
+  created_at: string;
+  finished_at: string | null;
+  /** A failed one's id where it ran (a dead letter: the failed queue job's id; a transcription: its own). */
+  job_id?: string;
+  /** What a failed one was given (a dead letter: the job's data; a transcription: its owner and file). */
+  data?: unknown;
+}
+
+/** Admins only: background jobs. */
 export interface JobsAdmin {
-  /** Oldest first, at most `limit` (default 100). */
+  /** Jobs that failed for good, newest first, at most `limit` (default 100): dead letters and failed transcriptions. */
   deadLetters(limit?: number): Promise<DeadLetter[]>;
-  /** Queues the job again as new; NotFound when there is no such dead letter. */
+  /** Queues a failed job (a dead letter or a transcription) again; NotFound when there is none. */
   retryDeadLetter(id: string): Promise<{ id: string; retried: true }>;
+  /** Queued, running and failed work of every kind and user, oldest first. */
+  list(opts?: {
+    state?: 'queued' | 'running' | 'failed';
+    limit?: number;
+    cursor?: string;
+  }): Promise<{ items: AdminJob[]; next_cursor: string | null; limit: number }>;
+  /** Stops a queued or running job; NotFound when there is none. */
+  cancel(id: string): Promise<{ id: string; cancelled: true }>;
 }
 
 /** A function of the catalogue, as `catalogue.find` answers it. */

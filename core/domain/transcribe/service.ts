@@ -13,7 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { BadArguments, Conflict, EngineUnavailable, NotFound, TooManyQueuedJobs } from '../../contract/errors.ts';
-import type { JobQueue, RunningJob } from '../../db/jobs.ts';
+import { MICROS, type JobQueue, type PageKey, type RunningJob } from '../../db/jobs.ts';
 import type { FilesServiceImpl } from '../files/service.ts';
 import type { IdentityService } from '../identity/service.ts';
 import type { Principal } from '../identity/types.ts';
@@ -222,6 +222,33 @@ export class TranscribeService {
     };
   }
 
+  /**
+   * Every user's jobs in these states, newest first (`before` pages on), with their owner: for operators (the kernel's
+   * admin service asks, after its role check). A failed job ends its queue job normally (the
+   * failure is the job's answer, not the queue's), so only this table knows it failed.
+   */
+  async acrossUsers(
+    statuses: JobStatus[],
+    limit: number,
+    before?: PageKey,
+  ): Promise<Array<Transcription & { owner_id: string; attempt: number; key: PageKey }>> {
+    const found = await rows<Row & { attempt: number; at_us: string }>(
+      this.#em(),
+      `select ${COLUMNS}, attempt, ${MICROS('created_at')}::text as at_us from transcriptions
+        where status = any(?::text[]) and (?::bigint is null or (${MICROS('created_at')}, id) < (?::bigint, ?::uuid))
+        order by created_at desc, id desc limit ?`,
+      [`{${statuses.join(',')}}`, before?.atUs ?? null, before?.atUs ?? null, before?.id ?? null, limit],
+    );
+    return found.map((r) => ({ ...toJob(r), owner_id: r.owner_id, attempt: r.attempt, key: { atUs: r.at_us, id: r.id } }));
+  }
+
+  /** The owner of a job, for an operator acting on it as its owner would; null when there is none. */
+  async ownerOf(id: string): Promise<string | null> {
+    if (!v.isUuid(id)) return null;
+    const [row] = await rows<{ owner_id: string }>(this.#em(), `select owner_id from transcriptions where id = ?`, [id]);
+    return row?.owner_id ?? null;
+  }
+
   /** Stops a queued or running job: the engine is stopped and no note is written. */
   async cancel(p: Principal, id: string): Promise<Transcription> {
     const row = await this.#row(p.user.id, id);
@@ -239,21 +266,23 @@ export class TranscribeService {
 
   /**
    * Runs a finished job again (a failed or cancelled one, or a succeeded one with another engine or
-   * language). Its note gets a new version. The job moves from finished to queued in one statement,
+   * language; `from` narrows which of those, 409 for another). Its note gets a new version. The job moves from finished to queued in one statement,
    * so however many retries arrive at once one is queued; the others, and a retry racing a delete,
    * are answered from the job as it is then (409 with it, or 404).
    */
-  async retry(p: Principal, id: string): Promise<Transcription> {
+  async retry(p: Principal, id: string, from: readonly JobStatus[] = ['succeeded', 'failed', 'cancelled']): Promise<Transcription> {
     const row = await this.#row(p.user.id, id);
     if (row.status === 'queued' || row.status === 'running') throw new Conflict(`the job is ${row.status}; cancel it first`, toJob(row));
+    if (!from.includes(row.status))
+      throw new Conflict(`the job is ${row.status}; only a ${from.join(' or ')} one is run again here`, toJob(row));
     const availability = (await this.engines()).engines[row.engine];
     if (!availability.ok) throw new EngineUnavailable(`the ${row.engine} transcription engine is unavailable: ${availability.reason}`);
     const again = await this.#em().transactional(async (em) => {
       const [claimed] = await rows<{ id: string }>(
         em,
         `update transcriptions set status = 'queued', progress = 0, error = null, started_at = null, finished_at = null
-          where id = ? and owner_id = ? and status in ('succeeded', 'failed', 'cancelled') returning id`,
-        [id, p.user.id],
+          where id = ? and owner_id = ? and status = any(?::text[]) returning id`,
+        [id, p.user.id, `{${from.join(',')}}`],
       );
       if (!claimed) return null;
       await this.#withinQueueCap(em, p.user.id, 1);

@@ -33,6 +33,7 @@ import { send } from './send.ts';
 import { checker, newAjv, type Checker } from './validate.ts';
 import { requestOrigin } from '../http/origin.ts';
 import { queryTextProblem } from '../http/query-text.ts';
+import { textProblem } from '../../contract/text.ts';
 
 export const REST_PREFIX = '/api/v1';
 
@@ -242,12 +243,13 @@ function locator(route: Route): (path: string) => Pick<FieldProblem, 'in' | 'pat
   const names = (schema: unknown) => new Set(Object.keys((schema as { properties?: object } | undefined)?.properties ?? {}));
   const query = names(route.query);
   const params = names(route.params);
+  const body = names(route.body);
   return (path) => {
     const [, first = '', ...rest] = path.split('/');
     const singular = first.endsWith('s') ? first.slice(0, -1) : first;
     const alias = !query.has(first) && singular !== first && query.has(singular) ? singular : first;
     if (query.has(alias)) return { in: 'query', path: ['', alias, ...rest].join('/') };
-    if (params.has(first) && !route.body) return { in: 'path', path };
+    if (params.has(first) && !body.has(first)) return { in: 'path', path };
     return { in: 'body', path };
   };
 }
@@ -262,9 +264,16 @@ async function handle(ctx: Context, c: Compiled, opts: RestFrameworkOptions, log
   const what = `${route.method} ${REST_PREFIX}${route.path}`;
   policy.entitle(principal, { scopes: route.scopes, roles: route.roles }, what);
 
+  // A path segment is a string a service will look up: one that cannot be text is refused here, for
+  // every route, as the body and the query are (PostgreSQL would otherwise answer it with a 500).
+  const rawParams = { ...(ctx as unknown as { params: Record<string, string> }).params };
+  for (const [name, value] of Object.entries(rawParams)) {
+    const message = textProblem(value);
+    if (message) throw invalid([{ in: 'path', path: `/${name}`, message }]);
+  }
   let params: unknown = {};
   if (c.params) {
-    const r = c.params({ ...(ctx as unknown as { params: Record<string, string> }).params });
+    const r = c.params(rawParams);
     // A path that names nothing (not a uuid, not a version number) is a resource that does not exist.
     if (!r.ok) throw new NotFound(route.notFound ?? 'no such resource');
     params = r.value;

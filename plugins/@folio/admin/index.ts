@@ -10,7 +10,16 @@ const Capabilities = Type.Object({
   processes: Type.Boolean(),
   workers: Type.Boolean(),
 });
-const Uuid = Type.String({ format: 'uuid', description: 'The user id (from create_user or whoami).' });
+const UserRef = Type.String({ minLength: 1, maxLength: 320, description: "The user's id (from create_user or whoami) or email address." });
+const JobState = Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('failed')]);
+const NamespaceAccess = Type.Object({
+  namespace: Type.String(),
+  enabled: Type.Boolean(),
+  source: Type.Union([Type.Literal('default'), Type.Literal('switch'), Type.Literal('visible')]),
+  switch: Type.Union([Type.Literal('enabled'), Type.Literal('disabled'), Type.Null()]),
+  loaded: Type.Boolean(),
+  rule_failed: Type.Union([Type.Literal('timed_out'), Type.Literal('threw'), Type.Literal('not_boolean'), Type.Null()]),
+});
 
 export default definePlugin({
   namespace: 'admin',
@@ -67,22 +76,42 @@ export default definePlugin({
       title: "Set a user's namespace access",
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       description:
-        "Force a namespace on or off for one user, whatever the namespace's own rule says: 'enabled' shows it, 'disabled' hides it (404 everywhere for them), 'default' returns to the rule. Takes effect on their next request.",
+        "Force a namespace on or off for one user, whatever the namespace's own rule says: 'enabled' shows it, 'disabled' hides it (404 everywhere for them), 'default' returns to the rule. Takes effect on their next request. A namespace this server does not serve is refused, naming the closest ones.",
       args: Type.Object({
-        user_id: Uuid,
-        namespace: Type.String({ pattern: '^[a-z](?:[a-z0-9]|_(?!_)){0,31}$' }),
+        user_id: UserRef,
+        namespace: Type.String({ minLength: 1, maxLength: 200, description: 'A namespace this server serves.' }),
         access: Type.Union([Type.Literal('enabled'), Type.Literal('disabled'), Type.Literal('default')]),
       }),
       returns: Type.Object({ user_id: Type.String(), namespace: Type.String(), access: Type.String() }),
       examples: [
         {
-          args: { user_id: '00000000-0000-4000-8000-000000000000', namespace: 'meetings', access: 'disabled' },
+          args: { user_id: 'ada@example.com', namespace: 'meetings', access: 'disabled' },
           description: 'hide the meetings namespace from one user',
         },
       ],
       requires: { roles: ['admin'], scopes: ['admin'] },
       handler: async (args, ctx) =>
         ctx.services.access.setNamespaceAccess({ userId: args.user_id, namespace: args.namespace, access: args.access }),
+    },
+    user_access: {
+      title: "A user's namespace access",
+      annotations: { readOnlyHint: true, openWorldHint: false },
+      description:
+        "Every namespace this server serves, whether one user reaches it and what decided it: 'default' (no rule, no switch), 'switch' (set_namespace_access), or 'visible' (the plugin's own rule).",
+      args: Type.Object({ user_id: UserRef }),
+      returns: Type.Object({
+        user: Type.Object({
+          id: Type.String(),
+          email: Type.String(),
+          name: Type.Union([Type.String(), Type.Null()]),
+          roles: Type.Array(Type.String()),
+          active: Type.Boolean(),
+        }),
+        namespaces: Type.Array(NamespaceAccess),
+      }),
+      examples: [{ args: { user_id: 'ada@example.com' } }],
+      requires: { roles: ['admin'], scopes: ['admin'] },
+      handler: async ({ user_id }, ctx) => ctx.services.access.userAccess(user_id),
     },
     plugin_status: {
       title: 'Plugin status',
@@ -118,9 +147,9 @@ export default definePlugin({
       title: 'List failed background jobs',
       annotations: { readOnlyHint: true, openWorldHint: false },
       description:
-        'Background jobs (text extraction, garbage collection, ...) that failed every retry: what they were given, the last error, how many attempts. Kept for a while (jobs.deadLetterRetentionDays); retry_failed_job runs one again.',
+        'Background jobs that failed for good, newest first (by when each was created): jobs that failed every retry (text extraction, garbage collection, ...; kept for jobs.deadLetterRetentionDays) and failed transcriptions, with what they were given, the reason and how many attempts. retry_failed_job runs one again; list_jobs shows queued and running ones too, and pages.',
       args: Type.Object({
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'At most this many, oldest first.' })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'At most this many, newest first.' })),
       }),
       returns: Type.Array(
         Type.Object({
@@ -139,12 +168,56 @@ export default definePlugin({
     retry_failed_job: {
       title: 'Retry a failed background job',
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-      description: 'Queue a failed job (an id from failed_jobs) again, as a new job with fresh retries.',
-      args: Type.Object({ id: Type.String({ format: 'uuid', description: 'The id failed_jobs listed.' }) }),
+      description: 'Queue a failed job (an id from failed_jobs or list_jobs: a dead letter or a transcription) again, with fresh retries.',
+      args: Type.Object({ id: Type.String({ format: 'uuid', description: 'The id failed_jobs or list_jobs listed.' }) }),
       returns: Type.Object({ id: Type.String(), retried: Type.Boolean() }),
       examples: [{ args: { id: '00000000-0000-4000-8000-000000000000' } }],
       requires: { roles: ['admin'], scopes: ['admin'] },
       handler: async ({ id }, ctx) => ctx.services.jobs.retryDeadLetter(id),
+    },
+    list_jobs: {
+      title: 'List background jobs',
+      annotations: { readOnlyHint: true, openWorldHint: false },
+      description:
+        'Queued, running and failed work of every kind and every user, newest first (by when each was created): queue jobs, dead letters and transcriptions, each failed one with its reason. Pass next_cursor back as cursor for older ones. cancel_job stops a queued or running one.',
+      args: Type.Object({
+        state: Type.Optional(JobState),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most this many.' })),
+        cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'next_cursor of the previous page.' })),
+      }),
+      returns: Type.Object({
+        items: Type.Array(
+          Type.Object({
+            id: Type.String(),
+            kind: Type.String(),
+            source: Type.Union([Type.Literal('queue'), Type.Literal('dead_letter'), Type.Literal('transcription')]),
+            state: JobState,
+            owner_id: Type.Union([Type.String(), Type.Null()]),
+            reason: Type.Union([Type.String(), Type.Null()]),
+            attempts: Type.Integer(),
+            created_at: Type.String(),
+            finished_at: Type.Union([Type.String(), Type.Null()]),
+            job_id: Type.Optional(Type.String()),
+            data: Type.Optional(Type.Unknown()),
+          }),
+        ),
+        next_cursor: Type.Union([Type.String(), Type.Null()]),
+        limit: Type.Integer(),
+      }),
+      examples: [{ args: { state: 'failed' }, description: 'what failed, and why' }],
+      requires: { roles: ['admin'], scopes: ['admin'] },
+      handler: async ({ state, limit, cursor }, ctx) =>
+        ctx.services.jobs.list({ ...(state ? { state } : {}), ...(limit ? { limit } : {}), ...(cursor ? { cursor } : {}) }),
+    },
+    cancel_job: {
+      title: 'Cancel a background job',
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      description: 'Stop a queued or running job (an id from list_jobs); a transcription writes no note.',
+      args: Type.Object({ id: Type.String({ format: 'uuid', description: 'The id list_jobs listed.' }) }),
+      returns: Type.Object({ id: Type.String(), cancelled: Type.Boolean() }),
+      examples: [{ args: { id: '00000000-0000-4000-8000-000000000000' } }],
+      requires: { roles: ['admin'], scopes: ['admin'] },
+      handler: async ({ id }, ctx) => ctx.services.jobs.cancel(id),
     },
   },
 });
