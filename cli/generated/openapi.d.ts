@@ -2172,7 +2172,11 @@ export interface operations {
                     "application/json": components["schemas"]["AccessMatrix"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2250,7 +2254,11 @@ export interface operations {
                     "application/json": components["schemas"]["AdminJobList"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2328,7 +2336,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2415,7 +2427,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2513,7 +2529,11 @@ export interface operations {
                     "application/json": components["schemas"]["PluginList"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2587,7 +2607,11 @@ export interface operations {
                     "application/json": components["schemas"]["PluginInfo"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2661,7 +2685,11 @@ export interface operations {
                     "application/json": components["schemas"]["UserAccess"];
                 };
             };
-            /** @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer). */
+            /**
+             * @description `validation_failed`: A parameter or a field of the body does not match the schema, or the operation will not take it. `errors` names each one by `in` (path, query, body) and `path` (a JSON pointer).
+             *
+             *     `bad_request`: The request itself is malformed: a body that is not JSON, nested too deeply, or a header in the wrong form.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
