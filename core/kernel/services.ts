@@ -46,7 +46,7 @@ export function servicesFor(deps: ServiceDeps, principal: Principal, log: Logger
           throw new BadArguments('hiding the admin namespace from an admin would lock them out of it; remove their admin role instead', [
             { path: 'namespace', message: 'admin cannot be disabled for an admin' },
           ]);
-        await deps.identity.setNamespaceAccess(userId, namespace, access);
+        await deps.identity.setNamespaceAccess(userId, namespace, access, principal);
         return { user_id: userId, namespace, access };
       },
       async mintToken(ttlSeconds, scopes) {

@@ -20,6 +20,7 @@ import { User, UserInvitation } from './entities.ts';
 import type { Principal } from './types.ts';
 import type { ScopeRules } from '../../contract/domain.ts';
 import { requireWithinCaller } from './within-caller.ts';
+import { recordAudit } from '../audit/record.ts';
 
 /** @node-rs/argon2's Algorithm.Argon2id (a const enum, which this build cannot import). */
 const ARGON2ID = 2;
@@ -115,7 +116,7 @@ export class Passwords {
       if (!ok)
         throw new Forbidden('current_password is missing or wrong: to change your password, send your current one as current_password.');
     }
-    await this.#store(user.id, password);
+    await this.#store(user.id, password, p);
   }
 
   /** A new user's first password, set by the admin who creates them. */
@@ -123,9 +124,12 @@ export class Passwords {
     await this.#store(userId, checkPassword(password, email));
   }
 
-  async #store(userId: string, password: string): Promise<void> {
+  async #store(userId: string, password: string, actor: Principal | null = null): Promise<void> {
     const passwordHash = await hashPassword(password);
-    await this.#em().nativeUpdate(User, { id: userId }, { passwordHash, passwordSetAt: new Date(), updatedAt: new Date() });
+    await this.#em().transactional(async (em) => {
+      await em.nativeUpdate(User, { id: userId }, { passwordHash, passwordSetAt: new Date(), updatedAt: new Date() });
+      await recordAudit(em, { action: 'password.changed', actor, subject: userId, target: { type: 'user', id: userId } });
+    });
     this.#changed(userId);
   }
 
@@ -156,7 +160,10 @@ export class Passwords {
       expiresAt,
       usedAt: null,
     });
-    await em.flush();
+    await em.transactional(async (tx) => {
+      await tx.flush();
+      await recordAudit(tx, { action: 'user.invited', actor: p, subject: user.id, target: { type: 'user', id: user.id }, detail: { hours } });
+    });
     return { url: `${this.#publicUrl()}${INVITATION_PATH}${secret}`, expires_at: expiresAt.toISOString() };
   }
 
@@ -190,6 +197,7 @@ export class Passwords {
       if (!id) throw new NotFound('this invitation link is unknown, used or expired');
       await em.execute(`update user_invitations set used_at = now() where user_id = ? and used_at is null`, [id]);
       await em.execute(`update users set password_hash = ?, password_set_at = now(), updated_at = now() where id = ?`, [passwordHash, id]);
+      await recordAudit(em, { action: 'password.changed', actor: { id, email }, target: { type: 'user', id }, detail: { by: 'invitation' } });
       return id;
     });
     this.#changed(userId);
@@ -204,10 +212,30 @@ export class Passwords {
     const email = emailIn.trim().toLowerCase().slice(0, 320);
     const keys = { account: sha(`account:${email}`), client: sha(`client:${client}`) };
     const wait = await this.#take(keys);
-    if (wait > 0) throw new TooManyRequests(`too many failed sign-ins; try again in ${wait} seconds.`, wait);
+    if (wait > 0) {
+      await this.#recordSignIn(email, null, 'throttled');
+      throw new TooManyRequests(`too many failed sign-ins; try again in ${wait} seconds.`, wait);
+    }
     const signedIn = await this.#check(email, secret);
     if (signedIn) await this.#giveBack(keys);
+    await this.#recordSignIn(email, signedIn, signedIn ? undefined : 'wrong email or password');
     return signedIn;
+  }
+
+  /** The audit log's record of a sign-in: a failed one concerns the account its email names, if any. */
+  async #recordSignIn(email: string, signedIn: SignedIn | null, reason: string | undefined): Promise<void> {
+    const em = this.#em();
+    const subject = signedIn
+      ? signedIn.user.id
+      : ((await em.execute<Array<{ id: string }>>(`select id from users where email = ?`, [email]))[0]?.id ?? null);
+    await recordAudit(em, {
+      action: signedIn ? 'signin.succeeded' : 'signin.failed',
+      actor: signedIn ? signedIn.user : null,
+      subject,
+      outcome: signedIn ? 'success' : 'failure',
+      target: subject ? { type: 'user', id: subject } : null,
+      detail: signedIn ? { email, by: signedIn.by } : { email, reason },
+    });
   }
 
   /**
