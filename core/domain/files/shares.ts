@@ -134,7 +134,10 @@ export class Shares {
   async revoke(owner: string, shareId: string): Promise<void> {
     if (!v.isUuid(shareId)) throw notFound();
     await this.#em().transactional(async (tx) => {
-      const gone = await tx.execute<{ id: string }[]>(`delete from file_shares where id = ? and owner_id = ? returning id`, [shareId, owner]);
+      const gone = await tx.execute<{ id: string }[]>(`delete from file_shares where id = ? and owner_id = ? returning id`, [
+        shareId,
+        owner,
+      ]);
       if (gone.length === 0) throw notFound();
       await recordAudit(tx, { action: 'share.revoked', actor: { id: owner }, target: { type: 'share', id: shareId } });
     });

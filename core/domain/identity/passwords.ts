@@ -162,7 +162,13 @@ export class Passwords {
     });
     await em.transactional(async (tx) => {
       await tx.flush();
-      await recordAudit(tx, { action: 'user.invited', actor: p, subject: user.id, target: { type: 'user', id: user.id }, detail: { hours } });
+      await recordAudit(tx, {
+        action: 'user.invited',
+        actor: p,
+        subject: user.id,
+        target: { type: 'user', id: user.id },
+        detail: { hours },
+      });
     });
     return { url: `${this.#publicUrl()}${INVITATION_PATH}${secret}`, expires_at: expiresAt.toISOString() };
   }
@@ -197,7 +203,12 @@ export class Passwords {
       if (!id) throw new NotFound('this invitation link is unknown, used or expired');
       await em.execute(`update user_invitations set used_at = now() where user_id = ? and used_at is null`, [id]);
       await em.execute(`update users set password_hash = ?, password_set_at = now(), updated_at = now() where id = ?`, [passwordHash, id]);
-      await recordAudit(em, { action: 'password.changed', actor: { id, email }, target: { type: 'user', id }, detail: { by: 'invitation' } });
+      await recordAudit(em, {
+        action: 'password.changed',
+        actor: { id, email },
+        target: { type: 'user', id },
+        detail: { by: 'invitation' },
+      });
       return id;
     });
     this.#changed(userId);

@@ -422,7 +422,12 @@ export class IdentityService {
   }
 
   /** Turns a namespace on or off for a user; 'default' forgets the override. */
-  async setNamespaceAccess(userId: string, namespace: string, access: NamespaceAccessSetting, actor: Principal | null = null): Promise<void> {
+  async setNamespaceAccess(
+    userId: string,
+    namespace: string,
+    access: NamespaceAccessSetting,
+    actor: Principal | null = null,
+  ): Promise<void> {
     if (access !== 'enabled' && access !== 'disabled' && access !== 'default') {
       throw new BadArguments("access must be 'enabled', 'disabled' or 'default'", [
         { path: 'access', message: "must be 'enabled', 'disabled' or 'default'" },
@@ -432,7 +437,13 @@ export class IdentityService {
       throw new BadArguments('namespace must be a non-empty string', [{ path: 'namespace', message: 'must be 1 to 200 characters' }]);
     }
     if (!isUuid(userId)) throw new NotFound('no such user');
-    const audit = { action: 'namespace.switched', actor, subject: userId, target: { type: 'namespace', id: namespace }, detail: { access } } as const;
+    const audit = {
+      action: 'namespace.switched',
+      actor,
+      subject: userId,
+      target: { type: 'namespace', id: namespace },
+      detail: { access },
+    } as const;
     if (access === 'default') {
       await this.#em().transactional(async (em) => {
         const n = await em.nativeDelete(NamespaceAccess, { user: userId, namespace });

@@ -160,7 +160,13 @@ export class UserDirectory {
     try {
       await em.transactional(async (tx) => {
         await tx.flush();
-        await recordAudit(tx, { action: 'user.created', actor: p, subject: user.id, target: { type: 'user', id: user.id }, detail: { email, roles } });
+        await recordAudit(tx, {
+          action: 'user.created',
+          actor: p,
+          subject: user.id,
+          target: { type: 'user', id: user.id },
+          detail: { email, roles },
+        });
       });
     } catch (err) {
       if (err instanceof UniqueConstraintViolationException) throw new Conflict(`a user with email ${email} already exists`);
@@ -229,7 +235,13 @@ export class UserDirectory {
       // The OAuth server's records of theirs (grants, tokens, sessions) are not tied by a key.
       await tx.execute(DELETE_ACCOUNT_OAUTH_SQL, [u.id]);
       await tx.nativeDelete(User, { id: u.id });
-      await recordAudit(tx, { action: 'user.deleted', actor: p, subject: u.id, target: { type: 'user', id: u.id }, detail: { email: u.email } });
+      await recordAudit(tx, {
+        action: 'user.deleted',
+        actor: p,
+        subject: u.id,
+        target: { type: 'user', id: u.id },
+        detail: { email: u.email },
+      });
     });
     this.#changed(u.id);
   }
