@@ -2,6 +2,7 @@
 // group is one file under cli/commands/ exporting a CommandGroup (see notes.ts), and one line here.
 import type { CommandGroup } from '../lib/group.ts';
 import { apiCommand } from './api.ts';
+import { audit } from './audit.ts';
 import { auth } from './auth.ts';
 import { completion } from './completion.ts';
 import { exchange } from './exchange.ts';
@@ -12,4 +13,4 @@ import { tokens } from './tokens.ts';
 import { transcribe } from './transcribe.ts';
 import { users } from './users.ts';
 
-export const GROUPS: CommandGroup[] = [notes, files, transcribe, search, exchange, tokens, users, apiCommand, auth, completion];
+export const GROUPS: CommandGroup[] = [notes, files, transcribe, search, exchange, tokens, users, audit, apiCommand, auth, completion];
