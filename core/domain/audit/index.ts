@@ -15,7 +15,7 @@ export const auditDomain = defineDomain<AuditService, AuditSettings>({
   create: ({ db, settings, log }) => new AuditService(db.orm, settings, log),
   rest: [
     {
-      tag: 'audit',
+      tag: 'admin',
       description: 'The audit log for admins: who did what, when, from where; filtered, paged, or exported as JSON Lines.',
       namespace: 'admin',
       routes: adminAuditRoutes,
