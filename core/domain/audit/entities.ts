@@ -7,7 +7,7 @@ export const AuditEventRow = defineEntity({
   name: 'AuditEvent',
   tableName: 'audit_events',
   properties: {
-    id: p.bigint().primary().autoincrement(),
+    id: p.bigint().primary().autoincrement().generated('identity'),
     at: p.datetime().columnType('timestamptz').defaultRaw('clock_timestamp()'),
     actorId: p.uuid().nullable(),
     actorEmail: p.text().nullable(),
@@ -21,6 +21,19 @@ export const AuditEventRow = defineEntity({
     requestId: p.text().nullable(),
     detail: p.json<unknown>().default('{}'),
   },
+  indexes: [
+    { name: 'audit_events_at_index', properties: ['at'] },
+    { name: 'audit_events_actor_index', expression: 'create index audit_events_actor_index on audit_events (actor_id, id)' },
+    {
+      name: 'audit_events_subject_index',
+      expression: 'create index audit_events_subject_index on audit_events (subject_id, id)',
+    },
+    { name: 'audit_events_action_index', expression: 'create index audit_events_action_index on audit_events (action, id)' },
+    {
+      name: 'audit_events_target_index',
+      expression: 'create index audit_events_target_index on audit_events (target_id, id)',
+    },
+  ],
 });
 export type AuditEventRow = InferEntity<typeof AuditEventRow>;
 
