@@ -130,14 +130,29 @@ t.test('sign-in: success and failure, the failure on the account its email names
   const failed = (await audit('action=signin.failed')).find((r) => r.subject === dave)!;
   t.same([failed.outcome, failed.actor.id, failed.detail.email], ['failure', null, 'dave@example.com']);
   t.notMatch(JSON.stringify(failed), /wrong password/, 'never the password tried');
-  // An unknown email: recorded, concerning no account.
-  await authorize(s.url, clientId, { email: 'nobody@example.com', password: 'whatever it is here' });
-  t.equal((await audit('action=signin.failed')).find((r) => r.detail.email === 'nobody@example.com')?.subject, null);
+  // An unknown email: recorded, concerning no account, and what was typed is not kept (it may be
+  // a password typed in the wrong field), only its length.
+  await authorize(s.url, clientId, { email: 'Hunter2-in-the-wrong-field', password: 'whatever it is here' });
+  const unknown = (await audit('action=signin.failed')).filter((r) => r.subject === null);
+  t.equal(unknown.length, 1, 'one failure concerning no account');
+  t.same(unknown[0]!.detail, { email_length: 'hunter2-in-the-wrong-field'.length, reason: 'wrong email or password' });
+  t.notMatch(JSON.stringify(unknown[0]), /hunter2/i, 'never what was typed as an unknown email');
   // Dave sees both among his own events.
   const token = (await authorize(s.url, clientId, { email: 'dave@example.com', password: pw }, { scope: 'notes:read' })).tokens!
     .access_token;
   const mine = (await req(s, 'GET', '/api/v1/users/me/events', { token })).json().items as Rec[];
   t.ok(mine.some((r) => r.action === 'signin.failed') && mine.some((r) => r.action === 'signin.succeeded'));
+});
+
+t.test('a throttled account: only the first refusal in its window is recorded', async (t) => {
+  const erin = await createUser(s, 'erin@example.com');
+  const clientId = await registerClient(s.url);
+  const attempts: Array<number | undefined> = [];
+  for (let i = 0; i < 8; i++)
+    attempts.push((await authorize(s.url, clientId, { email: 'erin@example.com', password: `wrong guess number ${i}` })).refused?.status);
+  t.same(attempts, [401, 401, 401, 401, 401, 429, 429, 429], 'five wrong passwords, then refused');
+  const failed = (await audit(`action=signin.failed&target=${erin.id}`)).map((r) => r.detail.reason);
+  t.same(failed.sort(), ['throttled', ...Array(5).fill('wrong email or password')].sort(), 'five failures and one refusal');
 });
 
 t.test('shares: created, accessed, revoked; an export; a tool call (sizes, never arguments)', async (t) => {

@@ -222,9 +222,9 @@ export class Passwords {
   async signIn(emailIn: string, secret: string, client: string): Promise<SignedIn | null> {
     const email = emailIn.trim().toLowerCase().slice(0, 320);
     const keys = { account: sha(`account:${email}`), client: sha(`client:${client}`) };
-    const wait = await this.#take(keys);
+    const { wait, firstRefusal } = await this.#take(keys);
     if (wait > 0) {
-      await this.#recordSignIn(email, null, 'throttled');
+      if (firstRefusal) await this.#recordSignIn(email, null, 'throttled');
       throw new TooManyRequests(`too many failed sign-ins; try again in ${wait} seconds.`, wait);
     }
     const signedIn = await this.#check(email, secret);
@@ -233,7 +233,11 @@ export class Passwords {
     return signedIn;
   }
 
-  /** The audit log's record of a sign-in: a failed one concerns the account its email names, if any. */
+  /**
+   * The audit log's record of a sign-in: a failed one concerns the account its email names, if any.
+   * What was typed as the email is kept only when it is an account's email: otherwise it may be a
+   * password typed in the wrong field, so only its length is kept.
+   */
   async #recordSignIn(email: string, signedIn: SignedIn | null, reason: string | undefined): Promise<void> {
     const em = this.#em();
     const subject = signedIn
@@ -245,7 +249,7 @@ export class Passwords {
       subject,
       outcome: signedIn ? 'success' : 'failure',
       target: subject ? { type: 'user', id: subject } : null,
-      detail: signedIn ? { email, by: signedIn.by } : { email, reason },
+      detail: signedIn ? { email, by: signedIn.by } : subject ? { email, reason } : { email_length: email.length, reason },
     });
   }
 
@@ -254,9 +258,11 @@ export class Passwords {
    * then nothing is counted and the answer is the seconds until both may try again (0: counted, go
    * on). In one transaction holding both rows locked (taken in one order, so two attempts never
    * wait on each other), so attempts that arrive together are counted one after the other. The
-   * counts are in the database: every node sees them.
+   * counts are in the database: every node sees them. The first refusal of a key in its window
+   * takes its count one past the limit and is `firstRefusal` (the one the audit log records);
+   * later refusals in that window change nothing, so a flood of them writes nothing.
    */
-  async #take(keys: { account: string; client: string }): Promise<number> {
+  async #take(keys: { account: string; client: string }): Promise<{ wait: number; firstRefusal: boolean }> {
     const limits = new Map([
       [keys.account, SIGN_IN_FAILURES_PER_ACCOUNT],
       [keys.client, SIGN_IN_FAILURES_PER_CLIENT],
@@ -274,9 +280,17 @@ export class Passwords {
         [first, WINDOW_MS, second, WINDOW_MS],
       );
       const over = rows.filter((r) => Number(r.failures) >= limits.get(r.key)!);
-      if (over.length > 0) return Math.max(1, ...over.map((r) => Number(r.wait)));
+      if (over.length > 0) {
+        const atLimit = over.filter((r) => Number(r.failures) === limits.get(r.key)!).map((r) => r.key);
+        if (atLimit.length > 0)
+          await em.execute(
+            `update sign_in_failures set failures = failures + 1 where key in (${atLimit.map(() => '?').join(', ')})`,
+            atLimit,
+          );
+        return { wait: Math.max(1, ...over.map((r) => Number(r.wait))), firstRefusal: atLimit.length > 0 };
+      }
       await em.execute(`update sign_in_failures set failures = failures + 1 where key in (?, ?)`, [first, second]);
-      return 0;
+      return { wait: 0, firstRefusal: false };
     });
     // Now and then, forget the windows that ended.
     if (Math.random() < 0.05)
