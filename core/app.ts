@@ -616,7 +616,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
         await registry.close();
         // Running jobs get a few seconds to finish; the rest are retried by the next worker.
         await jobs.stop();
-        await audit.flush();
+        await audit.close();
         await feed.close();
         await db.close();
       })();

@@ -94,6 +94,8 @@ const ACTION = /^[a-z_]+(\.[a-z_]+|\.\*)?$/;
 const INSERT_CALLS = `insert into audit_events (actor_id, actor_email, subject_id, action, outcome, target_type, target_id, address, user_agent, request_id, detail)`;
 const CALL_BATCH = 200;
 const CALL_FLUSH_MS = 250;
+/** Tool calls kept waiting for their write, at most; more are dropped and counted (droppedCalls). */
+export const CALL_BUFFER_MAX = 50 * CALL_BATCH;
 
 export class AuditService {
   readonly #orm: MikroORM;
@@ -101,6 +103,11 @@ export class AuditService {
   readonly #log: Logger | undefined;
   #calls: unknown[][] = [];
   #timer: NodeJS.Timeout | undefined;
+  /** The writes of tool calls, one after the other: flush() and close() wait for all of them. */
+  #writing: Promise<void> = Promise.resolve();
+  #closed = false;
+  #dropped = 0;
+  #droppedLogged = 0;
 
   constructor(orm: MikroORM, settings: AuditSettings, log?: Logger) {
     this.#orm = orm;
@@ -140,25 +147,52 @@ export class AuditService {
   /**
    * Records one tool call (when audit.toolCalls is on). Not in the call's path: records are kept
    * and written together, CALL_BATCH at a time or CALL_FLUSH_MS after the first, in one insert (a
-   * call changes nothing of its own to be in a transaction with). Close flushes what is left.
+   * call changes nothing of its own to be in a transaction with). One write at a time: while the
+   * database is slower than the calls, they wait in the buffer, up to CALL_BUFFER_MAX; beyond that,
+   * and once close has begun, a call is dropped and counted (droppedCalls, and a warning in the log).
    */
   recordCall(call: ToolCall): void {
+    if (this.#closed || this.#calls.length >= CALL_BUFFER_MAX) {
+      this.#dropped++;
+      return;
+    }
     this.#calls.push(this.#callParams(call));
-    if (this.#calls.length >= CALL_BATCH) void this.flush();
+    if (this.#calls.length === CALL_BATCH) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), CALL_FLUSH_MS).unref();
   }
 
-  /** Writes the tool calls kept so far. */
-  async flush(): Promise<void> {
+  /** Tool calls dropped so far (the buffer was full, or the service was closing). */
+  get droppedCalls(): number {
+    return this.#dropped;
+  }
+
+  /** Writes the tool calls kept so far, after the writes already under way; resolves when all are written. */
+  flush(): Promise<void> {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
-    const batch = this.#calls.splice(0);
-    if (batch.length === 0) return;
+    this.#writing = this.#writing.then(() => this.#drain());
+    return this.#writing;
+  }
+
+  /** Stops taking tool calls and writes every one kept. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.flush();
+  }
+
+  async #drain(): Promise<void> {
     const row = `(${'?, '.repeat(10)}?::jsonb)`;
-    await this.#orm.em
-      .fork()
-      .execute(`${INSERT_CALLS} values ${batch.map(() => row).join(', ')}`, batch.flat())
-      .catch((err: unknown) => this.#log?.error({ err, lost: batch.length }, 'could not write tool calls to the audit log'));
+    while (this.#calls.length > 0) {
+      const batch = this.#calls.splice(0, CALL_BATCH);
+      await this.#orm.em
+        .fork()
+        .execute(`${INSERT_CALLS} values ${batch.map(() => row).join(', ')}`, batch.flat())
+        .catch((err: unknown) => this.#log?.error({ err, lost: batch.length }, 'could not write tool calls to the audit log'));
+    }
+    if (this.#dropped > this.#droppedLogged) {
+      this.#log?.warn({ dropped: this.#dropped - this.#droppedLogged, total: this.#dropped }, 'tool calls dropped from the audit log');
+      this.#droppedLogged = this.#dropped;
+    }
   }
 
   #callParams(call: ToolCall): unknown[] {
