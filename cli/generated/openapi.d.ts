@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * The audit log
-         * @description Every admin action, sign-in, token, OAuth grant and share change, namespace switch, user change, export, and (when audit.toolCalls is on) every tool call, with who, from which address and user agent, and the request id. Admins only. Filters combine (all must hold). Newest first, paged by cursor. Each page looks at no more than 50000 records of the log, whatever the filters and the time range: a long range or a filter that matches little answers at once with a partial (even empty) page, window_exhausted true and a next_cursor to go on. With Accept: application/x-ndjson (or format=jsonl) the records matching the filters are streamed as JSON Lines, one record a line, at most 100000; when more remain the last line is {"truncated": true, "next_cursor": ...}.
+         * @description Sign-ins (failed and throttled ones too), password changes and invitations, personal and minted tokens created, rotated and revoked, share links created, downloaded and revoked, namespace switches, users created, updated, deactivated, reactivated and deleted, exports, and (when audit.toolCalls is on) every tool call, with who, from which address and user agent, and the request id. Not recorded yet: OAuth grants and clients, plugins, backups, and admin actions other than those listed. Admins only. Filters combine (all must hold). Newest first, paged by cursor. Each page looks at no more than 50000 records of the log, whatever the filters and the time range: a long range or a filter that matches little answers at once with a partial (even empty) page, window_exhausted true and a next_cursor to go on. With Accept: application/x-ndjson (or format=jsonl) the records matching the filters are streamed as JSON Lines, one record a line, at most 100000; when more remain the last line is {"truncated": true, "next_cursor": ...}.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -1205,7 +1205,7 @@ export interface paths {
         };
         /**
          * Your security events
-         * @description What happened to your account, whoever did it: sign-ins (failed ones too), password changes, your tokens and OAuth grants, share links, namespace switches and changes an admin made to your account, exports. Never anyone else's. Filters combine (all must hold). Newest first, paged by cursor. Each page looks at no more than 50000 records of the log, whatever the filters and the time range: a long range or a filter that matches little answers at once with a partial (even empty) page, window_exhausted true and a next_cursor to go on.
+         * @description What happened to your account, whoever did it: sign-ins (failed ones too), password changes, your personal and minted tokens, share links, namespace switches and changes an admin made to your account, exports. Never anyone else's. Filters combine (all must hold). Newest first, paged by cursor. Each page looks at no more than 50000 records of the log, whatever the filters and the time range: a long range or a filter that matches little answers at once with a partial (even empty) page, window_exhausted true and a next_cursor to go on.
          */
         get: operations["listMyEvents"];
         put?: never;
@@ -1251,7 +1251,7 @@ export interface components {
             window_exhausted: boolean;
         };
         AuditRecord: {
-            /** @description One of: signin.succeeded, signin.failed, password.changed, token.created, token.rotated, token.revoked, oauth.grant_created, oauth.grant_revoked, oauth.client_deleted, share.created, share.accessed, share.revoked, namespace.switched, plugin.installed, plugin.granted, plugin.reloaded, user.created, user.updated, user.deactivated, user.reactivated, user.deleted, user.invited, export.created, backup.created, tool.called. */
+            /** @description One of: signin.succeeded, signin.failed, password.changed, token.created, token.rotated, token.revoked, share.created, share.accessed, share.revoked, namespace.switched, user.created, user.updated, user.deactivated, user.reactivated, user.deleted, user.invited, export.created, tool.called. */
             action: string;
             /** @description Who did it; both null for a caller not known (a sign-in with an unknown email). */
             actor: {
