@@ -57,7 +57,9 @@ import { TRANSCRIBE_JOB, type TranscribeService } from './domain/transcribe/serv
 import type { FilesServiceImpl } from './domain/files/service.ts';
 import type { SearchService } from './domain/search/service.ts';
 import { UPLOADS_PATH } from './domain/files/resumable.ts';
-import { ProxyTrust, trustProxies } from './surfaces/http/client-address.ts';
+import { clientAddress, ProxyTrust, trustProxies } from './surfaces/http/client-address.ts';
+import { withRequest } from './contract/request-context.ts';
+import type { AuditService } from './domain/audit/service.ts';
 import { isLingering, lingerOnUnreadBodies, requestStarted } from './surfaces/http/linger.ts';
 import { watchBodyPace } from './surfaces/http/slow-body.ts';
 import { activeTraceId, newErrorId, tracingOn } from './contract/observe.ts';
@@ -199,6 +201,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   // caller's notes in brief, which visibility rules read).
   const identity = serviceOf('identity') as IdentityService;
   const notes = serviceOf('notes') as CachedNotes;
+  const audit = serviceOf('audit') as AuditService;
   const generatedAdminToken = await bootstrapAdmin(identity, config.bootstrapAdminToken, log);
 
   const registry = new Registry({
@@ -246,6 +249,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   const dispatcher = new Dispatcher({
     policy,
     observer: metrics,
+    callLog: config.audit.toolCalls ? audit : undefined,
     limits: config.limits,
     services: (principal, l) => servicesFor({ identity, domains, registry, policy, jobs, admin, tokens: config.tokens }, principal, l),
   });
@@ -437,6 +441,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     requestTimeout: 0,
   };
   const traceRequest = requestSpan();
+  const addressOf = (req: http.IncomingMessage) => clientAddress(req, proxies);
   const cors = corsHandler(config.http.allowedOrigins);
   const server = http.createServer(timeouts, (req, res) => {
     // A request pipelined after an answer that closed its connection while the body was still
@@ -462,9 +467,12 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
       if (fastCall(req, res) || direct(req, res)) return;
       handle(req, res).catch((err: unknown) => log.error({ err }, 'request handling failed'));
     };
-    // With tracing on, the request's root span around all of it.
-    if (traceRequest) traceRequest(req, res, serve);
-    else serve();
+    // With tracing on, the request's root span around all of it; all of it as the handling of this
+    // request (its id, address and user agent, for the audit log: core/contract/request-context.ts).
+    withRequest(req, addressOf, () => {
+      if (traceRequest) traceRequest(req, res, serve);
+      else serve();
+    });
   });
   watchBodyPace(server, {
     idleMs: config.limits.bodyIdleMs,
@@ -627,6 +635,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
         await registry.close();
         // Running jobs get a few seconds to finish; the rest are retried by the next worker.
         await jobs.stop();
+        await audit.close();
         await feed.close();
         await db.close();
       })();

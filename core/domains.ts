@@ -12,6 +12,7 @@ import { filesDomain } from './domain/files/index.ts';
 import { transcribeDomain } from './domain/transcribe/index.ts';
 import { searchDomain } from './domain/search/index.ts';
 import { exchangeDomain } from './domain/exchange/index.ts';
+import { auditDomain } from './domain/audit/index.ts';
 
 export const DOMAINS = [
   identityDomain,
@@ -21,6 +22,7 @@ export const DOMAINS = [
   transcribeDomain,
   searchDomain,
   exchangeDomain,
+  auditDomain,
 ] as const satisfies readonly Domain<any, any>[];
 
 /** Every entity and every migration (in name order; with the job queue's and the MCP stream log's tables), for the database layer. */

@@ -3,6 +3,7 @@
 import type { CommandGroup } from '../lib/group.ts';
 import { admin } from './admin.ts';
 import { apiCommand } from './api.ts';
+import { audit } from './audit.ts';
 import { auth } from './auth.ts';
 import { completion } from './completion.ts';
 import { exchange } from './exchange.ts';
@@ -13,4 +14,4 @@ import { tokens } from './tokens.ts';
 import { transcribe } from './transcribe.ts';
 import { users } from './users.ts';
 
-export const GROUPS: CommandGroup[] = [notes, files, transcribe, search, exchange, tokens, users, admin, apiCommand, auth, completion];
+export const GROUPS: CommandGroup[] = [notes, files, transcribe, search, exchange, tokens, users, admin, audit, apiCommand, auth, completion];

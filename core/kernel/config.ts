@@ -169,6 +169,16 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    /** The audit log (core/domain/audit): who did what, kept a while. */
+    audit: Type.Object(
+      {
+        /** Days a record is kept; upkeep deletes older ones. */
+        retentionDays: Int(1, 36_500),
+        /** Also record every tool call (caller, token, surface, function, outcome, status, duration, sizes; never arguments). */
+        toolCalls: Type.Boolean(),
+      },
+      { additionalProperties: false },
+    ),
     /** Export and import of notes and files (core/domain/exchange). */
     exchange: Type.Object(
       {

@@ -7,7 +7,8 @@ import type { Context as HandlerContext, Services } from '../sdk/index.ts';
 import type { FunctionEntry } from './manifest.ts';
 import type { Registry, NamespaceEntry } from './registry.ts';
 import { RESERVED_ARGS } from './manifest.ts';
-import { BadArguments, FunctionFailed, UnknownName, type ArgProblem } from '../contract/errors.ts';
+import { BadArguments, ERROR_CODES, FunctionFailed, UnknownName, type ArgProblem, type ErrorCode } from '../contract/errors.ts';
+import type { AuditService } from '../domain/audit/service.ts';
 import type { Viewer } from './entitlements.ts';
 import type { Policy } from './policy.ts';
 import { assertWithin, ceilingFor, encode, type Encoded, type Limits } from './limits.ts';
@@ -20,6 +21,8 @@ export interface DispatchDeps {
   services(principal: Principal, log: Logger): Services;
   /** Counts and times every call (the /metrics endpoint); none when metrics are off. */
   observer?: CallObserver | undefined;
+  /** The audit log's record of every call (audit.toolCalls); none when it is off. */
+  callLog?: Pick<AuditService, 'recordCall'> | undefined;
 }
 
 export interface CallRequest {
@@ -129,26 +132,43 @@ export class Dispatcher {
   /** Every curl and MCP call: counted and timed here when metrics are on, in a span when tracing is. */
   call(req: CallRequest): Promise<CallOutcome> {
     const observer = this.#deps.observer;
-    if (!observer && !tracingOn) return this.#call(req);
-    return this.#observed(req, observer);
+    const callLog = this.#deps.callLog;
+    if (!observer && !tracingOn && !callLog) return this.#call(req);
+    return this.#observed(req, observer, callLog);
   }
 
-  async #observed(req: CallRequest, observer: CallObserver | undefined): Promise<CallOutcome> {
+  async #observed(req: CallRequest, observer: CallObserver | undefined, callLog: DispatchDeps['callLog']): Promise<CallOutcome> {
     const started = performance.now();
     const surface = req.surface ?? 'curl';
     // Only names the registry has: a made-up name must not make a series of its own.
     const known = this.registry.snapshot.namespaces.get(req.namespace)?.functions.has(req.fn) === true;
     const label = known ? `${req.namespace}.${req.fn}` : 'unknown';
     let code = 'ok';
+    let resultBytes = 0;
     try {
-      return tracingOn
+      const outcome = tracingOn
         ? await traced('folio.dispatch', { 'folio.surface': surface, 'folio.function': label }, () => this.#call(req))
         : await this.#call(req);
+      resultBytes = outcome.encoded.size;
+      return outcome;
     } catch (err) {
       code = codeOf(err);
       throw err;
     } finally {
-      observer?.called(surface, label, code, (performance.now() - started) / 1000);
+      const seconds = (performance.now() - started) / 1000;
+      observer?.called(surface, label, code, seconds);
+      callLog?.recordCall({
+        principal: req.principal,
+        surface,
+        namespace: req.namespace,
+        fn: req.fn,
+        outcome: code,
+        status: code === 'ok' ? 200 : (ERROR_CODES[code as ErrorCode]?.status ?? 500),
+        durationMs: seconds * 1000,
+        // The size of the arguments, never the arguments.
+        argumentBytes: req.body === undefined ? 0 : Buffer.byteLength(JSON.stringify(req.body) ?? ''),
+        resultBytes,
+      });
     }
   }
 

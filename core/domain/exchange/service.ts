@@ -26,6 +26,7 @@ import { ArchiveRefused } from './archive.ts';
 import { writeExport } from './export.ts';
 import { runImport } from './import.ts';
 import type { ExchangeJob, ExchangeKind, ExchangeSettings, ExchangeStatus, ReportEntry } from './types.ts';
+import { recordAudit } from '../audit/record.ts';
 
 export const EXCHANGE_JOB = 'exchange';
 /** Attempts after the first: the last attempt is number RETRY_LIMIT (counted from 0). */
@@ -258,6 +259,7 @@ export class ExchangeService {
          values (?, ?, ?, ?::jsonb, ?, ?, ?, now() + make_interval(hours => ?)) returning ${COLUMNS}`,
         [id, p.user.id, kind, JSON.stringify(options), archive, size, jobId, this.settings.keepHours],
       );
+      if (kind === 'export') await recordAudit(em, { action: 'export.created', actor: p, target: { type: 'export', id }, detail: options });
       return toJob(row!);
     });
   }

@@ -13,6 +13,7 @@ import { BadArguments, NotFound, PasswordRequired, TooManyRequests } from '../..
 import * as v from '../notes/validate.ts';
 import { SHARE_COLUMNS, toShare, type ShareDbRow } from './rows.ts';
 import type { ContentRef, CreatedShare, CreateShare, ShareLink } from './types.ts';
+import { recordAudit } from '../audit/record.ts';
 
 export const SHARE_404 = 'no such share link. It may never have existed, have been revoked, have expired or reached its download limit.';
 const notFound = () => new NotFound(SHARE_404);
@@ -101,11 +102,19 @@ export class Shares {
     const id = randomUUID();
     const passwordHash = password === undefined ? null : await argonHash(password, { algorithm: ARGON2ID });
     const em = this.#em();
-    await em.execute(
-      `insert into file_shares (id, owner_id, file_id, version, token_hash, label, password_hash, expires_at, max_downloads)
-       values (?, ?, ?, ?, ?, ?, ?, case when ?::int is null then null else now() + make_interval(secs => ?::int) end, ?)`,
-      [id, owner, fileId, input.version ?? null, tokenHash(token), label, passwordHash, ttl ?? null, ttl ?? null, max ?? null],
-    );
+    await em.transactional(async (tx) => {
+      await tx.execute(
+        `insert into file_shares (id, owner_id, file_id, version, token_hash, label, password_hash, expires_at, max_downloads)
+         values (?, ?, ?, ?, ?, ?, ?, case when ?::int is null then null else now() + make_interval(secs => ?::int) end, ?)`,
+        [id, owner, fileId, input.version ?? null, tokenHash(token), label, passwordHash, ttl ?? null, ttl ?? null, max ?? null],
+      );
+      await recordAudit(tx, {
+        action: 'share.created',
+        actor: { id: owner },
+        target: { type: 'share', id },
+        detail: { file_id: fileId, password: passwordHash !== null, expires_in_seconds: ttl ?? null, max_downloads: max ?? null },
+      });
+    });
     const [row] = await em.execute<ShareDbRow[]>(
       `select ${SHARE_COLUMNS} from file_shares s join files f on f.id = s.file_id where s.id = ?`,
       [id],
@@ -124,11 +133,14 @@ export class Shares {
 
   async revoke(owner: string, shareId: string): Promise<void> {
     if (!v.isUuid(shareId)) throw notFound();
-    const gone = await this.#em().execute<{ id: string }[]>(`delete from file_shares where id = ? and owner_id = ? returning id`, [
-      shareId,
-      owner,
-    ]);
-    if (gone.length === 0) throw notFound();
+    await this.#em().transactional(async (tx) => {
+      const gone = await tx.execute<{ id: string }[]>(`delete from file_shares where id = ? and owner_id = ? returning id`, [
+        shareId,
+        owner,
+      ]);
+      if (gone.length === 0) throw notFound();
+      await recordAudit(tx, { action: 'share.revoked', actor: { id: owner }, target: { type: 'share', id: shareId } });
+    });
   }
 
   /**
@@ -198,13 +210,23 @@ export class Shares {
 
   /** Counts one download; NotFound when the link ran out (or expired) meanwhile. */
   async recordDownload(shareId: string): Promise<void> {
-    const hit = await this.#em().execute<{ id: string }[]>(
-      `update file_shares set downloads = downloads + 1, last_access_at = now()
-        where id = ? and (max_downloads is null or downloads < max_downloads) and (expires_at is null or expires_at > now())
-        returning id`,
-      [shareId],
-    );
-    if (hit.length === 0) throw notFound();
+    await this.#em().transactional(async (tx) => {
+      const hit = await tx.execute<{ owner_id: string; file_id: string }[]>(
+        `update file_shares set downloads = downloads + 1, last_access_at = now()
+          where id = ? and (max_downloads is null or downloads < max_downloads) and (expires_at is null or expires_at > now())
+          returning owner_id, file_id`,
+        [shareId],
+      );
+      if (hit.length === 0) throw notFound();
+      // By whoever holds the link: no actor; the owner sees it among their events.
+      await recordAudit(tx, {
+        action: 'share.accessed',
+        actor: null,
+        subject: hit[0]!.owner_id,
+        target: { type: 'share', id: shareId },
+        detail: { file_id: hit[0]!.file_id },
+      });
+    });
   }
 
   /** Notes an access that is not a whole download (HEAD, a resumed range). */

@@ -20,6 +20,7 @@ import { User, UserInvitation } from './entities.ts';
 import type { Principal } from './types.ts';
 import type { ScopeRules } from '../../contract/domain.ts';
 import { requireWithinCaller } from './within-caller.ts';
+import { recordAudit } from '../audit/record.ts';
 
 /** @node-rs/argon2's Algorithm.Argon2id (a const enum, which this build cannot import). */
 const ARGON2ID = 2;
@@ -115,7 +116,7 @@ export class Passwords {
       if (!ok)
         throw new Forbidden('current_password is missing or wrong: to change your password, send your current one as current_password.');
     }
-    await this.#store(user.id, password);
+    await this.#store(user.id, password, p);
   }
 
   /** A new user's first password, set by the admin who creates them. */
@@ -123,9 +124,12 @@ export class Passwords {
     await this.#store(userId, checkPassword(password, email));
   }
 
-  async #store(userId: string, password: string): Promise<void> {
+  async #store(userId: string, password: string, actor: Principal | null = null): Promise<void> {
     const passwordHash = await hashPassword(password);
-    await this.#em().nativeUpdate(User, { id: userId }, { passwordHash, passwordSetAt: new Date(), updatedAt: new Date() });
+    await this.#em().transactional(async (em) => {
+      await em.nativeUpdate(User, { id: userId }, { passwordHash, passwordSetAt: new Date(), updatedAt: new Date() });
+      await recordAudit(em, { action: 'password.changed', actor, subject: userId, target: { type: 'user', id: userId } });
+    });
     this.#changed(userId);
   }
 
@@ -156,7 +160,16 @@ export class Passwords {
       expiresAt,
       usedAt: null,
     });
-    await em.flush();
+    await em.transactional(async (tx) => {
+      await tx.flush();
+      await recordAudit(tx, {
+        action: 'user.invited',
+        actor: p,
+        subject: user.id,
+        target: { type: 'user', id: user.id },
+        detail: { hours },
+      });
+    });
     return { url: `${this.#publicUrl()}${INVITATION_PATH}${secret}`, expires_at: expiresAt.toISOString() };
   }
 
@@ -190,6 +203,12 @@ export class Passwords {
       if (!id) throw new NotFound('this invitation link is unknown, used or expired');
       await em.execute(`update user_invitations set used_at = now() where user_id = ? and used_at is null`, [id]);
       await em.execute(`update users set password_hash = ?, password_set_at = now(), updated_at = now() where id = ?`, [passwordHash, id]);
+      await recordAudit(em, {
+        action: 'password.changed',
+        actor: { id, email },
+        target: { type: 'user', id },
+        detail: { by: 'invitation' },
+      });
       return id;
     });
     this.#changed(userId);
@@ -203,11 +222,35 @@ export class Passwords {
   async signIn(emailIn: string, secret: string, client: string): Promise<SignedIn | null> {
     const email = emailIn.trim().toLowerCase().slice(0, 320);
     const keys = { account: sha(`account:${email}`), client: sha(`client:${client}`) };
-    const wait = await this.#take(keys);
-    if (wait > 0) throw new TooManyRequests(`too many failed sign-ins; try again in ${wait} seconds.`, wait);
+    const { wait, firstRefusal } = await this.#take(keys);
+    if (wait > 0) {
+      if (firstRefusal) await this.#recordSignIn(email, null, 'throttled');
+      throw new TooManyRequests(`too many failed sign-ins; try again in ${wait} seconds.`, wait);
+    }
     const signedIn = await this.#check(email, secret);
     if (signedIn) await this.#giveBack(keys);
+    await this.#recordSignIn(email, signedIn, signedIn ? undefined : 'wrong email or password');
     return signedIn;
+  }
+
+  /**
+   * The audit log's record of a sign-in: a failed one concerns the account its email names, if any.
+   * What was typed as the email is kept only when it is an account's email: otherwise it may be a
+   * password typed in the wrong field, so only its length is kept.
+   */
+  async #recordSignIn(email: string, signedIn: SignedIn | null, reason: string | undefined): Promise<void> {
+    const em = this.#em();
+    const subject = signedIn
+      ? signedIn.user.id
+      : ((await em.execute<Array<{ id: string }>>(`select id from users where email = ?`, [email]))[0]?.id ?? null);
+    await recordAudit(em, {
+      action: signedIn ? 'signin.succeeded' : 'signin.failed',
+      actor: signedIn ? signedIn.user : null,
+      subject,
+      outcome: signedIn ? 'success' : 'failure',
+      target: subject ? { type: 'user', id: subject } : null,
+      detail: signedIn ? { email, by: signedIn.by } : subject ? { email, reason } : { email_length: email.length, reason },
+    });
   }
 
   /**
@@ -215,9 +258,11 @@ export class Passwords {
    * then nothing is counted and the answer is the seconds until both may try again (0: counted, go
    * on). In one transaction holding both rows locked (taken in one order, so two attempts never
    * wait on each other), so attempts that arrive together are counted one after the other. The
-   * counts are in the database: every node sees them.
+   * counts are in the database: every node sees them. The first refusal of a key in its window
+   * takes its count one past the limit and is `firstRefusal` (the one the audit log records);
+   * later refusals in that window change nothing, so a flood of them writes nothing.
    */
-  async #take(keys: { account: string; client: string }): Promise<number> {
+  async #take(keys: { account: string; client: string }): Promise<{ wait: number; firstRefusal: boolean }> {
     const limits = new Map([
       [keys.account, SIGN_IN_FAILURES_PER_ACCOUNT],
       [keys.client, SIGN_IN_FAILURES_PER_CLIENT],
@@ -235,9 +280,17 @@ export class Passwords {
         [first, WINDOW_MS, second, WINDOW_MS],
       );
       const over = rows.filter((r) => Number(r.failures) >= limits.get(r.key)!);
-      if (over.length > 0) return Math.max(1, ...over.map((r) => Number(r.wait)));
+      if (over.length > 0) {
+        const atLimit = over.filter((r) => Number(r.failures) === limits.get(r.key)!).map((r) => r.key);
+        if (atLimit.length > 0)
+          await em.execute(
+            `update sign_in_failures set failures = failures + 1 where key in (${atLimit.map(() => '?').join(', ')})`,
+            atLimit,
+          );
+        return { wait: Math.max(1, ...over.map((r) => Number(r.wait))), firstRefusal: atLimit.length > 0 };
+      }
       await em.execute(`update sign_in_failures set failures = failures + 1 where key in (?, ?)`, [first, second]);
-      return 0;
+      return { wait: 0, firstRefusal: false };
     });
     // Now and then, forget the windows that ended.
     if (Math.random() < 0.05)

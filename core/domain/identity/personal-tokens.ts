@@ -10,6 +10,7 @@ import { ApiToken, User } from './entities.ts';
 import { generateToken, hashToken } from './tokens.ts';
 import type { Principal } from './types.ts';
 import { requireWithinCaller, scopesBeyondCaller } from './within-caller.ts';
+import { recordAudit } from '../audit/record.ts';
 
 export interface TokenSettings {
   /** The latest expiry a personal token may have, in days from its creation (or rotation). */
@@ -159,7 +160,10 @@ export class PersonalTokens {
       revokedAt: null,
       parent: null,
     });
-    await em.flush();
+    await em.transactional(async (tx) => {
+      await tx.flush();
+      await recordAudit(tx, { action: 'token.created', actor: p, target: { type: 'token', id: row.id }, detail: { name, scopes } });
+    });
     return { ...tokenInfo(row), token };
   }
 
@@ -203,6 +207,7 @@ export class PersonalTokens {
         parent: null,
       });
       await em.flush();
+      await recordAudit(em, { action: 'token.rotated', actor: p, target: { type: 'token', id: old.id }, detail: { new_token_id: row.id } });
       return { ...tokenInfo(row), token };
     });
     this.#changed(p.user.id);
@@ -214,7 +219,10 @@ export class PersonalTokens {
     const em = this.#orm.em.fork();
     const row = await this.#own(p, id, em);
     if (!row.revokedAt) {
-      await em.nativeUpdate(ApiToken, { id: row.id, revokedAt: null }, { revokedAt: new Date() });
+      await em.transactional(async (tx) => {
+        const n = await tx.nativeUpdate(ApiToken, { id: row.id, revokedAt: null }, { revokedAt: new Date() });
+        if (n > 0) await recordAudit(tx, { action: 'token.revoked', actor: p, target: { type: 'token', id: row.id } });
+      });
       this.#changed(p.user.id);
     }
     await em.refresh(row);

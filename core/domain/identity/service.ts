@@ -15,6 +15,7 @@ import { PersonalTokens, type TokenSettings } from './personal-tokens.ts';
 import { UserDirectory } from './users.ts';
 import { Passwords } from './passwords.ts';
 import { requireWithinCaller } from './within-caller.ts';
+import { recordAudit } from '../audit/record.ts';
 
 /** Without a catalogue (a service made on its own, in tests): '*' grants all, any other scope itself. */
 const ONLY_STAR: ScopeRules = {
@@ -285,7 +286,15 @@ export class IdentityService {
       revokedAt: null,
       parent: source,
     });
-    await flushMapped(em, 'no such user', 'token collision, try again');
+    await em.transactional(async (tx) => {
+      await flushMapped(tx, 'no such user', 'token collision, try again');
+      await recordAudit(tx, {
+        action: 'token.created',
+        actor: parent,
+        target: { type: 'token', id: row.id },
+        detail: { kind: 'minted', parent_token_id: source.id, scopes: granted, expires_at: expiresAt.toISOString() },
+      });
+    });
     return { token, id: row.id, expiresAt };
   }
 
@@ -413,7 +422,12 @@ export class IdentityService {
   }
 
   /** Turns a namespace on or off for a user; 'default' forgets the override. */
-  async setNamespaceAccess(userId: string, namespace: string, access: NamespaceAccessSetting): Promise<void> {
+  async setNamespaceAccess(
+    userId: string,
+    namespace: string,
+    access: NamespaceAccessSetting,
+    actor: Principal | null = null,
+  ): Promise<void> {
     if (access !== 'enabled' && access !== 'disabled' && access !== 'default') {
       throw new BadArguments("access must be 'enabled', 'disabled' or 'default'", [
         { path: 'access', message: "must be 'enabled', 'disabled' or 'default'" },
@@ -423,19 +437,31 @@ export class IdentityService {
       throw new BadArguments('namespace must be a non-empty string', [{ path: 'namespace', message: 'must be 1 to 200 characters' }]);
     }
     if (!isUuid(userId)) throw new NotFound('no such user');
-    const em = this.#em();
+    const audit = {
+      action: 'namespace.switched',
+      actor,
+      subject: userId,
+      target: { type: 'namespace', id: namespace },
+      detail: { access },
+    } as const;
     if (access === 'default') {
-      const n = await em.nativeDelete(NamespaceAccess, { user: userId, namespace });
-      if (n === 0 && (await em.count(User, { id: userId })) === 0) throw new NotFound('no such user');
+      await this.#em().transactional(async (em) => {
+        const n = await em.nativeDelete(NamespaceAccess, { user: userId, namespace });
+        if (n === 0 && (await em.count(User, { id: userId })) === 0) throw new NotFound('no such user');
+        await recordAudit(em, audit);
+      });
       this.#changed(userId);
       return;
     }
     try {
-      await em.execute(
-        `insert into namespace_access (user_id, namespace, access, updated_at) values (?, ?, ?, now())
-         on conflict (user_id, namespace) do update set access = excluded.access, updated_at = excluded.updated_at`,
-        [userId, namespace, access],
-      );
+      await this.#em().transactional(async (em) => {
+        await em.execute(
+          `insert into namespace_access (user_id, namespace, access, updated_at) values (?, ?, ?, now())
+           on conflict (user_id, namespace) do update set access = excluded.access, updated_at = excluded.updated_at`,
+          [userId, namespace, access],
+        );
+        await recordAudit(em, audit);
+      });
     } catch (err) {
       if (err instanceof ForeignKeyConstraintViolationException) throw new NotFound('no such user');
       throw err;

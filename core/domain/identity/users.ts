@@ -9,6 +9,7 @@ import { User } from './entities.ts';
 import type { Principal } from './types.ts';
 import { checkPassword, type Passwords } from './passwords.ts';
 import { DELETE_ACCOUNT_OAUTH_SQL } from './oauth-store.ts';
+import { recordAudit } from '../audit/record.ts';
 
 export interface UserInfo {
   id: string;
@@ -159,7 +160,16 @@ export class UserDirectory {
     const em = this.#orm.em.fork();
     const user = em.create(User, { email, name, roles, ...(input.scim ? { scim: input.scim } : {}) });
     try {
-      await em.flush();
+      await em.transactional(async (tx) => {
+        await tx.flush();
+        await recordAudit(tx, {
+          action: 'user.created',
+          actor: p,
+          subject: user.id,
+          target: { type: 'user', id: user.id },
+          detail: { email, roles },
+        });
+      });
     } catch (err) {
       throw conflictOf(err, email, input.scim);
     }
@@ -196,6 +206,7 @@ export class UserDirectory {
     if (roles !== undefined) u.roles = roles;
     if (input.scim !== undefined) u.scim = input.scim;
     const deactivating = input.active === false && !u.disabled;
+    const reactivating = input.active === true && u.disabled;
     if (input.active !== undefined) u.disabled = !input.active;
     try {
       await em.transactional(async (tx) => {
@@ -203,6 +214,13 @@ export class UserDirectory {
         // tokens, the account's keys, are only refused while the user is inactive.
         if (deactivating) await tx.execute(DELETE_ACCOUNT_OAUTH_SQL, [u.id]);
         await tx.flush();
+        await recordAudit(tx, {
+          action: deactivating ? 'user.deactivated' : reactivating ? 'user.reactivated' : 'user.updated',
+          actor: p,
+          subject: u.id,
+          target: { type: 'user', id: u.id },
+          detail: { changed: Object.keys(input).filter((k) => (input as Record<string, unknown>)[k] !== undefined && k !== 'scim') },
+        });
       });
     } catch (err) {
       throw conflictOf(err, email ?? u.email, u.scim);
@@ -228,6 +246,13 @@ export class UserDirectory {
       // The OAuth server's records of theirs (grants, tokens, sessions) are not tied by a key.
       await tx.execute(DELETE_ACCOUNT_OAUTH_SQL, [u.id]);
       await tx.nativeDelete(User, { id: u.id });
+      await recordAudit(tx, {
+        action: 'user.deleted',
+        actor: p,
+        subject: u.id,
+        target: { type: 'user', id: u.id },
+        detail: { email: u.email },
+      });
     });
     this.#changed(u.id);
   }

@@ -89,7 +89,7 @@ export class NamespaceAccessAdmin {
       throw new BadArguments('hiding the admin namespace from an admin would lock them out of it; remove their admin role instead', [
         { path: '/namespace', message: 'admin cannot be disabled for an admin' },
       ]);
-    await this.#d.identity.setNamespaceAccess(user.id, namespace, access);
+    await this.#d.identity.setNamespaceAccess(user.id, namespace, access, principal);
     return this.#of(user);
   }
 

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { answered, isClientGone, malformation } from './client-errors.ts';
 import { requestOver } from './linger.ts';
 import { safePath, safeQuery } from './redact.ts';
+import { currentRequest } from '../../contract/request-context.ts';
 
 const SANE_ID = /^[\w.-]{1,128}$/;
 /** What requestLog leaves on ctx.state for the middleware and routes after it. */
@@ -184,6 +185,8 @@ export function beginRequest(
   const given = req.headers['x-request-id'];
   const id = typeof given === 'string' && SANE_ID.test(given) ? given : randomUUID();
   if (!opts.deferIdHeader) res.setHeader('X-Request-Id', id);
+  const context = currentRequest();
+  if (context?.req === req) context.requestId = id;
   (res as Pending)[REQUEST_ID] = id;
   const started = performance.now();
   const errors: unknown[] = [];
