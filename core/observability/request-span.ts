@@ -26,11 +26,18 @@ export function requestSpan(): RequestSpan | undefined {
     keys: (h) => Object.keys(h),
     get: (h, key) => h[key],
   };
+  // The headers the configured propagators read (traceparent, tracestate, baggage by default): a
+  // request with none of them starts a new trace, and skips the propagators altogether.
+  const fields = api.propagation.fields();
+  const carriesContext = (h: IncomingHttpHeaders) => {
+    for (const f of fields) if (h[f] !== undefined) return true;
+    return false;
+  };
   return (req, res, serve) => {
     const url = req.url ?? '/';
     if (UNTRACED.test(url)) return serve();
     const method = req.method ?? 'GET';
-    const parent = api.propagation.extract(api.ROOT_CONTEXT, req.headers, getter);
+    const parent = carriesContext(req.headers) ? api.propagation.extract(api.ROOT_CONTEXT, req.headers, getter) : api.ROOT_CONTEXT;
     const span = tracer.startSpan(method, { kind: api.SpanKind.SERVER, attributes: { 'http.request.method': method } }, parent);
     // An unsampled request pays for nothing more than the span's ids and the context switch (its
     // non-recording span needs no end).
