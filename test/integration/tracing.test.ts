@@ -63,6 +63,28 @@ t.test('a failing call: its span says so, and the error id carries the trace id'
   t.equal(id!.split('-')[0], dispatch!.spanContext().traceId, 'the error id starts with the trace id');
 });
 
+t.test('an unexpected failure outside a function: its error id carries the trace id too', async (t) => {
+  const { Authenticator } = await import('../../core/kernel/auth.ts');
+  const authenticate = t.capture(Authenticator.prototype, 'authenticate', () => Promise.reject(new Error('database exploded')));
+  exporter.reset();
+  const curl = await call(s, s.adminToken, 'acme', 'noop');
+  const rest = await req(s, 'GET', '/api/v1/notetaker/notes', { token: s.adminToken });
+  authenticate.restore();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const traceOf = (path: string) =>
+    exporter
+      .getFinishedSpans()
+      .find((x) => x.kind === SpanKind.SERVER && x.attributes['url.path'] === path)
+      ?.spanContext().traceId;
+  t.equal(curl.status, 500);
+  const id = /error id:? ([0-9a-f-]+)/.exec(curl.text)?.[1];
+  t.equal(id?.split('-')[0], traceOf('/curl/call/acme/noop'), "the curl answer's error id starts with the request's trace id");
+  t.equal(rest.status, 500);
+  const problem = JSON.parse(rest.text) as { error_id: string; instance: string };
+  t.equal(problem.error_id.split('-')[0], traceOf('/api/v1/notetaker/notes'), "the REST problem's error id starts with the trace id");
+  t.equal(problem.instance, `urn:folio:error:${problem.error_id}`, 'its instance names that id');
+});
+
 t.test('a REST call: its route span, and the database queries under it', async (t) => {
   exporter.reset();
   const r = await req(s, 'GET', '/api/v1/notetaker/notes', { token: s.adminToken });

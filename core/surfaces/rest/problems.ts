@@ -1,7 +1,7 @@
 // The one place the REST surface turns typed outcomes into HTTP: RFC 9457 problem+json with a
 // stable `code`. The code table below is also what the OpenAPI document lists per operation and what
 // /api/v1/problems/{code} explains, so the three cannot drift apart.
-import { randomUUID } from 'node:crypto';
+import { newErrorId } from '../../contract/observe.ts';
 import type { Logger } from 'pino';
 import {
   BadArguments,
@@ -67,17 +67,24 @@ export interface ProblemContext {
 }
 
 /** Any error -> status, problem body and headers. Unknown errors become 500 + an error id (logged). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The problem's `instance` for an error id: a URN of the UUID, or (with tracing on, trace id first) of Folio's error id. */
+function errorInstance(errorId: string): string {
+  return UUID.test(errorId) ? `urn:uuid:${errorId}` : `urn:folio:error:${errorId}`;
+}
+
 export function toProblem(err: unknown, pc: ProblemContext): ProblemAnswer {
   const make = (code: ProblemCode, detail: string, extra: Partial<Problem> = {}, headers: Record<string, string> = {}): ProblemAnswer => {
     const { status, title } = PROBLEM_CODES[code];
     return { status, body: { type: problemTypeUrl(pc.base, code), title, status, detail, code, ...extra }, headers };
   };
   if (!(err instanceof FolioError)) {
-    const errorId = randomUUID();
+    const errorId = newErrorId();
     pc.log.error({ errorId, err }, 'unexpected error in the REST API');
     return make('internal', 'something failed on the server; quote the error id when you report this', {
       error_id: errorId,
-      instance: `urn:uuid:${errorId}`,
+      instance: errorInstance(errorId),
     });
   }
   const code = err.code;
@@ -95,7 +102,7 @@ export function toProblem(err: unknown, pc: ProblemContext): ProblemAnswer {
   if (err instanceof MissingScope) extra.missing_scopes = err.missingScopes;
   if (err instanceof QuotaExceeded) extra.quota = err.quota;
   if (err instanceof FileTooLarge) extra.limit = err.limit;
-  if (err instanceof FunctionFailed) Object.assign(extra, { error_id: err.errorId, instance: `urn:uuid:${err.errorId}` });
+  if (err instanceof FunctionFailed) Object.assign(extra, { error_id: err.errorId, instance: errorInstance(err.errorId) });
   const detail = code === 'not_found' ? (pc.notFound ?? err.message) : err.message;
   return make(code, detail, extra, err.headers);
 }
