@@ -9,12 +9,27 @@
 //
 // Folio's database is per run: the embedded PGlite (in the Folio process, as in production
 // without DATABASE_URL), and, when DATABASE_URL is set, a fresh database on that PostgreSQL server.
-import { mkdir, readFile, rm } from 'node:fs/promises';
+// The no-op runs in Folio's process, as first-party plugins do; one more PGlite server runs it as a
+// plugin dropped into plugins/ runs by default (isolation.mode 'third-party': a process of its own,
+// sandboxed), and its CPU per request adds that process tree's (from /proc) to Folio's.
+import { mkdir, readFile, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { freshDatabase } from './lib.ts';
+import { BENCH_PLUGINS, freshDatabase } from './lib.ts';
 import { formatProfile, summarizeProfile, type CpuProfile, type ProfileSummary } from './profile.ts';
-import { progress, removeDir, round, sliceSeconds, spawnChild, tempDir, turnOrder, type Child } from './util.ts';
+import {
+  pluginRoot,
+  progress,
+  removeDir,
+  round,
+  sized,
+  sliceSeconds,
+  treeCpuUs,
+  spawnChild,
+  tempDir,
+  turnOrder,
+  type Child,
+} from './util.ts';
 
 const PATH = '/curl/call/bench/noop';
 const SERVERS = path.join(import.meta.dirname, 'servers');
@@ -99,6 +114,7 @@ interface Ready {
   token: string;
   userId: string;
   engine: string;
+  pid: number;
 }
 
 type ServerChild = ReturnType<typeof spawnChild<Ready>>;
@@ -118,8 +134,8 @@ export async function cpuOf(child: Pick<Child<unknown>, 'child' | 'next'>): Prom
 }
 
 /** `token` null: no Authorization header (Folio answers 401 before any database lookup). */
-async function load(url: string, token: string | null, durationS: number, child?: ServerChild): Promise<LoadResult> {
-  const cpuBefore = child ? await cpuOf(child) : 0;
+async function load(url: string, token: string | null, durationS: number, child?: ServerChild, plugin?: () => number): Promise<LoadResult> {
+  const cpuBefore = (child ? await cpuOf(child) : 0) + (plugin?.() ?? 0);
   const r = await autocannon({
     url: url + PATH,
     method: 'POST',
@@ -129,7 +145,7 @@ async function load(url: string, token: string | null, durationS: number, child?
     pipelining: 1,
     duration: durationS,
   });
-  const cpuUs = child ? (await cpuOf(child)) - cpuBefore : NaN;
+  const cpuUs = child ? (await cpuOf(child)) + (plugin?.() ?? 0) - cpuBefore : NaN;
   return {
     reqPerSec: round(r.requests.mean, 0),
     cpuUsPerCall: round(cpuUs / Math.max(1, r.requests.total), 1),
@@ -149,9 +165,13 @@ function assertClean(name: string, r: LoadResult): void {
 }
 
 /** A server child with its data folder (made here and removed after it is gone, even if killed). */
-async function startServer(script: string, args: string[]): Promise<{ child: ServerChild; ready: Ready; stop(): Promise<void> }> {
+async function startServer(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ child: ServerChild; ready: Ready; stop(): Promise<void> }> {
   const dataDir = script === 'folio.ts' ? await tempDir('data') : undefined;
-  const child = spawnChild<Ready>(path.join(SERVERS, script), dataDir ? [...args, dataDir] : args, { timeoutMs: 120_000 });
+  const child = spawnChild<Ready>(path.join(SERVERS, script), dataDir ? [...args, dataDir] : args, { timeoutMs: 120_000, env });
   const stop = async () => {
     const code = await child.stop(30_000);
     if (code !== 0) progress(`call: ${script} server exited with code ${code}`);
@@ -237,9 +257,12 @@ function medianOf(runs: LoadResult[]): LoadResult {
 
 export async function runCall(opts: CallOptions): Promise<CallResult> {
   const warmupS = opts.quick ? 1 : 2;
-  const durationS = opts.quick ? 3 : 10;
-  const rounds = ROUNDS;
-  const engines: Array<{ engine: string; serverUrl?: string }> = [{ engine: 'pglite' }];
+  const durationS = sized(opts.quick, 10, 3, 1);
+  const rounds = sized(opts.quick, ROUNDS, ROUNDS, 1);
+  const engines: Array<{ engine: string; serverUrl?: string; env?: NodeJS.ProcessEnv }> = [
+    { engine: 'pglite' },
+    { engine: 'pglite, own process', env: { BENCH_ISOLATION: 'third-party' } },
+  ];
   const dbUrl = process.env['DATABASE_URL'];
   if (dbUrl) engines.push({ engine: 'postgres', serverUrl: dbUrl });
   else progress('call: DATABASE_URL is not set: PostgreSQL run skipped (PGlite only)');
@@ -249,20 +272,25 @@ export async function runCall(opts: CallOptions): Promise<CallResult> {
   // drift in the machine's speed weighs on both sides alike. Each Folio round is compared with the
   // same round's Koa.
   const dbs: Array<{ url: string; drop(): Promise<void> } | undefined> = [];
-  const servers: Array<Awaited<ReturnType<typeof startServer>> & { name: string }> = [];
+  const servers: Array<Awaited<ReturnType<typeof startServer>> & { name: string; plugin?: () => number }> = [];
   try {
     servers.push({ name: 'bare koa', ...(await startServer('koa.ts', [])) });
-    for (const { engine, serverUrl } of engines) {
+    for (const { engine, serverUrl, env } of engines) {
       const db = serverUrl ? await freshDatabase(serverUrl) : undefined;
       dbs.push(db);
-      servers.push({ name: `folio/${engine}`, ...(await startServer('folio.ts', [db?.url ?? ''])) });
+      const server = await startServer('folio.ts', [db?.url ?? ''], env);
+      // The plugin's own process tree, where it has one (bwrap, bwrap, node: a child of Folio's).
+      const fixture = await realpath(path.join(BENCH_PLUGINS, 'bench'));
+      const root = env ? pluginRoot(server.ready.pid, fixture) : undefined;
+      if (env && root === undefined) throw new Error(`folio/${engine}: no process of ${fixture} under Folio's`);
+      servers.push({ name: `folio/${engine}`, ...server, ...(root === undefined ? {} : { plugin: () => treeCpuUs(root) }) });
     }
     for (const s of servers) {
       progress(`call: ${s.name} up at ${s.ready.url}; warm-up ${warmupS}s (discarded)`);
       await load(s.ready.url, s.ready.token, warmupS);
     }
     const runs: LoadResult[][] = servers.map(() => []);
-    const slices = opts.quick ? QUICK_SLICES : SLICES;
+    const slices = sized(opts.quick, SLICES, QUICK_SLICES, 1);
     const sliceS = sliceSeconds(durationS, slices);
     for (let r = 0; r < rounds; r++) {
       progress(`call: round ${r + 1}/${rounds}: ${slices} slices of ${sliceS}s per server, taking turns`);
@@ -270,7 +298,7 @@ export async function runCall(opts: CallOptions): Promise<CallResult> {
       for (const order of turnOrder(servers.length, r, slices)) {
         for (const i of order) {
           const s = servers[i]!;
-          const part = await load(s.ready.url, s.ready.token, sliceS, s.child);
+          const part = await load(s.ready.url, s.ready.token, sliceS, s.child, s.plugin);
           assertClean(s.name, part);
           parts[i]!.push(part);
         }
@@ -305,7 +333,9 @@ export async function runCall(opts: CallOptions): Promise<CallResult> {
       };
     });
     for (const s of servers.splice(0)) await s.stop();
-    if (opts.profile) for (let i = 0; i < folio.length; i++) await profileRun(folio[i]!, dbs[i]?.url ?? '', durationS);
+    // Profiles of the in-process configurations (the own-process one's cost is split across processes).
+    if (opts.profile)
+      for (let i = 0; i < folio.length; i++) if (!engines[i]!.env) await profileRun(folio[i]!, dbs[i]?.url ?? '', durationS);
     return {
       settings: {
         connections: 10,
@@ -385,12 +415,12 @@ export function formatCall(r: CallResult): string {
   const cpu = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
   const lines = [
     `call throughput: POST ${PATH}, ${r.settings.connections} connections, pipelining ${r.settings.pipelining}, ${r.settings.rounds} rounds of ${r.settings.durationS}s per server in ${r.settings.slices} slices taking turns (after ${r.settings.warmupS}s warm-up); medians`,
-    `  ${'server'.padEnd(16)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'vs koa'.padStart(7)} ${'µs CPU'.padStart(7)} ${'vs koa'.padStart(7)}`,
-    `  ${'bare koa'.padEnd(16)} ${String(r.koa.reqPerSec).padStart(9)} ${String(r.koa.p50Ms).padStart(7)} ${String(r.koa.p99Ms).padStart(7)} ${'1.00'.padStart(7)} ${cpu(r.koa.cpuUsPerCall).padStart(7)} ${'1.00'.padStart(7)}  (rounds: ${r.koaRuns.map((k) => `${k.reqPerSec} req/s ${cpu(k.cpuUsPerCall)} µs`).join(' / ')})`,
+    `  ${'server'.padEnd(26)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'vs koa'.padStart(7)} ${'µs CPU'.padStart(7)} ${'vs koa'.padStart(7)}`,
+    `  ${'bare koa'.padEnd(26)} ${String(r.koa.reqPerSec).padStart(9)} ${String(r.koa.p50Ms).padStart(7)} ${String(r.koa.p99Ms).padStart(7)} ${'1.00'.padStart(7)} ${cpu(r.koa.cpuUsPerCall).padStart(7)} ${'1.00'.padStart(7)}  (rounds: ${r.koaRuns.map((k) => `${k.reqPerSec} req/s ${cpu(k.cpuUsPerCall)} µs`).join(' / ')})`,
   ];
   for (const f of r.folio)
     lines.push(
-      `  ${`folio/${f.engine}`.padEnd(16)} ${String(f.reqPerSec).padStart(9)} ${String(f.p50Ms).padStart(7)} ${String(f.p99Ms).padStart(7)} ${f.ratio.toFixed(2).padStart(7)} ${cpu(f.cpuUsPerCall).padStart(7)} ${f.cpuRatio.toFixed(2).padStart(7)}  ${f.pass ? 'PASS' : 'FAIL'} (target >= ${r.targetRatio} in req/s; rounds: ${f.rounds.map((x) => `${x.reqPerSec} req/s ${cpu(x.cpuUsPerCall)} µs ${x.ratio.toFixed(2)}`).join(' / ')})`,
+      `  ${`folio/${f.engine}`.padEnd(26)} ${String(f.reqPerSec).padStart(9)} ${String(f.p50Ms).padStart(7)} ${String(f.p99Ms).padStart(7)} ${f.ratio.toFixed(2).padStart(7)} ${cpu(f.cpuUsPerCall).padStart(7)} ${f.cpuRatio.toFixed(2).padStart(7)}  ${f.pass ? 'PASS' : 'FAIL'} (target >= ${r.targetRatio} in req/s; rounds: ${f.rounds.map((x) => `${x.reqPerSec} req/s ${cpu(x.cpuUsPerCall)} µs ${x.ratio.toFixed(2)}`).join(' / ')})`,
     );
   lines.push(
     `  (vs koa: req/s ratio, the median of each round's Folio ÷ Koa; µs CPU: the server process's user + system CPU time per request, every thread; its vs koa: Koa's µs ÷ Folio's)`,

@@ -16,7 +16,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { freshDatabase } from './lib.ts';
-import { NODE, assertNode24, mb, percentile, progress, removeDir, round, sleep, tempDir } from './util.ts';
+import { NODE, assertNode24, isSmoke, mb, percentile, progress, removeDir, round, sized, sleep, tempDir } from './util.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const ADMIN = 'bench-bootstrap-admin-token-0123456789abcdef';
@@ -205,7 +205,7 @@ async function diskRun(engine: 'pglite' | 'postgres', appends: number, quick: bo
     // A pass over what the writes so far left (PGlite), so "live" is the data without dead rows.
     if (engine === 'pglite') {
       const seen = passes().length;
-      for (let i = 0; i < 60 && passes().length === seen; i++) {
+      for (let i = 0; i < (isSmoke() ? 5 : 60) && passes().length === seen; i++) {
         // A pass comes every embedded.upkeepMinutes; 64 MB of WAL brings one sooner: write some.
         await api(proc.url, a, 'PATCH', `/api/v1/notetaker/notes/${String(big.json.id)}`, { append: { text: 'x' } });
         await sleep(200);
@@ -229,7 +229,7 @@ async function diskRun(engine: 'pglite' | 'postgres', appends: number, quick: bo
       }
     })();
     reader.catch(() => {}); // a failure of the run stops the server under it; the run's own error is the one reported
-    await sleep(quick ? 3000 : 10_000);
+    await sleep(sized(quick, 10_000, 3000, 500));
 
     phase = 'appending';
     let peak = live;
@@ -249,8 +249,10 @@ async function diskRun(engine: 'pglite' | 'postgres', appends: number, quick: bo
     const ended = Date.now();
     // PGlite: the upkeep's next pass. PostgreSQL: its autovacuum (naptime 1 min) and checkpointer.
     if (engine === 'pglite') {
-      for (let i = 0; i < 1200 && !passes().some((l) => Number(l['time']) > ended + 500); i++) await sleep(500);
-    } else await sleep(quick ? 5000 : 70_000);
+      // A smoke run's few appends do not bring a pass sooner: it waits 5 s, not for the next pass.
+      const waits = isSmoke() ? 10 : 1200;
+      for (let i = 0; i < waits && !passes().some((l) => Number(l['time']) > ended + 500); i++) await sleep(500);
+    } else await sleep(sized(quick, 70_000, 5000, 500));
     const afterUpkeep = await size();
     const afterUpkeepWal = await wal();
     reading = false;
@@ -312,7 +314,7 @@ async function memoryRuns(engine: 'pglite' | 'postgres', quick: boolean): Promis
         const token = await newUser(proc.url, `mem-${which}-${engine}@example.com`);
         await api(proc.url, token, 'POST', '/api/v1/notetaker/notes', { title: 'hello', body: 'world' });
         await api(proc.url, token, 'GET', '/api/v1/notetaker/notes');
-        await sleep(quick ? 5000 : 15_000);
+        await sleep(sized(quick, 15_000, 5000, 500));
         const m = await memOf(proc.child.pid!);
         out.push({ engine, dataDir: which, startupPeakMb: m.hwm, idleRssMb: m.rss });
       } finally {
@@ -338,7 +340,7 @@ export async function runEmbeddedDisk(opts: {
   const engines = (opts.engines ?? ['pglite', 'postgres']).filter((e) => e === 'pglite' || process.env['DATABASE_URL']) as Array<
     'pglite' | 'postgres'
   >;
-  const appends = opts.appends ?? (opts.quick ? 200 : 2000);
+  const appends = opts.appends ?? sized(opts.quick, 2000, 200, 5);
   const result: EmbeddedDiskResult = { disk: [], memory: [] };
   for (const e of opts.skipDisk ? [] : engines) {
     progress(`embedded-disk: ${e}, ${appends} appends to a 1 MB note`);

@@ -21,7 +21,7 @@ import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
 import { createUserToken, startBenchFolio } from './lib.ts';
-import { mb, progress, removeDir, round, tempDir } from './util.ts';
+import { mb, progress, removeDir, round, sized, tempDir } from './util.ts';
 
 export interface PhaseFigure {
   seconds: number;
@@ -104,8 +104,8 @@ async function measure<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: nu
 }
 
 export async function runExchangeBench(opts: { quick: boolean }): Promise<ExchangeBenchResult> {
-  const notes = opts.quick ? 1000 : 10_000;
-  const attachments = opts.quick ? 50 : 500;
+  const notes = sized(opts.quick, 10_000, 1000, 100);
+  const attachments = sized(opts.quick, 500, 50, 5);
   const dir = await tempDir('exchange');
   const databaseUrl = process.env['DATABASE_URL'];
   const folio = await startBenchFolio({

@@ -10,7 +10,9 @@
 // Each server runs alone in a child process. The transfer client is curl (what a person or a script
 // uses, and fast enough not to be what is measured; Node's own http client spends a core of its own
 // at these speeds), or Node's http client when curl is missing. Each step starts after a `sync`, and
-// the figures are medians of 3 rounds (1 with --quick).
+// the figures are medians of 5 rounds (3 with --quick), after one discarded warm-up transfer each;
+// Folio and the bare server take turns, the first alternating from round to round, and Folio's
+// share of the bare server is the median of each round's pair.
 import { execFile } from 'node:child_process';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat, writeFile, open } from 'node:fs/promises';
@@ -21,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { BENCH_DIR } from './lib.ts';
-import { mb, percentile, progress, removeDir, round, spawnChild, tempDir } from './util.ts';
+import { mb, percentile, progress, removeDir, round, sized, spawnChild, tempDir } from './util.ts';
 
 const run = promisify(execFile);
 const MiB = 1024 * 1024;
@@ -35,8 +37,13 @@ export interface TransferFigure {
   vsDurableCp: number;
   /** The same transfer through a bare node:http server that hashes, fsyncs and renames (bench/servers/bare-files.ts). */
   bareMbPerSec: number;
-  /** Folio / bare Node: what Folio adds on top of Node for one transfer (1 = nothing). */
+  /**
+   * Folio / bare Node: what Folio adds on top of Node for one transfer (1 = nothing). The median of
+   * each round's pair (the two transfers back to back, their order alternating from round to round).
+   */
   vsBare: number;
+  /** Each round's Folio / bare Node: their spread says how far one run's figure can be trusted. */
+  vsBareRounds: number[];
   rssBeforeMB: number;
   rssPeakMB: number;
   rssGrowthMB: number;
@@ -118,7 +125,7 @@ function request(url: string, opts: http.RequestOptions, body?: (req: http.Clien
 }
 
 export async function runFiles(opts: { quick: boolean; profile?: boolean }): Promise<FilesResult> {
-  const size = opts.quick ? 256 * MiB : 1024 * MiB;
+  const size = sized(opts.quick, 1024, 256, 16) * MiB;
   const work = await tempDir('files-work');
   const dataDir = await tempDir('files-data');
   const bareDir = await tempDir('files-bare');
@@ -230,7 +237,7 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
       await run('sync');
       return fn();
     };
-    const rounds = opts.quick ? 1 : 3;
+    const rounds = sized(opts.quick, 5, 3, 1);
     const cps: number[] = [];
     const durableCps: number[] = [];
     const ups: Watched<string>[] = [];
@@ -241,6 +248,19 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
     const hashes: number[] = [];
     const writes: number[] = [];
     const durables: number[] = [];
+    // One discarded transfer each way through each server first: the first upload also creates the
+    // user's blob folders and the database's first rows, and JIT-compiles the path.
+    progress(`files: warm-up (one upload and one download through each server, discarded)`);
+    const warmId = await settled(() => upload(`${url}/api/v1/filedb/files?name=warm-up.bin`, auth));
+    await settled(() => download(`${url}/api/v1/filedb/files/${warmId}/content`, auth));
+    const warmBare = await settled(() => upload(`${bareUrl}/`, {}));
+    await settled(() => download(`${bareUrl}/${warmBare}`, {}));
+    /** `a` then `b`, or `b` then `a` on odd rounds: neither always runs right after the cp. */
+    const pair = async <A, B>(r: number, a: () => Promise<A>, b: () => Promise<B>): Promise<[A, B]> => {
+      if (r % 2 === 1) return [await a(), await b()];
+      const second = await b();
+      return [await a(), second];
+    };
     for (let r = 1; r <= rounds; r++) {
       progress(`files: round ${r}/${rounds}: cp, then upload and download through Folio and through a bare Node server (${client})`);
       const copy = path.join(work, 'copy.bin');
@@ -257,12 +277,20 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
         ).seconds,
       );
       await removeDir(copy);
-      const up = await settled(() => watched(() => upload(`${url}/api/v1/filedb/files?name=source-${r}.bin`, auth)));
+      const [up, bareId] = await pair(
+        r,
+        () => settled(() => watched(() => upload(`${url}/api/v1/filedb/files?name=source-${r}.bin`, auth))),
+        () => settled(() => timed(() => upload(`${bareUrl}/`, {}))),
+      );
       ups.push(up);
-      const bareId = await settled(() => timed(() => upload(`${bareUrl}/`, {})));
       bareUps.push(bareId.seconds);
-      downs.push(await settled(() => watched(() => download(`${url}/api/v1/filedb/files/${up.value}/content`, auth))));
-      bareDowns.push((await settled(() => timed(() => download(`${bareUrl}/${bareId.value}`, {})))).seconds);
+      const [down, bareDown] = await pair(
+        r,
+        () => settled(() => watched(() => download(`${url}/api/v1/filedb/files/${up.value}/content`, auth))),
+        () => settled(() => timed(() => download(`${bareUrl}/${bareId.value}`, {}))),
+      );
+      downs.push(down);
+      bareDowns.push(bareDown.seconds);
       discards.push((await settled(() => timed(() => upload(`${bareUrl}/discard`, {})))).seconds);
       hashes.push((await settled(() => timed(() => upload(`${bareUrl}/hash`, {})))).seconds);
       writes.push((await settled(() => timed(() => upload(`${bareUrl}/write`, {})))).seconds);
@@ -281,13 +309,15 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
       const speed = size / MiB / mid.seconds;
       const growth = Math.max(...ws.map((w) => w.peak() - w.before)) / MiB;
       const bareSpeed = size / MiB / median(bareSeconds);
+      const pairs = ws.map((w, i) => round(bareSeconds[i]! / w.seconds, 3));
       return {
         seconds: round(mid.seconds, 2),
         mbPerSec: round(speed),
         ratio: round(speed / cpSpeed, 3),
         vsDurableCp: round(speed / durableCpSpeed, 3),
         bareMbPerSec: round(bareSpeed),
-        vsBare: round(speed / bareSpeed, 3),
+        vsBare: round(median(pairs), 3),
+        vsBareRounds: pairs,
         rssBeforeMB: mb(mid.before),
         rssPeakMB: mb(mid.peak()),
         rssGrowthMB: round(growth),
@@ -357,7 +387,7 @@ export async function runFiles(opts: { quick: boolean; profile?: boolean }): Pro
 export function formatFiles(r: FilesResult): string {
   const pct = (c: { mbPerSec: number; ratio: number }) => `${c.mbPerSec} MB/s = ${(c.ratio * 100).toFixed(1)}% of cp`;
   const line = (name: string, f: TransferFigure) =>
-    `  ${name.padEnd(9)} ${f.seconds} s, ${f.mbPerSec} MB/s = ${(f.ratio * 100).toFixed(1)}% of cp, ${(f.vsDurableCp * 100).toFixed(0)}% of cp+fsync, ${(f.vsBare * 100).toFixed(0)}% of bare Node (${f.bareMbPerSec} MB/s); server RSS ${f.rssBeforeMB} -> peak ${f.rssPeakMB} MB (+${f.rssGrowthMB} MB); CPU server ${f.serverCpu}${f.clientCpu === null ? '' : `, client ${f.clientCpu}`} (client: ${f.client})  ${f.pass ? 'PASS' : 'FAIL'}`;
+    `  ${name.padEnd(9)} ${f.seconds} s, ${f.mbPerSec} MB/s = ${(f.ratio * 100).toFixed(1)}% of cp, ${(f.vsDurableCp * 100).toFixed(0)}% of cp+fsync, ${(f.vsBare * 100).toFixed(0)}% of bare Node (${f.bareMbPerSec} MB/s; by round ${f.vsBareRounds.map((x) => `${(x * 100).toFixed(0)}%`).join(' ')}); server RSS ${f.rssBeforeMB} -> peak ${f.rssPeakMB} MB (+${f.rssGrowthMB} MB); CPU server ${f.serverCpu}${f.clientCpu === null ? '' : `, client ${f.clientCpu}`} (client: ${f.client})  ${f.pass ? 'PASS' : 'FAIL'}`;
   return [
     `files: ${r.sizeMB} MiB through the REST API vs cp on the same disk (medians of ${r.rounds} round(s), each step after a sync; cp runs: ${r.cp.seconds.join(' s, ')} s, median ${r.cp.mbPerSec} MB/s; cp + fsync of the copy: median ${r.durableCp.mbPerSec} MB/s)`,
     line('upload', r.upload),

@@ -1,173 +1,113 @@
-// (e) Isolation cost: the same no-op function served by a plugin on Folio's thread and by a copy of
-// it in a worker of its own (core/kernel/isolation/), in one Folio, in the same run.
-//
-// One Folio in this process serves both copies (isolation.plugins: one folder 'in-process', the
-// other 'worker'). Clients in this process (fetch, `CONCURRENCY` at a time) call one copy, then
-// the other, alternating which goes first, in `rounds` rounds: both modes see the same machine,
-// the same database and the same load generator, so their ratio is what isolation costs a call.
-// Then the memory an isolated plugin costs: RSS (the whole process, workers included) after
-// loading `EXTRA` more isolated copies, after GC, divided by their number.
-import { mkdir, writeFile } from 'node:fs/promises';
+// (j) Isolation cost, as a user's client sees it: POST /curl/call/<ns>/noop of the same no-op in
+// one Folio, from a load generator in another process, in three configurations measured in the
+// same run:
+//   bare koa            servers/koa.ts, the same POST answering {"ok":true}: the baseline
+//   folio, in-process   the no-op forced onto Folio's thread (isolation.plugins), as first-party
+//                       plugins run
+//   folio, own process  the no-op as a third-party folder runs by default: a process of its own,
+//                       under bubblewrap where it works (isolation.mode 'third-party')
+// Each server in a child process of its own; autocannon (10 connections, closed loop) in this
+// process; the configurations take turns slice by slice in each round, medians over the rounds,
+// each ratio against the same round's Koa. CPU per call from /proc/<pid>/stat: the server's
+// process (its threads), and the plugin's process tree (bwrap, bwrap, node).
+// bench/plugin-host.ts measures the same and more (MCP, latency one call at a time, memory, cold
+// start); this is its short form for the default set.
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
-import v8 from 'node:v8';
-import vm from 'node:vm';
-import { ADMIN_TOKEN, createUserToken, startBenchFolio } from './lib.ts';
-import { mb, percentile, progress, removeDir, round, sleep, tempDir } from './util.ts';
-
-/** Target: a call through an isolated plugin keeps at least this share of the in-process throughput. */
-export const TARGET_RATIO = 0.7;
-const CONCURRENCY = 8;
-const EXTRA = 5;
-
-export interface ModeStats {
-  calls: number;
-  /** req/s of each round, in order: a spread between rounds says the machine was busy with something else. */
-  rounds: number[];
-  reqPerSec: number;
-  p50Ms: number;
-  p99Ms: number;
-  non200: number;
-}
+import {
+  TARGETS,
+  compare,
+  load,
+  pluginStatus,
+  startFolio,
+  startServer,
+  writePlugins,
+  type ConfigStats,
+  type Server,
+  type Target,
+} from './plugin-host.ts';
+import { progress, removeDir, sized, sliceSeconds, tempDir } from './util.ts';
 
 export interface IsolationResult {
-  settings: { concurrency: number; rounds: number; callsPerRound: number; engine: string };
-  inProcess: ModeStats;
-  worker: ModeStats;
-  ratio: number;
-  pass: boolean;
-  targetRatio: number;
-  memory: { plugins: number; rssBeforeMB: number; rssAfterMB: number; rssPerPluginMB: number };
-}
-
-const source = (ns: string) => `export default {
-  namespace: '${ns}',
-  description: 'No-op (${ns}).',
-  functions: { noop: { description: 'Do nothing.', handler: () => ({ ok: true }) } },
-};
-`;
-
-async function plugin(root: string, folder: string, ns: string): Promise<string> {
-  const dir = path.join(root, folder);
-  await mkdir(dir, { recursive: true });
-  await writeFile(path.join(dir, 'index.mjs'), source(ns));
-  return dir;
-}
-
-/** `n` calls, CONCURRENCY at a time; wall time and each call's latency. */
-async function burst(url: string, token: string, ns: string, n: number): Promise<{ ms: number; latencies: number[]; non200: number }> {
-  const latencies: number[] = [];
-  let next = 0;
-  let non200 = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < n) {
-        next++;
-        const s = performance.now();
-        const res = await fetch(`${url}/curl/call/${ns}/noop`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: '{}',
-        });
-        await res.arrayBuffer();
-        if (res.status !== 200) non200++;
-        latencies.push(performance.now() - s);
-      }
-    }),
-  );
-  return { ms: performance.now() - t0, latencies, non200 };
-}
-
-function stats(runs: Array<{ ms: number; latencies: number[]; non200: number }>): ModeStats {
-  const latencies = runs.flatMap((r) => r.latencies);
-  const ms = runs.reduce((a, r) => a + r.ms, 0);
-  return {
-    calls: latencies.length,
-    rounds: runs.map((r) => round((r.latencies.length / r.ms) * 1000, 0)),
-    reqPerSec: round((latencies.length / ms) * 1000, 0),
-    p50Ms: round(percentile(latencies, 50), 2),
-    p99Ms: round(percentile(latencies, 99), 2),
-    non200: runs.reduce((a, r) => a + r.non200, 0),
-  };
+  settings: { rounds: number; slices: number; sliceS: number; warmupS: number; sandbox: string; engine: string; arrangement: string };
+  /** bare koa, folio in-process, folio own process; each with its ratio to Koa. */
+  configs: ConfigStats[];
 }
 
 export async function runIsolation(opts: { quick: boolean }): Promise<IsolationResult> {
-  const rounds = opts.quick ? 4 : 10;
-  const callsPerRound = opts.quick ? 500 : 2000;
-  const root = await tempDir('isolation');
-  v8.setFlagsFromString('--expose-gc');
-  const gc = vm.runInNewContext('gc') as () => void;
+  const rounds = sized(opts.quick, 3, 3, 1);
+  const slices = sized(opts.quick, 3, 3, 1);
+  const sliceS = sliceSeconds(sized(opts.quick, 6, 3, 1), slices);
+  const warmupS = sized(opts.quick, 2, 1, 1);
+  const root = await realpath(await tempDir('isolation'));
+  const servers: Server[] = [];
   try {
-    await plugin(root, 'noop_inproc', 'noop_inproc');
-    await plugin(root, 'noop_worker', 'noop_worker');
-    const extra = Array.from({ length: EXTRA }, (_, i) => `noop_extra${i}`);
-    const server = await startBenchFolio({
-      plugins: [root],
-      watch: false,
-      overrides: {
-        isolation: {
-          plugins: { noop_inproc: 'in-process', noop_worker: 'worker', ...Object.fromEntries(extra.map((e) => [e, 'worker'])) },
-        },
+    await writePlugins(root, ['noop_inproc', 'noop_proc']);
+    progress('isolation: starting bare Koa and Folio (each in its own process)');
+    const koa = await startServer('bare koa', path.join(import.meta.dirname, 'servers', 'koa.ts'), []);
+    servers.push(koa);
+    const folio = await startFolio('folio', root, { isolation: { plugins: { noop_inproc: 'in-process' } } });
+    servers.push(folio);
+    const status = await pluginStatus(folio, 'noop_proc');
+    if (status.isolation !== 'process' || (await pluginStatus(folio, 'noop_inproc')).isolation !== 'in-process')
+      throw new Error('the two copies do not run where this bench needs them');
+    const json = { 'content-type': 'application/json' };
+    const auth = { ...json, authorization: `Bearer ${folio.ready.token}` };
+    const targets: Target[] = [
+      { name: 'bare koa', server: koa, path: '/curl/call/bench/noop', headers: json, body: '{}' },
+      { name: 'folio, in-process', server: folio, path: '/curl/call/noop_inproc/noop', headers: auth, body: '{}' },
+      {
+        name: 'folio, own process',
+        server: folio,
+        path: '/curl/call/noop_proc/noop',
+        headers: auth,
+        body: '{}',
+        pluginDir: path.join(root, 'noop_proc'),
       },
-    });
-    try {
-      const { token } = await createUserToken(server.url);
-      progress(`isolation: warm-up`);
-      await burst(server.url, token, 'noop_inproc', 300);
-      await burst(server.url, token, 'noop_worker', 300);
-      const runs: Record<'inproc' | 'worker', Array<Awaited<ReturnType<typeof burst>>>> = { inproc: [], worker: [] };
-      for (let r = 0; r < rounds; r++) {
-        progress(`isolation: round ${r + 1}/${rounds}, ${callsPerRound} calls per mode`);
-        const order = r % 2 === 0 ? (['inproc', 'worker'] as const) : (['worker', 'inproc'] as const);
-        for (const mode of order)
-          runs[mode].push(await burst(server.url, token, mode === 'inproc' ? 'noop_inproc' : 'noop_worker', callsPerRound));
-      }
-      const inProcess = stats(runs.inproc);
-      const worker = stats(runs.worker);
-      const ratio = round(worker.reqPerSec / inProcess.reqPerSec, 3);
-
-      progress(`isolation: memory of ${EXTRA} more isolated plugins`);
-      const rss = async () => {
-        for (let i = 0; i < 3; i++) {
-          gc();
-          await sleep(50);
-        }
-        return process.memoryUsage().rss;
-      };
-      const before = await rss();
-      for (const e of extra) await server.folio.registry.reload(await plugin(root, e, e));
-      for (const e of extra) {
-        const r = await fetch(`${server.url}/curl/call/${e}/noop`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-        await r.arrayBuffer();
-      }
-      const after = await rss();
-      return {
-        settings: { concurrency: CONCURRENCY, rounds, callsPerRound, engine: server.engine },
-        inProcess,
-        worker,
-        ratio,
-        pass: ratio >= TARGET_RATIO,
-        targetRatio: TARGET_RATIO,
-        memory: { plugins: EXTRA, rssBeforeMB: mb(before), rssAfterMB: mb(after), rssPerPluginMB: mb((after - before) / EXTRA) },
-      };
-    } finally {
-      await server.close();
+    ];
+    for (const t of targets) {
+      progress(`isolation: warm-up ${t.name} ${warmupS}s (discarded)`);
+      await load(t, warmupS);
     }
+    const configs = await compare('isolation:', targets, [null, TARGETS.curlInProcess, TARGETS.curlProcess], slices, sliceS, rounds);
+    return {
+      settings: {
+        rounds,
+        slices,
+        sliceS,
+        warmupS,
+        sandbox: status.sandbox?.kind ?? 'none',
+        engine: folio.ready.engine,
+        arrangement: 'each server in its own child process, autocannon (10 connections) in the parent, taking turns slice by slice',
+      },
+      configs,
+    };
   } finally {
+    for (const s of servers) await s.stop();
     await removeDir(root);
   }
 }
 
 export function formatIsolation(r: IsolationResult): string {
-  const row = (name: string, s: ModeStats) =>
-    `  ${name.padEnd(22)} ${String(s.calls).padStart(6)} ${String(s.reqPerSec).padStart(8)} ${String(s.p50Ms).padStart(8)} ${String(s.p99Ms).padStart(8)} ${String(s.non200).padStart(6)}`;
-  return [
-    `isolation: no-op call, in-process vs worker, one Folio (${r.settings.engine}), ${r.settings.concurrency} concurrent clients in the same process, ${r.settings.rounds} alternating rounds of ${r.settings.callsPerRound} calls`,
-    `  ${'plugin'.padEnd(22)} ${'calls'.padStart(6)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'non200'.padStart(6)}`,
-    row('in-process', r.inProcess),
-    row('worker (isolated)', r.worker),
-    `  req/s per round: in-process ${r.inProcess.rounds.join(' ')}; worker ${r.worker.rounds.join(' ')}`,
-    `  ratio worker/in-process: ${r.ratio}  ${r.pass ? 'PASS' : 'FAIL'} (target >= ${r.targetRatio})`,
-    `  memory: RSS ${r.memory.rssBeforeMB} -> ${r.memory.rssAfterMB} MB after ${r.memory.plugins} more isolated plugins: ${r.memory.rssPerPluginMB} MB each`,
-  ].join('\n');
+  const s = r.settings;
+  const lines = [
+    `isolation: POST /curl/call/<ns>/noop from another process (autocannon, 10 connections), ${s.rounds} rounds of ${s.slices} slices of ${s.sliceS}s per configuration taking turns; medians; Folio on ${s.engine}, sandbox ${s.sandbox}`,
+    `  ${'configuration'.padEnd(20)} ${'req/s'.padStart(8)} ${'vs koa'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'server µs CPU'.padStart(14)} ${'plugin µs CPU'.padStart(14)}`,
+  ];
+  for (const c of r.configs)
+    lines.push(
+      `  ${c.name.padEnd(20)} ${String(c.reqPerSec).padStart(8)} ${c.ratio.toFixed(2).padStart(7)} ${String(c.p50Ms).padStart(7)} ${String(c.p99Ms).padStart(7)} ${String(c.serverCpuUs).padStart(14)} ${String(c.pluginCpuUs ?? '-').padStart(14)}  ${c.pass === null ? '' : `${c.pass ? 'PASS' : 'FAIL'} (>= ${c.target})`}`,
+    );
+  lines.push('  (µs CPU per call from /proc/<pid>/stat: the server process, and the plugin process tree where it has one)');
+  return lines.join('\n');
+}
+
+export function isolationSummaryRows(r: IsolationResult): string[][] {
+  return r.configs.map((c) => [
+    'isolation',
+    `${c.name} req/s`,
+    String(c.reqPerSec),
+    `${c.name === 'bare koa' ? '' : `${(c.ratio * 100).toFixed(1)}% of koa, `}p99 ${c.p99Ms} ms, ${c.serverCpuUs} µs server CPU/call${c.pluginCpuUs === null ? '' : ` + ${c.pluginCpuUs} plugin`}`,
+    c.pass === null ? '' : `${c.pass ? 'PASS' : 'FAIL'} (>= ${(c.target ?? 0) * 100}%)`,
+  ]);
 }

@@ -18,7 +18,7 @@
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { assertNode24, progress, round, sliceSeconds, spawnChild, turnOrder } from './util.ts';
+import { assertNode24, progress, round, sized, sliceSeconds, spawnChild, turnOrder } from './util.ts';
 
 /** Target: Folio serves at least this share of the bare SDK server's calls per second. */
 export const MCP_TARGET_RATIO = 0.8;
@@ -237,9 +237,9 @@ function medianOf(runs: McpLoad[]): McpLoad {
 export async function runMcpBench(opts: McpBenchOptions = {}): Promise<McpBenchResult> {
   assertNode24();
   const warmupS = opts.quick ? 1 : 3;
-  const durationS = opts.durationS ?? (opts.quick ? 3 : 10);
+  const durationS = opts.durationS ?? sized(opts.quick, 10, 3, 1);
   const connections = opts.connections ?? 10;
-  const rounds = opts.rounds ?? MCP_ROUNDS;
+  const rounds = opts.rounds ?? sized(opts.quick, MCP_ROUNDS, MCP_ROUNDS, 1);
   const serverUrl = opts.databaseUrl ?? process.env['DATABASE_URL'];
   const engines: Array<string | undefined> = [undefined];
   if (serverUrl) engines.push(serverUrl);
@@ -267,7 +267,7 @@ export async function runMcpBench(opts: McpBenchOptions = {}): Promise<McpBenchR
     const curlRuns: McpLoad[][] = servers.map(() => []);
     // Each round in slices, the servers taking turns slice by slice (as bench/call.ts: this
     // machine's speed drifts within seconds).
-    const slices = opts.quick ? 3 : SLICES;
+    const slices = sized(opts.quick, SLICES, 3, 1);
     const sliceS = sliceSeconds(durationS, slices);
     for (let r = 0; r < rounds; r++) {
       progress(`mcp: round ${r + 1}/${rounds}: ${slices} slices of ${sliceS}s per server, taking turns`);

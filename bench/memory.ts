@@ -19,7 +19,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { mb, progress, removeDir, round, sendAndWait, spawnChild, tempDir } from './util.ts';
+import { isSmoke, mb, progress, removeDir, round, sendAndWait, sized, spawnChild, tempDir } from './util.ts';
 
 /** Bounded: later heap growth under this many KB per reload (a retained version costs >= 200 KB). */
 export const BOUNDED_KB_PER_RELOAD = 10;
@@ -193,16 +193,20 @@ async function child(mode: 'folio' | 'naive', warmup: number, checkpoints: numbe
 // --- the parent ----------------------------------------------------------------------------------
 
 export async function runMemory(opts: MemoryOptions): Promise<MemoryResult> {
-  const warmup = 20;
-  const checkpoints = opts.quick ? [50, 100, 200] : [100, 250, 500];
+  const warmup = sized(opts.quick, 20, 20, 3);
+  const checkpoints = sized(opts.quick, [100, 250, 500], [50, 100, 200], [5, 10]);
   const runs: Array<{ mode: 'folio' | 'naive'; flags: string[] }> = [
     { mode: 'folio', flags: [] },
     { mode: 'naive', flags: [] },
     // Diagnostic: V8 keeps every distinct compiled script (source and code) in an isolate-wide
     // compilation cache that it empties only near the heap limit. Without it, what is left is
     // what the code itself keeps reachable.
-    { mode: 'folio', flags: ['--no-compilation-cache'] },
-    { mode: 'naive', flags: ['--no-compilation-cache'] },
+    ...(isSmoke()
+      ? []
+      : [
+          { mode: 'folio' as const, flags: ['--no-compilation-cache'] },
+          { mode: 'naive' as const, flags: ['--no-compilation-cache'] },
+        ]),
   ];
   const series: MemorySeries[] = [];
   for (const { mode, flags } of runs) {

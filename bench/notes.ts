@@ -45,7 +45,19 @@ import { encodeCursor } from '../core/domain/notes/validate.ts';
 import { loadConfig } from '../core/kernel/config.ts';
 import { ADMIN_TOKEN, FIRST_PARTY_PLUGINS, ROOT } from './lib.ts';
 import { DEFAULT_N, ensurePgliteSeed, seedPostgres, type SeedMeta } from './seed-notes.ts';
-import { assertNode24, mean, percentile, progress, removeDir, round, send, spawnChild, stopOnParentRequest, tempDir } from './util.ts';
+import {
+  assertNode24,
+  mean,
+  percentile,
+  progress,
+  removeDir,
+  round,
+  send,
+  sized,
+  spawnChild,
+  stopOnParentRequest,
+  tempDir,
+} from './util.ts';
 
 export const TARGETS = { searchP95Ms: 100, listGetP95Ms: 20 };
 const RESULTS = path.join(import.meta.dirname, 'results');
@@ -628,9 +640,9 @@ async function runEngine(engine: 'pglite' | 'postgres', opts: Required<Omit<Note
 }
 
 export async function runNotes(opts: NotesOptions): Promise<NotesResult> {
-  const n = opts.n ?? (opts.quick ? 10_000 : DEFAULT_N);
-  const requests = opts.requests ?? (opts.quick ? 50 : 200);
-  const warmup = opts.warmup ?? (opts.quick ? 10 : 20);
+  const n = opts.n ?? sized(opts.quick, DEFAULT_N, 10_000, 500);
+  const requests = opts.requests ?? sized(opts.quick, 200, 50, 5);
+  const warmup = opts.warmup ?? sized(opts.quick, 20, 10, 2);
   let engines = opts.engines ?? ['pglite', 'postgres'];
   if (engines.includes('postgres') && !process.env['DATABASE_URL']) {
     progress('notes: DATABASE_URL is not set: PostgreSQL run skipped (PGlite only)');

@@ -9,7 +9,7 @@
 // holds even where the absolute figures are lower than bench/call.ts's.
 import autocannon from 'autocannon';
 import { BENCH_PLUGINS, createUserToken, freshDatabase, startBenchFolio } from './lib.ts';
-import { assertNode24, progress, round } from './util.ts';
+import { assertNode24, progress, round, sized } from './util.ts';
 import { authorize, registerClient } from '../test/helpers/oauth.ts';
 
 export const TARGET_OVERHEAD = 0.1;
@@ -57,8 +57,8 @@ export async function runOAuthBench(opts: { quick: boolean }) {
     const oauth = flow.tokens?.access_token;
     if (!oauth) throw new Error('no OAuth token from the flow');
 
-    const durationS = opts.quick ? 3 : 10;
-    const rounds = opts.quick ? 2 : 3;
+    const durationS = sized(opts.quick, 10, 3, 1);
+    const rounds = sized(opts.quick, 3, 2, 1);
     progress(`oauth: warming up (${folio.engine})`);
     await load(folio.url, api, 1);
     await load(folio.url, oauth, 1);

@@ -11,8 +11,8 @@
 //    SDK's server (mcp-servers.ts bare). The arrangement of bench/call.ts: each server in a child
 //    process of its own, autocannon (10 connections) here, one configuration loaded at a time,
 //    taking turns slice by slice, 3 rounds, medians; each ratio against the same round's baseline.
-//    CPU per call on both sides of the channel: Folio's process.cpuUsage (over IPC), and the
-//    plugin's process tree (bwrap, bwrap, node) from /proc/<pid>/stat.
+//    CPU per call on both sides of the channel, from /proc/<pid>/stat read here: Folio's process
+//    (its threads), and the plugin's process tree (bwrap, bwrap, node).
 // 2. Latency the process adds: under that load (each response's own time, not autocannon's
 //    whole-millisecond histogram), and on one keep-alive connection, one call at a time.
 // 3. Memory: the resident memory of idle hosts, 20 copies of the no-op in one Folio.
@@ -21,7 +21,6 @@
 // Folio runs on the embedded PGlite: a no-op's call touches the database for nothing (the token and
 // namespace switches are cached), so the engine does not matter here.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -32,10 +31,17 @@ import { openSession } from './mcp.ts';
 import { formatProfile, summarizeProfile, type CpuProfile, type ProfileSummary } from './profile.ts';
 import {
   assertNode24,
+  isSmoke,
   percentile,
+  pluginRoot,
+  processCpuUs,
+  readProc,
+  tree,
+  treeCpuUs,
   progress,
   removeDir,
   round,
+  sized,
   sleep,
   sliceSeconds,
   spawnChild,
@@ -63,14 +69,14 @@ const HERE = import.meta.dirname;
 const RESULTS = path.join(HERE, 'results');
 const FIXTURE = path.join(BENCH_PLUGINS, 'bench', 'index.mjs');
 
-interface Ready {
+export interface Ready {
   url: string;
   token: string;
   engine: string;
   pid: number;
 }
 
-interface Server {
+export interface Server {
   name: string;
   child: Child<Ready>;
   ready: Ready;
@@ -78,7 +84,7 @@ interface Server {
 }
 
 /** One configuration under load: a server, what is sent, and the plugin folder whose process is watched. */
-interface Target {
+export interface Target {
   name: string;
   server: Server;
   path: string;
@@ -159,55 +165,6 @@ export interface PluginHostResult {
 
 // ---- the plugin's processes, from /proc ---------------------------------------------------------
 
-const TICK_US = (() => {
-  try {
-    return 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-  } catch {
-    return 1e4; // 100 Hz, Linux's usual
-  }
-})();
-
-function readProc(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null; // gone meanwhile
-  }
-}
-
-function childrenOf(pid: number): number[] {
-  return (readProc(`/proc/${pid}/task/${pid}/children`) ?? '').split(' ').filter(Boolean).map(Number);
-}
-
-function tree(pid: number): number[] {
-  return [pid, ...childrenOf(pid).flatMap(tree)];
-}
-
-/**
- * The root of a plugin's process tree: the child of Folio's process started for that folder (bwrap,
- * whose arguments bind the folder; without bubblewrap, env then node, allowed to read it). Folders
- * are named by their real path, as sandbox.ts names them. The node process
- * under bwrap is a grandchild: bwrap forks the PID namespace's first process, which forks node.
- */
-function pluginRoot(folioPid: number, dir: string): number | undefined {
-  return childrenOf(folioPid).find((p) =>
-    (readProc(`/proc/${p}/cmdline`) ?? '').split('\0').some((arg) => arg === dir || arg.endsWith(`=${dir}`)),
-  );
-}
-
-/** utime + stime of every process of the tree (each one's threads included), in µs. */
-function treeCpuUs(root: number): number {
-  let ticks = 0;
-  for (const p of tree(root)) {
-    const stat = readProc(`/proc/${p}/stat`);
-    if (!stat) continue;
-    // Fields after "pid (comm)": state is field 3, utime 14, stime 15.
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticks += Number(f[11]) + Number(f[12]);
-  }
-  return ticks * TICK_US;
-}
-
 /** VmRSS summed over the tree (what Folio's isolation.memoryMb ceiling watches), RssAnon, PSS. */
 function treeMemory(root: number): HostMemory {
   let rss = 0;
@@ -236,7 +193,7 @@ function sumMemory(ms: HostMemory[]): HostMemory {
 // ---- servers ----------------------------------------------------------------------------------------
 
 /** Copies of the bench fixture, each under its own folder name and namespace. */
-async function writePlugins(root: string, names: string[]): Promise<void> {
+export async function writePlugins(root: string, names: string[]): Promise<void> {
   const source = await readFile(FIXTURE, 'utf8');
   if (!source.includes("namespace: 'bench'")) throw new Error(`${FIXTURE} no longer says namespace: 'bench'`);
   for (const ns of names) {
@@ -245,7 +202,7 @@ async function writePlugins(root: string, names: string[]): Promise<void> {
   }
 }
 
-async function startServer(name: string, script: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Server> {
+export async function startServer(name: string, script: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Server> {
   const child = spawnChild<Ready>(script, args, { env, timeoutMs: 180_000 });
   const stop = async () => {
     const code = await child.stop(30_000);
@@ -264,7 +221,7 @@ async function startServer(name: string, script: string, args: string[], env: No
  * (isolation.mode 'third-party', the default) unless `config` says otherwise. The bench fixture
  * itself (its token check) runs in-process.
  */
-async function startFolio(name: string, pluginsRoot: string, config: { isolation: Record<string, unknown> }): Promise<Server> {
+export async function startFolio(name: string, pluginsRoot: string, config: { isolation: Record<string, unknown> }): Promise<Server> {
   const dataDir = await tempDir('data');
   const isolation = { ...config.isolation, plugins: { bench: 'in-process', ...(config.isolation['plugins'] as object) } };
   try {
@@ -298,7 +255,7 @@ interface StatusRow {
   sandbox: { kind: string; running: boolean } | null;
 }
 
-async function pluginStatus(server: Server, ns: string): Promise<StatusRow> {
+export async function pluginStatus(server: Server, ns: string): Promise<StatusRow> {
   const r = await callFn(server.ready.url, ADMIN_TOKEN, 'admin', 'plugin_status');
   if (r.status !== 200) throw new Error(`admin.plugin_status answered ${r.status}: ${r.text.slice(0, 300)}`);
   const row = (JSON.parse(r.text) as StatusRow[]).find((x) => x.namespace === ns);
@@ -308,11 +265,12 @@ async function pluginStatus(server: Server, ns: string): Promise<StatusRow> {
 
 // ---- load ---------------------------------------------------------------------------------------------
 
-async function load(t: Target, durationS: number): Promise<Slice> {
+export async function load(t: Target, durationS: number): Promise<Slice> {
   const folioPid = t.server.ready.pid;
   const root = t.pluginDir ? pluginRoot(folioPid, t.pluginDir) : undefined;
   if (t.pluginDir && root === undefined) throw new Error(`${t.name}: no process of ${t.pluginDir} under Folio's`);
-  const cpu0 = await cpuOf(t.server.child);
+  // The server's CPU from /proc, as `top` would see it (its own threads; the plugin's processes apart).
+  const cpu0 = processCpuUs(folioPid);
   const plugin0 = root === undefined ? 0 : treeCpuUs(root);
   const latencies: number[] = [];
   const instance = autocannon({
@@ -331,7 +289,7 @@ async function load(t: Target, durationS: number): Promise<Slice> {
   });
   const r = await instance;
   const plugin1 = root === undefined ? 0 : treeCpuUs(root);
-  const cpu1 = await cpuOf(t.server.child);
+  const cpu1 = processCpuUs(folioPid);
   if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0)
     throw new Error(`${t.name}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts: the figures would be meaningless`);
   if (root !== undefined && pluginRoot(folioPid, t.pluginDir!) !== root)
@@ -360,16 +318,17 @@ function roundOf(parts: Slice[]): Omit<RoundStats, 'ratio'> {
 }
 
 /** Rounds of slices, the targets taking turns (the first alternating); each ratio against targets[0]. */
-async function compare(
+export async function compare(
   tag: string,
   targets: Target[],
   goals: Array<number | null>,
   slices: number,
   sliceS: number,
+  roundCount = ROUNDS,
 ): Promise<ConfigStats[]> {
   const rounds: RoundStats[][] = targets.map(() => []);
-  for (let r = 0; r < ROUNDS; r++) {
-    progress(`plugin-host: ${tag} round ${r + 1}/${ROUNDS}: ${slices} slices of ${sliceS}s per configuration, taking turns`);
+  for (let r = 0; r < roundCount; r++) {
+    progress(`${tag} round ${r + 1}/${roundCount}: ${slices} slices of ${sliceS}s per configuration, taking turns`);
     const parts: Slice[][] = targets.map(() => []);
     for (const order of turnOrder(targets.length, r, slices)) for (const i of order) parts[i]!.push(await load(targets[i]!, sliceS));
     const stats = parts.map(roundOf);
@@ -377,7 +336,7 @@ async function compare(
       const ratio = round(s.reqPerSec / stats[0]!.reqPerSec, 3);
       rounds[i]!.push({ ...s, ratio });
       progress(
-        `plugin-host: ${tag} round ${r + 1}, ${targets[i]!.name}: ${s.reqPerSec} req/s (${ratio}), p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms, CPU µs/call ${s.serverCpuUs}${s.pluginCpuUs === null ? '' : ` + plugin ${s.pluginCpuUs}`}`,
+        `${tag} round ${r + 1}, ${targets[i]!.name}: ${s.reqPerSec} req/s (${ratio}), p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms, CPU µs/call ${s.serverCpuUs}${s.pluginCpuUs === null ? '' : ` + plugin ${s.pluginCpuUs}`}`,
       );
     });
   }
@@ -459,9 +418,12 @@ async function profiled(t: Target, durationS: number, file: string): Promise<{ n
 
 export async function runPluginHost(opts: { quick: boolean; profile?: boolean }): Promise<PluginHostResult> {
   assertNode24();
-  const slices = 3;
-  const sliceS = sliceSeconds(opts.quick ? 3 : 6, slices);
-  const warmupS = opts.quick ? 1 : 2;
+  const slices = sized(opts.quick, 3, 3, 1);
+  const sliceS = sliceSeconds(opts.quick || isSmoke() ? 3 : 6, slices);
+  const warmupS = opts.quick || isSmoke() ? 1 : 2;
+  const rounds = sized(opts.quick, ROUNDS, ROUNDS, 1);
+  const [seqBlocks, seqPerBlock] = sized(opts.quick, [10, 200], [6, 100], [2, 20]);
+  const memoryPlugins = sized(opts.quick, MEMORY_PLUGINS, MEMORY_PLUGINS, 3);
   const root = await realpath(await tempDir('plugin-host'));
   const servers: Server[] = [];
   const stopAll = async () => {
@@ -516,10 +478,10 @@ export async function runPluginHost(opts: { quick: boolean; profile?: boolean })
       progress(`plugin-host: warm-up ${t.path} ${t.name} ${warmupS}s (discarded)`);
       await load(t, warmupS);
     }
-    const curlStats = await compare('curl', curl, [null, TARGETS.curlInProcess, TARGETS.curlProcess], slices, sliceS);
-    const mcpStats = await compare('mcp', mcp, [null, null, TARGETS.mcpProcess], slices, sliceS);
+    const curlStats = await compare('plugin-host: curl', curl, [null, TARGETS.curlInProcess, TARGETS.curlProcess], slices, sliceS, rounds);
+    const mcpStats = await compare('plugin-host: mcp', mcp, [null, null, TARGETS.mcpProcess], slices, sliceS, rounds);
     progress('plugin-host: one call at a time on one connection');
-    const [seqIn, seqProc] = await sequential(curl.slice(1), opts.quick ? 6 : 10, opts.quick ? 100 : 200);
+    const [seqIn, seqProc] = await sequential(curl.slice(1), seqBlocks, seqPerBlock);
     const added = (f: (r: RoundStats) => number) =>
       round(median(curlStats[2]!.rounds.map((r, i) => f(r) - f(curlStats[1]!.rounds[i]!))), 3);
     const afterLoadRoot = pluginRoot(folio.ready.pid, procDir);
@@ -536,9 +498,9 @@ export async function runPluginHost(opts: { quick: boolean; profile?: boolean })
     await stopAll();
 
     // ---- 3: memory of idle hosts ----
-    const names = Array.from({ length: MEMORY_PLUGINS }, (_, i) => `noop_${String(i + 1).padStart(2, '0')}`);
+    const names = Array.from({ length: memoryPlugins }, (_, i) => `noop_${String(i + 1).padStart(2, '0')}`);
     await writePlugins(path.join(root, 'memory'), names);
-    progress(`plugin-host: Folio with ${MEMORY_PLUGINS} no-op plugins, each in its own process`);
+    progress(`plugin-host: Folio with ${memoryPlugins} no-op plugins, each in its own process`);
     const many = await startFolio('folio, 20 plugins', path.join(root, 'memory'), { isolation: {} });
     servers.push(many);
     const hosts = () =>
@@ -556,14 +518,14 @@ export async function runPluginHost(opts: { quick: boolean; profile?: boolean })
     await sleep(1000);
     const called = hosts();
     // What idle hosts cost in CPU: Folio's side (heartbeats, the memory watch) and their own.
-    const idleS = opts.quick ? 3 : 5;
+    const idleS = sized(opts.quick, 5, 3, 1);
     const roots = names.map((ns) => pluginRoot(many.ready.pid, path.join(root, 'memory', ns))!);
     const hostsCpu = () => roots.reduce((a, r) => a + treeCpuUs(r), 0);
     const [folio0, hosts0] = [await cpuOf(many.child), hostsCpu()];
     await sleep(idleS * 1000);
     const [folio1, hosts1] = [await cpuOf(many.child), hostsCpu()];
     const memory = {
-      plugins: MEMORY_PLUGINS,
+      plugins: memoryPlugins,
       idleHost: medianMemory(loaded),
       afterOneCall: medianMemory(called),
       total: sumMemory(called),
@@ -600,7 +562,7 @@ export async function runPluginHost(opts: { quick: boolean; profile?: boolean })
     const idle0 = await cpuOf(cold.child);
     await sleep(idleS * 1000);
     memory.idleCpu.folioNoHostMsPerS = round(((await cpuOf(cold.child)) - idle0) / 1000 / idleS, 2);
-    for (let i = 0; i < (opts.quick ? 5 : 9); i++) {
+    for (let i = 0; i < sized(opts.quick, 9, 5, 2); i++) {
       await stopped();
       const t0 = performance.now();
       const first = await callFn(cold.ready.url, cold.ready.token, 'noop_cold', 'noop');
@@ -622,12 +584,12 @@ export async function runPluginHost(opts: { quick: boolean; profile?: boolean })
     const coldMedian = round(median(samples), 1);
 
     const result: PluginHostResult = {
-      settings: { rounds: ROUNDS, slices, sliceS, warmupS, connections: CONNECTIONS, sandbox, engine: folio.ready.engine },
+      settings: { rounds, slices, sliceS, warmupS, connections: CONNECTIONS, sandbox, engine: folio.ready.engine },
       curl: curlStats,
       mcp: mcpStats,
       latency: {
         underLoad: { p50Ms: added((r) => r.p50Ms), p99Ms: added((r) => r.p99Ms) },
-        sequential: { calls: (opts.quick ? 6 : 10) * (opts.quick ? 100 : 200), inProcess: seqIn!, process: seqProc! },
+        sequential: { calls: seqBlocks * seqPerBlock, inProcess: seqIn!, process: seqProc! },
         addedSequential: { p50Ms: round(seqProc!.p50Ms - seqIn!.p50Ms, 3), p99Ms: round(seqProc!.p99Ms - seqIn!.p99Ms, 3) },
       },
       memory,

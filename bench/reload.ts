@@ -11,7 +11,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ADMIN_TOKEN, callFn, startBenchFolio } from './lib.ts';
-import { mean, percentile, progress, removeDir, round, sleep, tempDir } from './util.ts';
+import { mean, percentile, progress, removeDir, round, sized, sleep, tempDir } from './util.ts';
 
 export const TARGET_P95_MS = 500;
 const POLL_MS = 5;
@@ -144,8 +144,8 @@ export async function runReload(opts: ReloadOptions): Promise<ReloadResult> {
       if ((await servedVersion(bench.url, ns)) !== 0) throw new Error(`${ns}.version is not serving version 0 after start`);
     await sleep(200); // let the watcher settle
 
-    const n = opts.quick ? 15 : 50;
-    const nDeep = opts.quick ? 3 : 10;
+    const n = sized(opts.quick, 50, 15, 3);
+    const nDeep = sized(opts.quick, 10, 3, 1);
     progress(`reload: ${n} entry edits, then ${nDeep} deep edits (debounce ${DEBOUNCE_MS} ms, poll every ${POLL_MS} ms)`);
     const entry = await series(bench.url, 'hot', path.join(hotDir, 'index.mjs'), entrySource, n, 'entry edit (index.mjs)');
     const deep = await series(bench.url, 'deep', path.join(deepDir, 'lib/helper.mjs'), helperSource, nDeep, 'deep edit (lib/helper.mjs)');

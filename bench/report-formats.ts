@@ -21,7 +21,7 @@ import { IdentityService } from '../core/domain/identity/service.ts';
 import { NotesServiceImpl } from '../core/domain/notes/service.ts';
 import type { Principal } from '../core/domain/identity/types.ts';
 import type { ReportFormat } from '../core/domain/notes/types.ts';
-import { progress, round } from './util.ts';
+import { progress, round, sized } from './util.ts';
 
 const LINES = [
   'We talked about the **roadmap** and the _launch_ plan for the café in Zürich.',
@@ -59,7 +59,7 @@ export interface ReportFormatsResult {
 }
 
 export async function runReportFormats(opts: { quick: boolean }): Promise<ReportFormatsResult> {
-  const sizes = opts.quick ? [100, 300] : [100, 1000, 3000];
+  const sizes = sized(opts.quick, [100, 1000, 3000], [100, 300], [20]);
   const dir = await mkdtemp(path.join(tmpdir(), 'folio-bench-reports-'));
   const log = pino({ level: 'silent' });
   const db = await openDatabase({ schema: DATABASE_SCHEMA, dataDir: dir, log, migrate: true });

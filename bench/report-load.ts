@@ -33,7 +33,19 @@ import { IdentityService } from '../core/domain/identity/service.ts';
 import { loadConfig } from '../core/kernel/config.ts';
 import { ADMIN_TOKEN, FIRST_PARTY_PLUGINS } from './lib.ts';
 import { ensurePgliteSeed } from './seed-notes.ts';
-import { assertNode24, percentile, progress, removeDir, round, send, sleep, spawnChild, stopOnParentRequest, tempDir } from './util.ts';
+import {
+  assertNode24,
+  percentile,
+  progress,
+  removeDir,
+  round,
+  send,
+  sized,
+  sleep,
+  spawnChild,
+  stopOnParentRequest,
+  tempDir,
+} from './util.ts';
 
 const REPORTERS = 8;
 
@@ -237,8 +249,8 @@ async function phase(
 }
 
 export async function runReportLoad(opts: ReportLoadOptions = {}): Promise<ReportLoadResult> {
-  const n = opts.n ?? (opts.quick ? 300 : 3000);
-  const idleSeconds = opts.idleSeconds ?? (opts.quick ? 3 : 8);
+  const n = opts.n ?? sized(opts.quick, 3000, 300, 30);
+  const idleSeconds = opts.idleSeconds ?? sized(opts.quick, 8, 3, 1);
   const phases = opts.phases ?? [2, 8];
   const group = opts.group ?? 'tag';
   const seed = await ensurePgliteSeed(n);

@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { pino } from 'pino';
 import type { Principal } from '../core/domain/identity/types.ts';
-import { NODE, assertNode24, mean, percentile, progress, removeDir, round, tempDir } from './util.ts';
+import { NODE, assertNode24, mean, percentile, progress, removeDir, round, sized, tempDir } from './util.ts';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -214,7 +214,7 @@ export async function runRevisions(opts: {
   engines?: Array<'pglite' | 'postgres'>;
   baseline?: string;
 }): Promise<RevisionsResult> {
-  const appends = opts.appends ?? (opts.quick ? 20 : 100);
+  const appends = opts.appends ?? sized(opts.quick, 100, 20, 3);
   const serverUrl = process.env['DATABASE_URL'] || undefined;
   const engines = opts.engines ?? (serverUrl ? ['pglite', 'postgres'] : ['pglite']);
   if (engines.includes('postgres') && !serverUrl) throw new Error('the postgres engine needs DATABASE_URL');

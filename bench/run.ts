@@ -1,7 +1,9 @@
 // Entry of `npm run bench`: runs the benchmarks, prints a summary table and one JSON line, and
 // writes bench/results/latest.json.
 //   npm run bench                         call, mcp, reload, memory, isolation, full durations
-//   npm run bench -- --quick              shorter runs (a smoke test, noisier figures)
+//   npm run bench -- --quick              shorter runs (noisier figures)
+//   npm run bench -- --smoke              every benchmark at tiny sizes, to prove each still runs and
+//                                         reports its figures (CI runs this; the figures mean nothing)
 //   npm run bench -- --only=call          one (or a comma list: --only=call,reload)
 //   npm run bench -- --only=mcp           MCP tools/call against the bare SDK server (bench/mcp.ts)
 //   npm run bench -- --only=call --profile  also a CPU profile of Folio under the same load
@@ -25,12 +27,16 @@
 //                                         /metrics answer time with 100 plugins and 10k users (~3 min)
 //   npm run bench -- --only=plugin-host   a plugin in its own process vs in-process vs bare baselines:
 //                                         throughput, CPU, latency, memory, cold start (~3 min)
+//   npm run bench -- --only=oauth         a call with an OAuth access token vs an API token (bench/oauth.ts)
+//   npm run bench -- --only=backup        how long writes wait while a backup runs (bench/backup.ts)
+//   npm run bench -- --only=tools-list    bytes per tool of tools/list (bench/tools-list.ts)
+//   npm run bench -- --only=diff          one revision diff of a rewritten note: time and event-loop stall
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { formatCall, runCall, type CallResult } from './call.ts';
 import { formatMcpBench, runMcpBench, type McpBenchResult } from './mcp.ts';
-import { formatIsolation, runIsolation, type IsolationResult } from './isolation.ts';
+import { formatIsolation, isolationSummaryRows, runIsolation, type IsolationResult } from './isolation.ts';
 import { formatMemory, runMemory, type MemoryResult } from './memory.ts';
 import { formatNotes, notesSummaryRows, runNotes, type NotesResult } from './notes.ts';
 import { formatReload, runReload, type ReloadResult } from './reload.ts';
@@ -44,7 +50,11 @@ import { formatPluginHost, pluginHostSummaryRows, runPluginHost, type PluginHost
 import { exchangeSummaryRows, formatExchange, runExchangeBench, type ExchangeBenchResult } from './exchange.ts';
 import { formatObservability, observabilitySummaryRows, runObservability, type ObservabilityResult } from './observability.ts';
 import { embeddedDiskSummaryRows, formatEmbeddedDisk, runEmbeddedDisk, type EmbeddedDiskResult } from './embedded-disk.ts';
-import { assertNode24, progress } from './util.ts';
+import { runOAuthBench } from './oauth.ts';
+import { runBackupBench } from './backup.ts';
+import { runLargeCatalogue, runToolsList } from './tools-list.ts';
+import { execFileSync } from 'node:child_process';
+import { assertNode24, NODE, progress } from './util.ts';
 
 const NAMES = [
   'call',
@@ -63,17 +73,23 @@ const NAMES = [
   'exchange',
   'embedded-disk',
   'observability',
+  'oauth',
+  'backup',
+  'tools-list',
+  'diff',
 ] as const;
 type Name = (typeof NAMES)[number];
 /** What a bare `npm run bench` runs; notes, revisions, files, reports, fuzz and plugin-host only with --only (they take long). */
 const DEFAULT: Name[] = ['call', 'mcp', 'reload', 'memory', 'isolation'];
 
-function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boolean } {
-  let only: Name[] = [...DEFAULT];
+function parseArgs(argv: string[]): { only: Name[]; quick: boolean; smoke: boolean; profile: boolean } {
+  let only: Name[] | undefined;
   let quick = false;
+  let smoke = false;
   let profile = false;
   for (const a of argv) {
     if (a === '--quick') quick = true;
+    else if (a === '--smoke') smoke = true;
     else if (a === '--profile') profile = true;
     else if (a.startsWith('--only=')) {
       const names = a.slice('--only='.length).split(',').filter(Boolean);
@@ -83,14 +99,13 @@ function parseArgs(argv: string[]): { only: Name[]; quick: boolean; profile: boo
     } else if (a === '--help' || a === '-h') usage();
     else usage(`unknown argument ${a}`);
   }
-  return { only, quick, profile };
+  // --smoke alone: every benchmark (each at tiny sizes).
+  return { only: only ?? (smoke ? [...NAMES] : [...DEFAULT]), quick: quick || smoke, smoke, profile };
 }
 
 function usage(problem?: string): never {
   if (problem) process.stderr.write(`bench: ${problem}\n`);
-  process.stderr.write(
-    'usage: npm run bench -- [--only=call|mcp|reload|memory|isolation|notes|revisions|files|reports|report-formats|transcribe|fuzz|plugin-host|exchange|embedded-disk|observability[,...]] [--quick] [--profile]\n',
-  );
+  process.stderr.write(`usage: npm run bench -- [--only=${NAMES.join('|')}[,...]] [--quick | --smoke] [--profile]\n`);
   process.exit(problem ? 2 : 0);
 }
 
@@ -115,6 +130,10 @@ interface Summary {
   exchange?: ExchangeBenchResult;
   embeddedDisk?: EmbeddedDiskResult;
   observability?: ObservabilityResult;
+  oauth?: Awaited<ReturnType<typeof runOAuthBench>>;
+  backup?: Array<Awaited<ReturnType<typeof runBackupBench>>>;
+  toolsList?: Awaited<ReturnType<typeof runToolsList>> & { largeCatalogue: Awaited<ReturnType<typeof runLargeCatalogue>> };
+  diff?: string;
   errors: Record<string, string>;
 }
 
@@ -179,7 +198,7 @@ function summaryRows(s: Summary): string[][] {
         'files',
         `${f.sizeMB} MiB ${name} MB/s (${x.client})`,
         String(x.mbPerSec),
-        `${(x.ratio * 100).toFixed(1)}% of cp (${f.cp.mbPerSec} MB/s), ${(x.vsDurableCp * 100).toFixed(0)}% of cp+fsync, RSS +${x.rssGrowthMB} MB, CPU server ${x.serverCpu}`,
+        `${(x.vsBare * 100).toFixed(0)}% of bare Node (rounds ${x.vsBareRounds.map((v) => (v * 100).toFixed(0)).join('/')}), ${(x.ratio * 100).toFixed(1)}% of cp, RSS +${x.rssGrowthMB} MB, CPU server ${x.serverCpu}`,
         `${x.pass ? 'PASS' : 'FAIL'} (>= ${f.targetRatio * 100}%, < ${f.targetRssGrowthMB} MB)`,
       ]);
     rows.push([
@@ -217,17 +236,7 @@ function summaryRows(s: Summary): string[][] {
       ]);
     }
   }
-  if (s.isolation) {
-    const i = s.isolation;
-    rows.push([
-      'isolation',
-      'worker/in-process req/s',
-      String(i.ratio),
-      `${i.worker.reqPerSec} vs ${i.inProcess.reqPerSec} req/s, p99 ${i.worker.p99Ms} vs ${i.inProcess.p99Ms} ms`,
-      `${i.pass ? 'PASS' : 'FAIL'} (>= ${i.targetRatio})`,
-    ]);
-    rows.push(['isolation', 'RSS MB per isolated plugin', String(i.memory.rssPerPluginMB), `over ${i.memory.plugins} plugins`, '']);
-  }
+  if (s.isolation) rows.push(...isolationSummaryRows(s.isolation));
   if (s.notes) rows.push(...notesSummaryRows(s.notes));
   if (s.revisions) rows.push(...revisionsSummaryRows(s.revisions));
   if (s.reports)
@@ -253,6 +262,27 @@ function summaryRows(s: Summary): string[][] {
   if (s.exchange) rows.push(...exchangeSummaryRows(s.exchange));
   if (s.embeddedDisk) rows.push(...embeddedDiskSummaryRows(s.embeddedDisk));
   if (s.observability) rows.push(...observabilitySummaryRows(s.observability));
+  if (s.oauth)
+    rows.push([
+      'oauth',
+      'OAuth/API token req/s',
+      String(s.oauth.oauth.reqPerSec),
+      `API token ${s.oauth.api.reqPerSec} req/s, overhead ${s.oauth.overhead}%`,
+      `${s.oauth.pass ? 'PASS' : 'FAIL'} (<= 10%)`,
+    ]);
+  for (const b of s.backup ?? [])
+    rows.push([
+      'backup',
+      `${b.engine}: max write ms during`,
+      String(b.during.max),
+      `baseline p50 ${b.baseline.p50} ms, backup ${b.backupMs} ms`,
+      '',
+    ]);
+  if (s.toolsList) {
+    const own = s.toolsList.sizes[0]!;
+    rows.push(['tools-list', 'B/tool, ordinary user', String(own.perTool), `${own.tools} tools, ${own.bytes} bytes`, '']);
+  }
+  if (s.diff) rows.push(['diff', 'revision diff', 'done', s.diff.split('\n').slice(-1)[0]!.trim().slice(0, 100), '']);
   for (const [name, err] of Object.entries(s.errors)) rows.push([name, 'ERROR', '', err.split('\n')[0]!.slice(0, 100), 'ERROR']);
   return rows;
 }
@@ -271,11 +301,13 @@ function table(rows: string[][]): string {
 
 async function main(): Promise<void> {
   assertNode24();
-  const { only, quick, profile } = parseArgs(process.argv.slice(2));
+  const { only, quick, smoke, profile } = parseArgs(process.argv.slice(2));
+  // Read by every benchmark (util.ts isSmoke) and inherited by their child processes.
+  if (smoke) process.env['BENCH_SMOKE'] = '1';
   const summary: Summary = { at: new Date().toISOString(), quick, node: process.version, cpus: os.cpus().length, errors: {} };
   const details: string[] = [];
   for (const name of only) {
-    progress(`--- ${name}${quick ? ' (quick)' : ''} ---`);
+    progress(`--- ${name}${smoke ? ' (smoke)' : quick ? ' (quick)' : ''} ---`);
     const t0 = Date.now();
     try {
       if (name === 'call') details.push(formatCall((summary.call = await runCall({ quick, profile }))));
@@ -293,22 +325,55 @@ async function main(): Promise<void> {
       if (name === 'exchange') details.push(formatExchange((summary.exchange = await runExchangeBench({ quick }))));
       if (name === 'embedded-disk') details.push(formatEmbeddedDisk((summary.embeddedDisk = await runEmbeddedDisk({ quick }))));
       if (name === 'observability') details.push(formatObservability((summary.observability = await runObservability({ quick }))));
-      if (name === 'fuzz') details.push(formatFuzz((summary.fuzz = await runFuzz(quick ? { requests: 1000 } : {}))));
+      if (name === 'fuzz')
+        details.push(formatFuzz((summary.fuzz = await runFuzz(smoke ? { requests: 200 } : quick ? { requests: 1000 } : {}))));
+      if (name === 'oauth') {
+        const r = (summary.oauth = await runOAuthBench({ quick }));
+        details.push(`oauth: API token ${r.api.reqPerSec} req/s, OAuth token ${r.oauth.reqPerSec} req/s, overhead ${r.overhead}%`);
+      }
+      if (name === 'backup') {
+        const size = { notes: smoke ? 50 : 1000, big: 0 };
+        summary.backup = [await runBackupBench(size)];
+        if (process.env['DATABASE_URL'] && !smoke)
+          summary.backup.push(await runBackupBench({ ...size, databaseUrl: process.env['DATABASE_URL'] }));
+        for (const b of summary.backup)
+          details.push(
+            `backup (${b.engine}): write p50 ${b.baseline.p50} ms alone; during the backup p50 ${b.during.p50} ms, max ${b.during.max} ms`,
+          );
+      }
+      if (name === 'tools-list') {
+        summary.toolsList = { ...(await runToolsList()), largeCatalogue: await runLargeCatalogue(smoke ? 5 : 100) };
+        details.push(`tools-list: ${summary.toolsList.sizes.map((x) => `${x.who} ${x.perTool} B/tool`).join('; ')}`);
+      }
+      if (name === 'diff')
+        // A script that measures its own thread's stalls: run on its own, not in this process.
+        details.push(
+          (summary.diff = execFileSync(NODE, [path.join(import.meta.dirname, 'diff.ts'), `--lines=${smoke ? 500 : 10_000}`], {
+            encoding: 'utf8',
+          })),
+        );
     } catch (err) {
       summary.errors[name] = (err as Error).stack ?? String(err);
       progress(`${name} FAILED: ${(err as Error).stack ?? String(err)}`);
     }
     progress(`${name} took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }
+  // A smoke run passes when every benchmark completed and reported (no figure is judged).
+  const key = (n: Name) => (n === 'report-formats' ? 'reportFormats' : n.replace(/-(\w)/g, (_, c: string) => c.toUpperCase()));
+  const missing = only.filter((n) => !(n in summary.errors) && (summary as unknown as Record<string, unknown>)[key(n)] === undefined);
+  for (const n of missing) summary.errors[n] = 'completed without reporting any figure';
 
   const results = path.join(import.meta.dirname, 'results');
   await mkdir(results, { recursive: true });
-  await writeFile(path.join(results, 'latest.json'), JSON.stringify(summary, null, 2) + '\n');
+  const file = smoke ? 'smoke.json' : 'latest.json';
+  await writeFile(path.join(results, file), JSON.stringify(summary, null, 2) + '\n');
 
   console.log('');
   for (const d of details) console.log(d + '\n');
   console.log(table(summaryRows(summary)));
-  console.log(`\n(${quick ? 'quick run; ' : ''}Node ${process.version}, ${summary.cpus} CPUs; written to bench/results/latest.json)`);
+  console.log(
+    `\n(${smoke ? 'smoke run: the figures mean nothing; ' : quick ? 'quick run; ' : ''}Node ${process.version}, ${summary.cpus} CPUs; written to bench/results/${file})`,
+  );
   console.log(JSON.stringify(summary));
   if (Object.keys(summary.errors).length > 0) process.exitCode = 1;
 }

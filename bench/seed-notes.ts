@@ -1,7 +1,10 @@
-// Seeds N realistic notes (default 100 000) for ONE user, deterministically, for bench/notes.ts.
+// Seeds N realistic notes (default 100 000) for one big user, deterministically, for bench/notes.ts,
+// and a crowd of small users beside it (default 20 users of N/200 notes each, at least 20): every
+// query the benchmarks time is the big user's, scoped by owner among everyone else's rows.
 //
 //   npx node bench/seed-notes.ts                    the PGlite seed of 100k notes (cached, see below)
 //   npx node bench/seed-notes.ts --n=10000 --reseed  another size; --reseed ignores the cache
+//   npx node bench/seed-notes.ts --others=50 --other-notes=1000   the small users: how many, notes each
 //   npx node bench/seed-notes.ts --postgres [--keep] a fresh database on DATABASE_URL, seeded (and dropped unless --keep)
 //   npx node bench/seed-notes.ts --sample=3          prints 3 generated notes, touches no database
 //   npx node bench/seed-notes.ts --verify            the bulk rows against NotesServiceImpl.create's, and its speed
@@ -684,7 +687,8 @@ function pickKind(r: Rng): Kind {
 }
 
 /** The notes, in creation order, deterministically for a given n. */
-export function* generateNotes(n: number): Generator<GenNote> {
+/** `stream` makes another user's notes: the same kinds of text under ids of their own. */
+export function* generateNotes(n: number, stream = ''): Generator<GenNote> {
   const v = loadVocabulary();
   const root = new Rng(`${SEED}:times:${n}`);
   // Creation times over two years, a little denser lately (the user writes more over time).
@@ -716,7 +720,7 @@ export function* generateNotes(n: number): Generator<GenNote> {
         `${capital(phrase)} came up again.`,
       ]),
     );
-  const ids = new Rng(`${SEED}:ids`);
+  const ids = new Rng(`${SEED}:ids${stream}`);
   for (let i = 0; i < n; i++) {
     const r = new Rng(`${SEED}:note:${i}`);
     const createdMs = created[i]!;
@@ -918,8 +922,21 @@ export interface SeedStats {
   vocabularyBaseWords: number;
 }
 
+/** The small users seeded beside the big one. */
+export interface Others {
+  users: number;
+  notesEach: number;
+}
+
+/** The default crowd: 20 users of n/200 notes each (at least 20). */
+export function defaultOthers(n: number): Others {
+  return { users: 20, notesEach: Math.max(20, Math.round(n / 200)) };
+}
+
 export interface SeedMeta {
   n: number;
+  /** Other users' notes in the same tables (each user's rows scoped by owner_id). */
+  others: Others & { totalNotes: number; loadMs: number };
   hash: string;
   engine: 'pglite' | 'postgres';
   userId: string;
@@ -951,6 +968,7 @@ export async function loadNotes(
   sql: Sql,
   userId: string,
   n: number,
+  stream = '',
 ): Promise<{
   stats: SeedStats;
   sampleIds: string[];
@@ -999,7 +1017,7 @@ export async function loadNotes(
   };
   let i = 0;
   let tg = performance.now();
-  for (const note of generateNotes(n)) {
+  for (const note of generateNotes(n, stream)) {
     const d = derive({ title: note.title, body: note.body, tags: note.tags });
     // As the service: note_words counts every stored note (trash keeps its words until purge);
     // the counters count live notes only.
@@ -1137,7 +1155,10 @@ async function countMatches(sql: Sql, userId: string): Promise<{ queries: SeedMe
 const EMAIL = 'notes-bench@example.com';
 
 /** Runs Folio's migrations on the database and creates the user with an API token (kept in the meta). */
-async function schemaAndUser(target: { databaseUrl?: string; dataDir: string }): Promise<{ userId: string; token: string }> {
+async function schemaAndUser(
+  target: { databaseUrl?: string; dataDir: string },
+  others: number,
+): Promise<{ userId: string; token: string; otherIds: string[] }> {
   const db = await openDatabase({
     schema: DATABASE_SCHEMA,
     databaseUrl: target.databaseUrl,
@@ -1148,7 +1169,10 @@ async function schemaAndUser(target: { databaseUrl?: string; dataDir: string }):
     const identity = new IdentityService(db);
     const user = await identity.createUser({ email: EMAIL, name: 'Notes Bench' });
     const { token } = await identity.createApiToken(user.id, { name: 'notes bench', scopes: ['*'] });
-    return { userId: user.id, token };
+    const otherIds: string[] = [];
+    for (let k = 0; k < others; k++)
+      otherIds.push((await identity.createUser({ email: `notes-bench-${k + 1}@example.com`, name: `Small user ${k + 1}` })).id);
+    return { userId: user.id, token, otherIds };
   } finally {
     await db.close();
   }
@@ -1178,19 +1202,24 @@ async function finish(
   engine: SeedMeta['engine'],
   n: number,
   hash: string,
-  user: { userId: string; token: string },
+  user: { userId: string; token: string; otherIds: string[] },
+  others: Others,
   t0: number,
   schemaMs: number,
   analyze: boolean,
 ): Promise<SeedMeta> {
   const { userId, token } = user;
   const loaded = await loadNotes(sql, userId, n);
+  const to = performance.now();
+  for (const [k, id] of user.otherIds.entries()) await loadNotes(sql, id, others.notesEach, `:user${k + 1}`);
+  const othersMs = performance.now() - to;
   const ta = performance.now();
   if (analyze) await sql.query('vacuum analyze');
   const analyzeMs = performance.now() - ta;
   const { queries, filters } = await countMatches(sql, userId);
   return {
     n,
+    others: { ...others, totalNotes: others.users * others.notesEach, loadMs: Math.round(othersMs) },
     hash,
     engine,
     userId,
@@ -1223,9 +1252,10 @@ export interface PgliteSeed {
 }
 
 /** The cached PGlite seed of n notes, made now if missing or stale. */
-export async function ensurePgliteSeed(n: number, opts: { reseed?: boolean } = {}): Promise<PgliteSeed> {
+export async function ensurePgliteSeed(n: number, opts: { reseed?: boolean; others?: Others } = {}): Promise<PgliteSeed> {
   const hash = await seedHash();
-  const name = `notes-pglite-n${n}-${hash}`;
+  const others = opts.others ?? defaultOthers(n);
+  const name = `notes-pglite-n${n}-u${others.users}x${others.notesEach}-${hash}`;
   const dir = path.join(CACHE_DIR, name);
   if (!opts.reseed) {
     const meta = await readFile(path.join(dir, 'meta.json'), 'utf8').then(
@@ -1242,14 +1272,16 @@ export async function ensurePgliteSeed(n: number, opts: { reseed?: boolean } = {
     }
   }
   const partial = path.join(CACHE_DIR, `${name}.partial`);
-  progress(`seed: ${n} notes into PGlite at ${path.relative(ROOT, dir)} (bulk insert; cached for later runs)`);
+  progress(
+    `seed: ${n} notes and ${others.users} users of ${others.notesEach} into PGlite at ${path.relative(ROOT, dir)} (bulk insert; cached for later runs)`,
+  );
   const t0 = performance.now();
-  const user = await schemaAndUser({ dataDir: partial });
+  const user = await schemaAndUser({ dataDir: partial }, others.users);
   const schemaMs = performance.now() - t0;
   const pglite = await PGlite.create({ dataDir: path.join(partial, 'pglite'), extensions: { pg_trgm } });
   let meta: SeedMeta;
   try {
-    meta = await finish(pglite, 'pglite', n, hash, user, t0, schemaMs, false);
+    meta = await finish(pglite, 'pglite', n, hash, user, others, t0, schemaMs, false);
   } finally {
     await pglite.close();
   }
@@ -1260,20 +1292,26 @@ export async function ensurePgliteSeed(n: number, opts: { reseed?: boolean } = {
 }
 
 /** A fresh database on `serverUrl`, seeded the same way; drop() removes it. */
-export async function seedPostgres(serverUrl: string, n: number): Promise<{ url: string; drop: () => Promise<void>; meta: SeedMeta }> {
+export async function seedPostgres(
+  serverUrl: string,
+  n: number,
+  others: Others = defaultOthers(n),
+): Promise<{ url: string; drop: () => Promise<void>; meta: SeedMeta }> {
   const hash = await seedHash();
   const db = await freshDatabase(serverUrl);
   const scratch = await tempDir('seed');
   try {
-    progress(`seed: ${n} notes into a fresh PostgreSQL database (bulk insert, then VACUUM ANALYZE)`);
+    progress(
+      `seed: ${n} notes and ${others.users} users of ${others.notesEach} into a fresh PostgreSQL database (bulk insert, then VACUUM ANALYZE)`,
+    );
     const t0 = performance.now();
-    const user = await schemaAndUser({ databaseUrl: db.url, dataDir: scratch });
+    const user = await schemaAndUser({ databaseUrl: db.url, dataDir: scratch }, others.users);
     const schemaMs = performance.now() - t0;
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     let meta: SeedMeta;
     try {
-      meta = await finish(client, 'postgres', n, hash, user, t0, schemaMs, true);
+      meta = await finish(client, 'postgres', n, hash, user, others, t0, schemaMs, true);
     } finally {
       await client.end();
     }
@@ -1362,6 +1400,11 @@ async function main(): Promise<void> {
   const opt = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
   const n = Number(opt('n') ?? DEFAULT_N);
   if (!Number.isInteger(n) || n < 1000) throw new Error('--n must be an integer >= 1000');
+  const others = { ...defaultOthers(n) };
+  if (opt('others') !== undefined) others.users = Number(opt('others'));
+  if (opt('other-notes') !== undefined) others.notesEach = Number(opt('other-notes'));
+  if (!Number.isInteger(others.users) || others.users < 0 || !Number.isInteger(others.notesEach) || others.notesEach < 1)
+    throw new Error('--others must be an integer >= 0 and --other-notes an integer >= 1');
   if (opt('sample')) {
     let k = 0;
     const want = Number(opt('sample'));
@@ -1389,13 +1432,13 @@ async function main(): Promise<void> {
   if (args.includes('--postgres')) {
     const url = process.env['DATABASE_URL'];
     if (!url) throw new Error('--postgres needs DATABASE_URL');
-    const s = await seedPostgres(url, n);
+    const s = await seedPostgres(url, n, others);
     console.log(JSON.stringify({ ...s.meta, sampleIds: s.meta.sampleIds.length, listPositions: s.meta.listPositions.length }, null, 1));
     if (args.includes('--keep')) console.log(`kept: ${s.url}`);
     else await s.drop();
     return;
   }
-  const s = await ensurePgliteSeed(n, { reseed: args.includes('--reseed') });
+  const s = await ensurePgliteSeed(n, { reseed: args.includes('--reseed'), others });
   console.log(JSON.stringify({ ...s.meta, sampleIds: s.meta.sampleIds.length, listPositions: s.meta.listPositions.length }, null, 1));
   console.log(s.seeded ? `seeded into ${s.dir}` : `cached: ${s.dir} (--reseed to make it again)`);
 }

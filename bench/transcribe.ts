@@ -21,7 +21,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { LocalEngine } from '../core/domain/transcribe/engines.ts';
 import { ADMIN_TOKEN, callFn, freshDatabase, startBenchFolio } from './lib.ts';
-import { progress, round } from './util.ts';
+import { progress, round, sized } from './util.ts';
 
 const run = promisify(execFile);
 const TEXT =
@@ -108,7 +108,7 @@ async function queueOverhead(label: string, databaseUrl: string | undefined, job
 export async function runTranscribeBench(opts: { quick: boolean }): Promise<TranscribeBenchResult> {
   const dir = await mkdtemp(path.join(tmpdir(), 'folio-bench-audio-'));
   try {
-    const seconds = opts.quick ? 20 : 60;
+    const seconds = sized(opts.quick, 60, 20, 5);
     progress(`transcribe: making a ${seconds} s clip with flite`);
     const clip = await makeClip(dir, seconds);
     const engine = new LocalEngine({ ffmpeg: 'ffmpeg', ffprobe: 'ffprobe', pocketsphinx: 'pocketsphinx_continuous', model: null });
@@ -129,7 +129,7 @@ export async function runTranscribeBench(opts: { quick: boolean }): Promise<Tran
       rtf = { audioSeconds: round(r.duration, 1), engineSeconds: round(engineSeconds, 2), rtf: round(engineSeconds / r.duration, 3) };
     }
     const audio = await readFile(clip);
-    const jobs = opts.quick ? 10 : 40;
+    const jobs = sized(opts.quick, 40, 10, 3);
     const queue = [];
     progress(`transcribe: ${jobs} jobs through the queue on PGlite`);
     queue.push(await queueOverhead('pglite', undefined, jobs, audio));

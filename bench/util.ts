@@ -1,6 +1,7 @@
 // Helpers with no Folio import (so the bare Koa baseline does not load Folio's modules):
-// child processes over IPC, temp dirs, statistics.
-import { fork, type ChildProcess } from 'node:child_process';
+// child processes over IPC, their CPU from /proc, temp dirs, statistics.
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +12,19 @@ export const NODE = process.execPath;
 export function assertNode24(): void {
   const major = Number(process.versions.node.split('.')[0]);
   if (major < 24) throw new Error(`the benchmarks need Node 24 (got ${process.version}); run them with npm run bench or npx node`);
+}
+
+/**
+ * `npm run bench -- --smoke` (CI): every benchmark at tiny sizes, to prove it still runs and
+ * reports its figures; those figures mean nothing. run.ts sets BENCH_SMOKE=1 (children inherit it).
+ */
+export function isSmoke(): boolean {
+  return process.env['BENCH_SMOKE'] === '1';
+}
+
+/** `full` normally, `quick` with --quick, `smoke` with --smoke. */
+export function sized<T>(quick: boolean | undefined, full: T, quickValue: T, smoke: T): T {
+  return isSmoke() ? smoke : quick ? quickValue : full;
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -144,6 +158,61 @@ export function sendAndWait(msg: unknown): Promise<void> {
     if (!process.send) return resolve();
     process.send(msg, () => resolve());
   });
+}
+
+// --- processes, from /proc (Linux) ------------------------------------------------------------------
+
+const TICK_US = (() => {
+  try {
+    return 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+  } catch {
+    return 1e4; // 100 Hz, Linux's usual
+  }
+})();
+
+export function readProc(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null; // gone meanwhile
+  }
+}
+
+export function childrenOf(pid: number): number[] {
+  return (readProc(`/proc/${pid}/task/${pid}/children`) ?? '').split(' ').filter(Boolean).map(Number);
+}
+
+export function tree(pid: number): number[] {
+  return [pid, ...childrenOf(pid).flatMap(tree)];
+}
+
+/**
+ * The root of a plugin's process tree: the child of Folio's process started for that folder (bwrap,
+ * whose arguments bind the folder; without bubblewrap, env then node, allowed to read it). Folders
+ * are named by their real path, as sandbox.ts names them. The node process
+ * under bwrap is a grandchild: bwrap forks the PID namespace's first process, which forks node.
+ */
+export function pluginRoot(folioPid: number, dir: string): number | undefined {
+  return childrenOf(folioPid).find((p) =>
+    (readProc(`/proc/${p}/cmdline`) ?? '').split('\0').some((arg) => arg === dir || arg.endsWith(`=${dir}`)),
+  );
+}
+
+/**
+ * utime + stime of one process (every thread of it, not its children), in µs, read from outside
+ * it: what the server costs the machine, with no help from the server.
+ */
+export function processCpuUs(pid: number): number {
+  const stat = readProc(`/proc/${pid}/stat`);
+  if (!stat) return 0;
+  // Fields after "pid (comm)": state is field 3, utime 14, stime 15.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * TICK_US;
+}
+
+/** utime + stime of every process of the tree (each one's threads included), in µs. */
+export function treeCpuUs(root: number): number {
+  return tree(root).reduce((a, p) => a + processCpuUs(p), 0);
 }
 
 // --- statistics ----------------------------------------------------------------------------------
