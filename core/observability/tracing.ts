@@ -41,11 +41,14 @@ export async function startTracing(opts: { spanProcessors?: SpanProcessor[] } = 
       // Queries of sampled requests and jobs only: under an unsampled request the span is dropped
       // by the parent-based sampler, and with no span at all the query is left alone.
       // The ORM writes values into the SQL text (note bodies, token hashes): the span keeps the
-      // statement with every literal replaced, never the values.
+      // statement with every literal replaced, never the values. The hook runs for every query,
+      // recorded or not, so it returns at once for a span that records nothing: redacting a
+      // large note's SQL costs milliseconds.
       new PgInstrumentation({
         requireParentSpan: true,
         enhancedDatabaseReporting: false,
         requestHook: (span, info) => {
+          if (!span.isRecording()) return;
           const text = redactSql(info.query.text);
           span.setAttribute('db.statement', text);
           span.setAttribute('db.query.text', text);
