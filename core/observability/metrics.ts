@@ -71,14 +71,14 @@ interface Sample {
  * A metric of the registry whose samples are computed at scrape time from the series (what
  * prom-client's Registry reads of a metric: name, help, type, get()).
  */
-function seriesMetric(name: string, help: string, type: 'counter' | 'histogram', samples: () => Sample[]) {
+function seriesMetric(name: string, help: string, type: 'counter' | 'histogram', samples: () => Sample[], reset: () => void) {
   return {
     name,
     help,
     type,
     aggregator: 'sum' as const,
     get: () => Promise.resolve({ name, help, type, values: samples(), aggregator: 'sum' as const }),
-    reset() {},
+    reset,
   };
 }
 
@@ -97,12 +97,15 @@ export class Metrics implements CallObserver {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'folio_' });
     const all = () => [...this.#series.values()].flatMap((m) => [...m.values()]);
+    // registry.resetMetrics() empties both series metrics (they share the series) and the errors.
+    const reset = () => this.#series.clear();
     this.registry.registerMetric(
       seriesMetric(
         'folio_calls_total',
         'Calls answered, by surface (curl, mcp, rest) and function (ns.fn, a REST route, or unknown).',
         'counter',
         () => all().map((x) => ({ labels: x.labels, value: x.count })),
+        reset,
       ) as unknown as Counter,
     );
     this.#errors = new Counter({
@@ -115,20 +118,25 @@ export class Metrics implements CallObserver {
     // call in seconds): each bucket is a line per series in every scrape.
     const name = 'folio_call_duration_seconds';
     this.registry.registerMetric(
-      seriesMetric(name, 'Time from the call reaching the dispatcher (or the REST route) to its answer being ready.', 'histogram', () =>
-        all().flatMap((x) => {
-          const out: Sample[] = [];
-          let acc = 0;
-          for (let i = 0; i <= DURATION_BUCKETS.length; i++) {
-            acc += x.buckets[i]!;
-            out.push({ metricName: `${name}_bucket`, labels: { le: DURATION_BUCKETS[i] ?? '+Inf', ...x.labels }, value: acc });
-          }
-          out.push(
-            { metricName: `${name}_sum`, labels: x.labels, value: x.sum },
-            { metricName: `${name}_count`, labels: x.labels, value: x.count },
-          );
-          return out;
-        }),
+      seriesMetric(
+        name,
+        'Time from the call reaching the dispatcher (or the REST route) to its answer being ready.',
+        'histogram',
+        () =>
+          all().flatMap((x) => {
+            const out: Sample[] = [];
+            let acc = 0;
+            for (let i = 0; i <= DURATION_BUCKETS.length; i++) {
+              acc += x.buckets[i]!;
+              out.push({ metricName: `${name}_bucket`, labels: { le: DURATION_BUCKETS[i] ?? '+Inf', ...x.labels }, value: acc });
+            }
+            out.push(
+              { metricName: `${name}_sum`, labels: x.labels, value: x.sum },
+              { metricName: `${name}_count`, labels: x.labels, value: x.count },
+            );
+            return out;
+          }),
+        reset,
       ) as unknown as Histogram,
     );
     const src = sources;
@@ -239,6 +247,8 @@ export class Metrics implements CallObserver {
 
   /** Per call: two map lookups and a few additions (no string built, no label object). */
   called(surface: string, fn: string, code: string, seconds: number): void {
+    // A duration that is not a number (never from performance.now()) would make _sum NaN for good.
+    if (!(seconds >= 0)) seconds = 0;
     let bySurface = this.#series.get(surface);
     if (!bySurface) this.#series.set(surface, (bySurface = new Map<string, Series>()));
     let x = bySurface.get(fn);
