@@ -26,8 +26,8 @@ import { startS3rver } from '../helpers/blob-store-suite.ts';
 const SERVER = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SAMPLES = Number(process.env['TOPOLOGY_SAMPLES'] ?? 200);
 const DEADLINE_S = Number(process.env['TOPOLOGY_DEADLINE_S'] ?? 300);
-/** The most writes one writer of the burst makes (it stops sooner once told). */
-const BURST_MAX_WRITES = 2000;
+/** The most writes one writer of the burst makes after api-b is killed (a safety valve: it stops sooner once told). */
+const BURST_MAX_WRITES_AFTER_KILL = 2000;
 const ADMIN = `topology-admin-${randomBytes(12).toString('hex')}`;
 const BIN = path.join(PACKAGE_ROOT, 'bin/folio-server');
 
@@ -64,7 +64,36 @@ const dbName = `folio_topo_${randomBytes(6).toString('hex')}`;
 const dbUrl = new URL(SERVER);
 dbUrl.pathname = `/${dbName}`;
 const bucket = 'folio';
-const s3 = await startS3rver(bucket);
+let s3: Awaited<ReturnType<typeof startS3rver>> | undefined = undefined;
+
+async function stopAll(): Promise<void> {
+  for (const c of spawned) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await Promise.all(
+    spawned.map((c) =>
+      c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => c.once('close', () => r())),
+    ),
+  );
+  await admin(`drop database if exists ${dbName} with (force)`).catch(() => {});
+  await s3?.close().catch(() => {});
+}
+
+/** Cleans up (bounded to 10 s) and exits 1: the watchdog's and a signal's way out. */
+function abort(why: string): void {
+  timedOut = true;
+  console.log(`not ok - ${why} (it was at: ${phase})`);
+  console.log(`# logs kept in ${work}`);
+  void Promise.race([stopAll(), new Promise((r) => setTimeout(r, 10_000))]).finally(() => process.exit(1));
+}
+
+// The whole run is bounded from its first step: past the deadline it fails, naming the step it was
+// in, and cleans up (well before CI's own `timeout`, which would leave the nodes and the database
+// behind). Not unref'd: the run's own end clears it.
+const watchdog = setTimeout(() => abort(`the topology run did not finish within ${DEADLINE_S} s`), DEADLINE_S * 1000);
+// Ctrl-C or CI's `timeout`: the nodes get the signal too, but the database would be left behind.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => abort(`the topology run got ${signal}`));
+
+phase = 'starting the S3 store and creating the database';
+s3 = await startS3rver(bucket);
 await admin(`create database ${dbName}`);
 
 const common: Record<string, string> = {
@@ -110,28 +139,6 @@ async function start(name: string, command: string, ready: RegExp, env: Record<s
 }
 
 const listening = /"url":"(http:\/\/[^"]+)".*"msg":"folio listening"/;
-
-async function stopAll(): Promise<void> {
-  for (const c of spawned) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  await Promise.all(
-    spawned.map((c) =>
-      c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => c.once('close', () => r())),
-    ),
-  );
-  await admin(`drop database if exists ${dbName} with (force)`).catch(() => {});
-  await s3.close().catch(() => {});
-}
-
-// The whole run is bounded: past the deadline it fails, naming the step it was in, and cleans up
-// (well before CI's own `timeout`, which would leave the nodes and the database behind).
-const watchdog = setTimeout(() => {
-  timedOut = true;
-  console.log(`not ok - the topology run did not finish within ${DEADLINE_S} s (it was at: ${phase})`);
-  console.log(`# logs kept in ${work}`);
-  console.log('# topology: the run timed out');
-  void Promise.race([stopAll(), new Promise((r) => setTimeout(r, 10_000))]).finally(() => process.exit(1));
-}, DEADLINE_S * 1000);
-watchdog.unref();
 
 function req(
   node: Node,
@@ -292,8 +299,11 @@ try {
   let seq = 0;
   let aFailed = 0;
   let stop = false;
+  let killed = false;
   const writer = async (node: Node) => {
-    for (let n = 0; n < BURST_MAX_WRITES && !stop; n++) {
+    // Bounded in time before the kill (the wait below), in writes after it.
+    for (let afterKill = 0; !stop && afterKill < BURST_MAX_WRITES_AFTER_KILL;) {
+      if (killed) afterKill++;
       const title = `burst ${seq++} on ${node.name}`;
       try {
         const r = await req(node, 'POST', '/api/v1/notetaker/notes', user.token, { title, body: title });
@@ -313,6 +323,7 @@ try {
     throw new Error('api-b did not acknowledge 50 writes of the burst within 30 s');
   }
   b.child.kill('SIGKILL');
+  killed = true;
   await b.exited;
   const atKill = acked.length;
   await new Promise((r) => setTimeout(r, 1000));
