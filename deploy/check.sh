@@ -10,8 +10,9 @@
 #   kubernetes/      yamllint, and the Kubernetes API's JSON schemas (kubernetes-models)
 #   bin/folio-server shellcheck, as this script
 # A system tool that is not installed is reported as "skipped: <tool> not installed" and does not
-# fail the run (`apt-get install yamllint caddy nginx-light shellcheck systemd` brings them all);
-# every check that runs and finds a fault fails it: exits 1.
+# fail the run (`apt-get install yamllint caddy nginx-light shellcheck systemd` brings them all),
+# unless DEPLOY_CHECK_REQUIRE_TOOLS=1 (set by .ci/run): then a missing tool is a failure. Every
+# check that runs and finds a fault fails it: exits 1.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 root=$(pwd -P)
@@ -26,6 +27,11 @@ run() {
 # has <tool> <what>: true when the tool is on PATH, else says the check is skipped.
 has() {
   if command -v "$1" >/dev/null 2>&1; then return 0; fi
+  if [ "${DEPLOY_CHECK_REQUIRE_TOOLS:-}" = 1 ]; then
+    failed=$((failed + 1))
+    echo "not ok - $2 # $1 not installed (DEPLOY_CHECK_REQUIRE_TOOLS=1)"
+    return 1
+  fi
   skipped=$((skipped + 1))
   echo "ok - $2 # skipped: $1 not installed"
   return 1
