@@ -89,7 +89,7 @@ t.test('an unexpected failure outside a function: its error id carries the trace
   t.equal(rest.status, 500);
   const problem = JSON.parse(rest.text) as { error_id: string; instance: string };
   t.equal(problem.error_id.split('-')[0], traceOf('/api/v1/notetaker/notes'), "the REST problem's error id starts with the trace id");
-  t.equal(problem.instance, `urn:folio:error:${problem.error_id}`, 'its instance names that id');
+  t.equal(problem.instance, `tag:folio,2026:error:${problem.error_id}`, 'its instance names that id');
 });
 
 t.test('a REST call: its route span, and the database queries under it', async (t) => {

@@ -66,14 +66,15 @@ export interface ProblemContext {
   locate?: ((path: string) => Pick<FieldProblem, 'in' | 'path'>) | undefined;
 }
 
-/** Any error -> status, problem body and headers. Unknown errors become 500 + an error id (logged). */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** The problem's `instance` for an error id: a URN of the UUID, or (with tracing on, trace id first) of Folio's error id. */
+/**
+ * The problem's `instance` for an error id: a URN of the UUID (36 characters), or, with tracing on
+ * (trace id first, 41 characters), a tag URI (RFC 4151) of Folio's error id.
+ */
 function errorInstance(errorId: string): string {
-  return UUID.test(errorId) ? `urn:uuid:${errorId}` : `urn:folio:error:${errorId}`;
+  return errorId.length === 36 ? `urn:uuid:${errorId}` : `tag:folio,2026:error:${errorId}`;
 }
 
+/** Any error -> status, problem body and headers. Unknown errors become 500 + an error id (logged). */
 export function toProblem(err: unknown, pc: ProblemContext): ProblemAnswer {
   const make = (code: ProblemCode, detail: string, extra: Partial<Problem> = {}, headers: Record<string, string> = {}): ProblemAnswer => {
     const { status, title } = PROBLEM_CODES[code];
