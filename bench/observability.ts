@@ -4,7 +4,9 @@
 //      traces, as production tracing runs; one exporting every span. Spans go over OTLP/HTTP to a
 //      sink in this process; and one with metrics only. Each server runs alone in its own child process
 //      (bench/servers/folio.ts) and they take turns slice by slice, as in bench/call.ts. Target:
-//      the sampled server serves at least 95% of the plain server's req/s.
+//      the sampled server serves at least 95% of the plain server's req/s. Then notetaker.get of
+//      one note, a call that queries the database, on the plain and the sampled server (what the pg
+//      instrumentation adds to an unsampled request's queries).
 //   2. GET /metrics on a server with 100 plugins loaded (each called once, so each has its series)
 //      and 10,000 users (each with storage rows): the time of an answer, sequential scrapes, the
 //      first one (nothing cached) apart. Target: under 50 ms.
@@ -13,7 +15,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { BENCH_PLUGINS, ROOT, callFn, createUserToken, startBenchFolio } from './lib.ts';
-import { percentile, progress, removeDir, round, sliceSeconds, spawnChild, tempDir, turnOrder, type Child } from './util.ts';
+import { percentile, progress, removeDir, round, sized, sliceSeconds, spawnChild, tempDir, turnOrder, type Child } from './util.ts';
 import { cpuOf } from './call.ts';
 
 export const COST_TARGET = 0.05;
@@ -22,6 +24,13 @@ export const SCRAPE_TARGET_MS = 50;
 interface Ready {
   url: string;
   token: string;
+}
+
+/** What one slice of load calls: the no-op call, or a call that reads a note from the database. */
+interface Target {
+  name: string;
+  path: string;
+  body: string;
 }
 
 export interface ObservabilityResult {
@@ -45,11 +54,32 @@ export interface ObservabilityResult {
     spansExported: number;
     pass: boolean;
   };
-  scrape: { plugins: number; users: number; firstMs: number; p50Ms: number; p95Ms: number; maxMs: number; bytes: number; pass: boolean };
+  /** notetaker.get of one note (a call that queries the database): plain vs metrics + 1% tracing. */
+  db: {
+    offReqPerSec: number;
+    onReqPerSec: number;
+    offCpuUsPerCall: number;
+    onCpuUsPerCall: number;
+    cost: number;
+    cpuCost: number;
+  };
+  scrape: {
+    plugins: number;
+    users: number;
+    firstMs: number;
+    p50Ms: number;
+    p95Ms: number;
+    maxMs: number;
+    /** CPU time of this process's main thread per scrape (server and client both run on it): what a busy machine does not inflate. */
+    cpuP50Ms: number;
+    cpuP95Ms: number;
+    bytes: number;
+    pass: boolean;
+  };
 }
 
 /** An OTLP/HTTP receiver that takes every export and counts the requests. */
-async function otlpSink(): Promise<{ url: string; exports: () => number; close: () => Promise<void> }> {
+export async function otlpSink(): Promise<{ url: string; exports: () => number; close: () => Promise<void> }> {
   let exports = 0;
   const server = http.createServer((req, res) => {
     req.resume();
@@ -67,17 +97,25 @@ async function otlpSink(): Promise<{ url: string; exports: () => number; close: 
   };
 }
 
-async function slice(url: string, token: string, seconds: number, child: Child<Ready>): Promise<{ requests: number; cpuUs: number }> {
+const NOOP: Target = { name: 'bench.noop', path: '/curl/call/bench/noop', body: '{}' };
+
+async function slice(
+  url: string,
+  token: string,
+  seconds: number,
+  child: Child<Ready>,
+  target: Target = NOOP,
+): Promise<{ requests: number; cpuUs: number }> {
   const before = await cpuOf(child);
   const r = await autocannon({
-    url: `${url}/curl/call/bench/noop`,
+    url: `${url}${target.path}`,
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: '{}',
+    body: target.body,
     connections: 10,
     duration: seconds,
   });
-  if (r.non2xx > 0 || r.errors > 0) throw new Error(`bench.noop: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${target.name}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
   return { requests: r.requests.total, cpuUs: (await cpuOf(child)) - before };
 }
 
@@ -94,7 +132,42 @@ const CONFIGS = [
   { name: 'metrics only', tracing: false, metrics: true, env: {} as Record<string, string> },
 ];
 
-async function callCost(quick: boolean): Promise<ObservabilityResult['call']> {
+/** Alternating slices of `target` on the servers `which` (indexes into `servers`): requests/s and CPU µs per call of each. */
+async function compare(
+  servers: Ready[],
+  children: Array<Child<Ready>>,
+  which: number[],
+  targets: Target[],
+  quick: boolean,
+): Promise<{ rps: number[]; cpu: number[] }> {
+  const rounds = sized(quick, 3, 1, 1);
+  const slices = sized(quick, 6, 4, 2);
+  const seconds = sliceSeconds(sized(quick, 12, 8, 2), slices);
+  const totals = which.map(() => ({ requests: 0, cpuUs: 0, seconds: 0 }));
+  for (let r = 0; r < rounds; r++)
+    for (const order of turnOrder(which.length, r, slices))
+      for (const k of order) {
+        const i = which[k]!;
+        const s = await slice(servers[i]!.url, servers[i]!.token, seconds, children[i]!, targets[k]);
+        totals[k]!.requests += s.requests;
+        totals[k]!.cpuUs += s.cpuUs;
+        totals[k]!.seconds += seconds;
+      }
+  return { rps: totals.map((t) => t.requests / t.seconds), cpu: totals.map((t) => t.cpuUs / t.requests) };
+}
+
+/** A note of `bytes` characters owned by the server's user, and the notetaker.get call that reads it. */
+async function noteTarget(s: Ready, bytes: number): Promise<Target> {
+  const r = await callFn(s.url, s.token, 'notetaker', 'create', { title: 'observability bench', body: 'x'.repeat(bytes) });
+  if (r.status !== 200) throw new Error(`notetaker.create answered ${r.status}: ${r.text.slice(0, 200)}`);
+  const { id } = JSON.parse(r.text) as { id: string };
+  const target = { name: 'notetaker.get', path: '/curl/call/notetaker/get', body: JSON.stringify({ id }) };
+  const check = await callFn(s.url, s.token, 'notetaker', 'get', { id });
+  if (check.status !== 200) throw new Error(`notetaker.get answered ${check.status}: ${check.text.slice(0, 200)}`);
+  return target;
+}
+
+async function callCost(quick: boolean): Promise<Pick<ObservabilityResult, 'call' | 'db'>> {
   const sink = await otlpSink();
   const script = path.join(import.meta.dirname, 'servers', 'folio.ts');
   const dirs: string[] = [];
@@ -124,23 +197,21 @@ async function callCost(quick: boolean): Promise<ObservabilityResult['call']> {
     }
     const servers = await Promise.all(children.map((c) => c.ready));
     // Warm every server (JIT, caches) before anything counts.
-    for (const [i, s] of servers.entries()) await slice(s.url, s.token, 2, children[i]!);
-    const rounds = quick ? 1 : 3;
-    const slices = quick ? 4 : 6;
-    const seconds = sliceSeconds(quick ? 8 : 12, slices);
-    const totals = CONFIGS.map(() => ({ requests: 0, cpuUs: 0, seconds: 0 }));
-    for (let r = 0; r < rounds; r++)
-      for (const order of turnOrder(CONFIGS.length, r, slices))
-        for (const i of order) {
-          const s = await slice(servers[i]!.url, servers[i]!.token, seconds, children[i]!);
-          totals[i]!.requests += s.requests;
-          totals[i]!.cpuUs += s.cpuUs;
-          totals[i]!.seconds += seconds;
-        }
-    const rps = totals.map((t) => t.requests / t.seconds);
-    const cpu = totals.map((t) => t.cpuUs / t.requests);
+    for (const [i, s] of servers.entries()) await slice(s.url, s.token, sized(quick, 2, 2, 1), children[i]!);
+    const all = CONFIGS.map((_, i) => i);
+    const { rps, cpu } = await compare(
+      servers,
+      children,
+      all,
+      all.map(() => NOOP),
+      quick,
+    );
     const cost = 1 - rps[1]! / rps[0]!;
-    return {
+    progress('observability: notetaker.get (a database query), plain vs metrics + 1% tracing');
+    const notes = [await noteTarget(servers[0]!, 2000), await noteTarget(servers[1]!, 2000)];
+    for (const [k, i] of [0, 1].entries()) await slice(servers[i]!.url, servers[i]!.token, 1, children[i]!, notes[k]);
+    const db = await compare(servers, children, [0, 1], notes, quick);
+    const call = {
       offReqPerSec: round(rps[0]!, 0),
       onReqPerSec: round(rps[1]!, 0),
       everySpanReqPerSec: round(rps[2]!, 0),
@@ -155,6 +226,17 @@ async function callCost(quick: boolean): Promise<ObservabilityResult['call']> {
       metricsOnlyCost: round(1 - rps[3]! / rps[0]!, 4),
       spansExported: sink.exports(),
       pass: cost < COST_TARGET,
+    };
+    return {
+      call,
+      db: {
+        offReqPerSec: round(db.rps[0]!, 0),
+        onReqPerSec: round(db.rps[1]!, 0),
+        offCpuUsPerCall: round(db.cpu[0]!, 1),
+        onCpuUsPerCall: round(db.cpu[1]!, 1),
+        cost: round(1 - db.rps[1]! / db.rps[0]!, 4),
+        cpuCost: round(db.cpu[1]! / db.cpu[0]! - 1, 4),
+      },
     };
   } finally {
     for (const c of children) await c.stop();
@@ -179,8 +261,8 @@ async function manyPlugins(dir: string, count: number): Promise<void> {
 }
 
 async function scrapeTime(quick: boolean): Promise<ObservabilityResult['scrape']> {
-  const PLUGINS = 100;
-  const USERS = 10_000;
+  const PLUGINS = sized(quick, 100, 100, 10);
+  const USERS = sized(quick, 10_000, 10_000, 200);
   const pluginsDir = await tempDir('obs-plugins');
   await manyPlugins(pluginsDir, PLUGINS);
   const b = await startBenchFolio({
@@ -209,19 +291,23 @@ async function scrapeTime(quick: boolean): Promise<ObservabilityResult['scrape']
       }
     }
     const scrape = async () => {
+      const c0 = process.threadCpuUsage();
       const t0 = performance.now();
       const res = await fetch(`${b.url}/metrics`);
       const text = await res.text();
       if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`);
-      return { ms: performance.now() - t0, bytes: text.length };
+      const c = process.threadCpuUsage(c0);
+      return { ms: performance.now() - t0, cpuMs: (c.user + c.system) / 1000, bytes: text.length };
     };
     const first = await scrape();
     const times: number[] = [];
+    const cpu: number[] = [];
     let bytes = 0;
-    const n = quick ? 50 : 300;
+    const n = sized(quick, 300, 50, 5);
     for (let i = 0; i < n; i++) {
       const s = await scrape();
       times.push(s.ms);
+      cpu.push(s.cpuMs);
       bytes = s.bytes;
     }
     const p95 = percentile(times, 95);
@@ -232,6 +318,8 @@ async function scrapeTime(quick: boolean): Promise<ObservabilityResult['scrape']
       p50Ms: round(percentile(times, 50), 1),
       p95Ms: round(p95, 1),
       maxMs: round(Math.max(...times), 1),
+      cpuP50Ms: round(percentile(cpu, 50), 1),
+      cpuP95Ms: round(percentile(cpu, 95), 1),
       bytes,
       pass: p95 < SCRAPE_TARGET_MS && first.ms < SCRAPE_TARGET_MS,
     };
@@ -243,10 +331,10 @@ async function scrapeTime(quick: boolean): Promise<ObservabilityResult['scrape']
 
 export async function runObservability(opts: { quick: boolean }): Promise<ObservabilityResult> {
   progress('observability: no-op call, metrics and tracing off vs on');
-  const call = await callCost(opts.quick);
+  const { call, db } = await callCost(opts.quick);
   progress('observability: /metrics with 100 plugins and 10,000 users');
   const scrape = await scrapeTime(opts.quick);
-  return { call, scrape };
+  return { call, db, scrape };
 }
 
 export function formatObservability(r: ObservabilityResult): string {
@@ -259,7 +347,8 @@ export function formatObservability(r: ObservabilityResult): string {
     `no-op call, metrics + tracing on (1% of traces sampled): ${c.onReqPerSec} req/s, ${c.onCpuUsPerCall} µs CPU/call`,
     `no-op call, metrics + tracing, every span exported: ${c.everySpanReqPerSec} req/s, ${c.everySpanCpuUsPerCall} µs CPU/call, cost ${(c.everySpanCost * 100).toFixed(1)}% (${c.spansExported} OTLP exports received)`,
     `cost: ${(c.cost * 100).toFixed(1)}% of throughput, ${(c.cpuCost * 100).toFixed(1)}% more CPU per call  ${c.pass ? 'PASS' : 'FAIL'} (< ${COST_TARGET * 100}%)`,
-    `/metrics with ${s.plugins} plugins and ${s.users} users (${s.bytes} bytes): first ${s.firstMs} ms, p50 ${s.p50Ms} ms, p95 ${s.p95Ms} ms, max ${s.maxMs} ms  ${s.pass ? 'PASS' : 'FAIL'} (< ${SCRAPE_TARGET_MS} ms)`,
+    `notetaker.get (database query), off: ${r.db.offReqPerSec} req/s, ${r.db.offCpuUsPerCall} µs CPU/call; metrics + 1% tracing: ${r.db.onReqPerSec} req/s, ${r.db.onCpuUsPerCall} µs CPU/call; cost ${(r.db.cost * 100).toFixed(1)}% of throughput, ${(r.db.cpuCost * 100).toFixed(1)}% more CPU per call`,
+    `/metrics with ${s.plugins} plugins and ${s.users} users (${s.bytes} bytes): first ${s.firstMs} ms, p50 ${s.p50Ms} ms, p95 ${s.p95Ms} ms, max ${s.maxMs} ms; CPU per scrape p50 ${s.cpuP50Ms} ms, p95 ${s.cpuP95Ms} ms  ${s.pass ? 'PASS' : 'FAIL'} (< ${SCRAPE_TARGET_MS} ms)`,
   ].join('\n');
 }
 
@@ -281,9 +370,16 @@ export function observabilitySummaryRows(r: ObservabilityResult): string[][] {
     ],
     [
       'observability',
+      'notetaker.get cost, metrics+tracing',
+      `${(r.db.cost * 100).toFixed(1)}%`,
+      `${r.db.onReqPerSec} vs ${r.db.offReqPerSec} req/s; CPU/call +${(r.db.cpuCost * 100).toFixed(1)}%`,
+      '',
+    ],
+    [
+      'observability',
       '/metrics p95 (100 plugins, 10k users)',
       `${r.scrape.p95Ms} ms`,
-      `first ${r.scrape.firstMs} ms, max ${r.scrape.maxMs} ms`,
+      `first ${r.scrape.firstMs} ms, max ${r.scrape.maxMs} ms, CPU p95 ${r.scrape.cpuP95Ms} ms`,
       `${r.scrape.pass ? 'PASS' : 'FAIL'} (< ${SCRAPE_TARGET_MS} ms)`,
     ],
   ];

@@ -41,21 +41,52 @@ interface PoolStats {
   waitingCount?: number;
 }
 
-/** The labelled series of one (surface, function), made on its first call. */
-interface Children {
-  calls: Counter.Internal;
-  duration: Histogram.Internal<'surface' | 'function'>;
+/** The buckets of folio_call_duration_seconds (upper bounds, seconds). */
+const DURATION_BUCKETS = [0.001, 0.005, 0.025, 0.1, 0.25, 1, 5, 30];
+
+/**
+ * The calls of one (surface, function) as plain numbers, made on its first call: the hot path
+ * adds to them, and a scrape turns them into prom-client's samples. prom-client's own labelled
+ * children validate and hash their labels on every observation, which cost more than the no-op
+ * call they measured.
+ */
+interface Series {
+  labels: { surface: string; function: string };
+  /** Observations per bucket (not cumulative); the last one is +Inf. */
+  buckets: Float64Array;
+  count: number;
+  sum: number;
   /** By error code (codes are a bounded set). */
   errors: Map<string, Counter.Internal>;
 }
 
+/** One prom-client sample, as a metric's get() gives it to the registry. */
+interface Sample {
+  metricName?: string;
+  labels: Record<string, string | number>;
+  value: number;
+}
+
+/**
+ * A metric of the registry whose samples are computed at scrape time from the series (what
+ * prom-client's Registry reads of a metric: name, help, type, get()).
+ */
+function seriesMetric(name: string, help: string, type: 'counter' | 'histogram', samples: () => Sample[], reset: () => void) {
+  return {
+    name,
+    help,
+    type,
+    aggregator: 'sum' as const,
+    get: () => Promise.resolve({ name, help, type, values: samples(), aggregator: 'sum' as const }),
+    reset,
+  };
+}
+
 export class Metrics implements CallObserver {
   readonly registry = new Registry();
-  readonly #calls: Counter<'surface' | 'function'>;
   readonly #errors: Counter<'surface' | 'function' | 'code'>;
-  readonly #duration: Histogram<'surface' | 'function'>;
-  /** Children by surface, then function: prom-client hashes a label object on every call otherwise. */
-  readonly #children = new Map<string, Map<string, Children>>();
+  /** Series by surface, then function. */
+  readonly #series = new Map<string, Map<string, Series>>();
   readonly #sources: MetricsSources;
   #slow: Slow = { jobs: [], storage: [] };
   #slowAt = 0;
@@ -65,27 +96,49 @@ export class Metrics implements CallObserver {
     this.#sources = sources;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'folio_' });
-    this.#calls = new Counter({
-      name: 'folio_calls_total',
-      help: 'Calls answered, by surface (curl, mcp, rest) and function (ns.fn, a REST route, or unknown).',
-      labelNames: ['surface', 'function'],
-      registers,
-    });
+    const all = () => [...this.#series.values()].flatMap((m) => [...m.values()]);
+    // registry.resetMetrics() empties both series metrics (they share the series) and the errors.
+    const reset = () => this.#series.clear();
+    this.registry.registerMetric(
+      seriesMetric(
+        'folio_calls_total',
+        'Calls answered, by surface (curl, mcp, rest) and function (ns.fn, a REST route, or unknown).',
+        'counter',
+        () => all().map((x) => ({ labels: x.labels, value: x.count })),
+        reset,
+      ) as unknown as Counter,
+    );
     this.#errors = new Counter({
       name: 'folio_call_errors_total',
       help: 'Calls that ended in an error, by surface, function and the error code the caller got.',
       labelNames: ['surface', 'function', 'code'],
       registers,
     });
-    this.#duration = new Histogram({
-      name: 'folio_call_duration_seconds',
-      help: 'Time from the call reaching the dispatcher (or the REST route) to its answer being ready.',
-      labelNames: ['surface', 'function'],
-      // Eight buckets, chosen for calls (a no-op answers in well under a millisecond, a slow plugin
-      // call in seconds): each bucket is a line per series in every scrape.
-      buckets: [0.001, 0.005, 0.025, 0.1, 0.25, 1, 5, 30],
-      registers,
-    });
+    // Eight buckets, chosen for calls (a no-op answers in well under a millisecond, a slow plugin
+    // call in seconds): each bucket is a line per series in every scrape.
+    const name = 'folio_call_duration_seconds';
+    this.registry.registerMetric(
+      seriesMetric(
+        name,
+        'Time from the call reaching the dispatcher (or the REST route) to its answer being ready.',
+        'histogram',
+        () =>
+          all().flatMap((x) => {
+            const out: Sample[] = [];
+            let acc = 0;
+            for (let i = 0; i <= DURATION_BUCKETS.length; i++) {
+              acc += x.buckets[i]!;
+              out.push({ metricName: `${name}_bucket`, labels: { le: DURATION_BUCKETS[i] ?? '+Inf', ...x.labels }, value: acc });
+            }
+            out.push(
+              { metricName: `${name}_sum`, labels: x.labels, value: x.sum },
+              { metricName: `${name}_count`, labels: x.labels, value: x.count },
+            );
+            return out;
+          }),
+        reset,
+      ) as unknown as Histogram,
+    );
     const src = sources;
     new Gauge({
       name: 'folio_mcp_sessions',
@@ -192,20 +245,31 @@ export class Metrics implements CallObserver {
     });
   }
 
-  /** Per call: two map lookups, a counter increment and a histogram observation (no string built). */
+  /** Per call: two map lookups and a few additions (no string built, no label object). */
   called(surface: string, fn: string, code: string, seconds: number): void {
-    let bySurface = this.#children.get(surface);
-    if (!bySurface) this.#children.set(surface, (bySurface = new Map<string, Children>()));
-    let c = bySurface.get(fn);
-    if (!c) {
-      c = { calls: this.#calls.labels(surface, fn), duration: this.#duration.labels(surface, fn), errors: new Map() };
-      bySurface.set(fn, c);
+    // A duration that is not a number (never from performance.now()) would make _sum NaN for good.
+    if (!(seconds >= 0)) seconds = 0;
+    let bySurface = this.#series.get(surface);
+    if (!bySurface) this.#series.set(surface, (bySurface = new Map<string, Series>()));
+    let x = bySurface.get(fn);
+    if (!x) {
+      x = {
+        labels: { surface, function: fn },
+        buckets: new Float64Array(DURATION_BUCKETS.length + 1),
+        count: 0,
+        sum: 0,
+        errors: new Map(),
+      };
+      bySurface.set(fn, x);
     }
-    c.calls.inc();
-    c.duration.observe(seconds);
+    let i = 0;
+    while (i < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[i]!) i++;
+    x.buckets[i]!++;
+    x.count++;
+    x.sum += seconds;
     if (code !== 'ok') {
-      let e = c.errors.get(code);
-      if (!e) c.errors.set(code, (e = this.#errors.labels(surface, fn, code)));
+      let e = x.errors.get(code);
+      if (!e) x.errors.set(code, (e = this.#errors.labels(surface, fn, code)));
       e.inc();
     }
   }

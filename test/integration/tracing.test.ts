@@ -28,13 +28,20 @@ t.teardown(async () => {
 
 const byTrace = (traceId: string) => exporter.getFinishedSpans().filter((x) => x.spanContext().traceId === traceId);
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
+/** The request's server span: it ends last, once the response has closed, so its children have ended before it. */
+const serverSpan = (path: string) => (x: ReadableSpan) => x.kind === SpanKind.SERVER && x.attributes['url.path'] === path;
+/** Waits (polling, at most 5 s) until every one of `ready` matches a finished span. */
+async function spansEnded(...ready: Array<(x: ReadableSpan) => boolean>): Promise<void> {
+  for (let i = 0; i < 250 && !ready.every((f) => exporter.getFinishedSpans().some(f)); i++)
+    await new Promise((resolve) => setTimeout(resolve, 20));
+}
 
 t.test('one curl call: HTTP request -> dispatch -> policy, plugin host', async (t) => {
   const user = await createUser(s, 'traced@example.com');
   exporter.reset();
   const r = await call(s, user.token, 'acme', 'noop');
   t.equal(r.status, 200);
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await spansEnded(serverSpan('/curl/call/acme/noop'));
   const dispatch = exporter.getFinishedSpans().find((x) => x.name === 'folio.dispatch');
   t.ok(dispatch, 'a dispatch span');
   const spans = byTrace(dispatch!.spanContext().traceId);
@@ -56,18 +63,40 @@ t.test('a failing call: its span says so, and the error id carries the trace id'
   t.equal(r.status, 500);
   const id = /error id:? ([0-9a-f-]+)/.exec(r.text)?.[1];
   t.ok(id, 'the answer names an error id');
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await spansEnded(serverSpan('/curl/call/acme/boom'));
   const dispatch = exporter.getFinishedSpans().find((x) => x.name === 'folio.dispatch');
   t.equal(dispatch!.status.code, 2, 'the dispatch span is marked failed');
   t.equal(dispatch!.attributes['folio.error_code'], 'internal');
   t.equal(id!.split('-')[0], dispatch!.spanContext().traceId, 'the error id starts with the trace id');
 });
 
+t.test('an unexpected failure outside a function: its error id carries the trace id too', async (t) => {
+  const { Authenticator } = await import('../../core/kernel/auth.ts');
+  const authenticate = t.capture(Authenticator.prototype, 'authenticate', () => Promise.reject(new Error('database exploded')));
+  exporter.reset();
+  const curl = await call(s, s.adminToken, 'acme', 'noop');
+  const rest = await req(s, 'GET', '/api/v1/notetaker/notes', { token: s.adminToken });
+  authenticate.restore();
+  await spansEnded(serverSpan('/curl/call/acme/noop'), serverSpan('/api/v1/notetaker/notes'));
+  const traceOf = (path: string) =>
+    exporter
+      .getFinishedSpans()
+      .find((x) => x.kind === SpanKind.SERVER && x.attributes['url.path'] === path)
+      ?.spanContext().traceId;
+  t.equal(curl.status, 500);
+  const id = /error id:? ([0-9a-f-]+)/.exec(curl.text)?.[1];
+  t.equal(id?.split('-')[0], traceOf('/curl/call/acme/noop'), "the curl answer's error id starts with the request's trace id");
+  t.equal(rest.status, 500);
+  const problem = JSON.parse(rest.text) as { error_id: string; instance: string };
+  t.equal(problem.error_id.split('-')[0], traceOf('/api/v1/notetaker/notes'), "the REST problem's error id starts with the trace id");
+  t.equal(problem.instance, `tag:folio,2026:error:${problem.error_id}`, 'its instance names that id');
+});
+
 t.test('a REST call: its route span, and the database queries under it', async (t) => {
   exporter.reset();
   const r = await req(s, 'GET', '/api/v1/notetaker/notes', { token: s.adminToken });
   t.equal(r.status, 200);
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await spansEnded(serverSpan('/api/v1/notetaker/notes'));
   const rest = exporter.getFinishedSpans().find((x) => x.name === 'folio.rest');
   t.ok(rest, 'a REST span');
   t.equal(rest!.attributes['folio.function'], 'GET /api/v1/notetaker/notes');
@@ -89,7 +118,7 @@ t.test("a caller's traceparent: the request continues its trace", async (t) => {
     headers: { traceparent: `00-${traceId}-${parentId}-01` },
   });
   t.equal(r.status, 200);
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await spansEnded(serverSpan('/api/v1/notetaker/notes'));
   const server = exporter.getFinishedSpans().find((x) => x.kind === SpanKind.SERVER);
   t.equal(server?.spanContext().traceId, traceId, "the caller's trace id");
   t.equal(parentOf(server!), parentId, "the caller's span is the parent");

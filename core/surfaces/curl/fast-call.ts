@@ -4,7 +4,7 @@
 // same request log line (core/surfaces/http/request-log.ts) and the same last line of defence as
 // core/app.ts. Only the plain form is taken here: a path of simple names without a query string;
 // anything else (a query string, escapes, a trailing slash, other methods) goes to Koa as before.
-import { randomUUID } from 'node:crypto';
+import { newErrorId } from '../../contract/observe.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
@@ -91,7 +91,7 @@ export function fastCallRoute(deps: FastCallDeps): (req: IncomingMessage, res: S
       }
     } catch (err) {
       // Last line of defence (as in core/app.ts): no stack in a body.
-      const errorId = randomUUID();
+      const errorId = newErrorId();
       log.error({ errorId, err }, 'unhandled error');
       send(res, 500, {}, TEXT, `500 Internal Server Error: error id ${errorId}\n`);
     }

@@ -4,7 +4,7 @@
 // What the chain gives every request is done here the same way: the request log line and
 // ctx.state.log (request-log.ts), the last line of defence of core/app.ts (a 500 with an error id,
 // no stack), a socket error on the request's line, and Koa's answer of ctx.body.
-import { randomUUID } from 'node:crypto';
+import { newErrorId } from '../../contract/observe.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
@@ -72,7 +72,7 @@ export function directRoutes(opts: {
         await route.handle(ctx);
       } catch (err) {
         // Last line of defence (as in core/app.ts): no framework error page, no stack in a body.
-        const errorId = randomUUID();
+        const errorId = newErrorId();
         record.log.error({ errorId, err }, 'unhandled error');
         ctx.status = 500;
         ctx.type = 'text/plain; charset=utf-8';

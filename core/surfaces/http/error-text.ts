@@ -1,7 +1,7 @@
 // Typed outcomes as plain text: the wording the curl surface answers with and the MCP surface puts
 // in its isError results, so an agent reads the same text on either. Status and headers come from
 // the error table (core/contract/errors.ts); this adds only what each outcome says below its first line.
-import { randomUUID } from 'node:crypto';
+import { newErrorId } from '../../contract/observe.ts';
 import type { Logger } from 'pino';
 import { BadArguments, Conflict, FolioError, FunctionFailed, REASON } from '../../contract/errors.ts';
 
@@ -20,7 +20,7 @@ export interface ErrorAnswer {
  */
 export function errorAnswer(err: unknown, log: Logger, mcpTool?: string): ErrorAnswer {
   if (!(err instanceof FolioError)) {
-    const errorId = randomUUID();
+    const errorId = newErrorId();
     log.error({ errorId, err }, 'unexpected error');
     return {
       status: 500,

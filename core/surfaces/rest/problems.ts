@@ -1,7 +1,7 @@
 // The one place the REST surface turns typed outcomes into HTTP: RFC 9457 problem+json with a
 // stable `code`. The code table below is also what the OpenAPI document lists per operation and what
 // /api/v1/problems/{code} explains, so the three cannot drift apart.
-import { randomUUID } from 'node:crypto';
+import { newErrorId } from '../../contract/observe.ts';
 import type { Logger } from 'pino';
 import {
   BadArguments,
@@ -66,6 +66,14 @@ export interface ProblemContext {
   locate?: ((path: string) => Pick<FieldProblem, 'in' | 'path'>) | undefined;
 }
 
+/**
+ * The problem's `instance` for an error id: a URN of the UUID (36 characters), or, with tracing on
+ * (trace id first, 41 characters), a tag URI (RFC 4151) of Folio's error id.
+ */
+function errorInstance(errorId: string): string {
+  return errorId.length === 36 ? `urn:uuid:${errorId}` : `tag:folio,2026:error:${errorId}`;
+}
+
 /** Any error -> status, problem body and headers. Unknown errors become 500 + an error id (logged). */
 export function toProblem(err: unknown, pc: ProblemContext): ProblemAnswer {
   const make = (code: ProblemCode, detail: string, extra: Partial<Problem> = {}, headers: Record<string, string> = {}): ProblemAnswer => {
@@ -73,11 +81,11 @@ export function toProblem(err: unknown, pc: ProblemContext): ProblemAnswer {
     return { status, body: { type: problemTypeUrl(pc.base, code), title, status, detail, code, ...extra }, headers };
   };
   if (!(err instanceof FolioError)) {
-    const errorId = randomUUID();
+    const errorId = newErrorId();
     pc.log.error({ errorId, err }, 'unexpected error in the REST API');
     return make('internal', 'something failed on the server; quote the error id when you report this', {
       error_id: errorId,
-      instance: `urn:uuid:${errorId}`,
+      instance: errorInstance(errorId),
     });
   }
   const code = err.code;
@@ -95,7 +103,7 @@ export function toProblem(err: unknown, pc: ProblemContext): ProblemAnswer {
   if (err instanceof MissingScope) extra.missing_scopes = err.missingScopes;
   if (err instanceof QuotaExceeded) extra.quota = err.quota;
   if (err instanceof FileTooLarge) extra.limit = err.limit;
-  if (err instanceof FunctionFailed) Object.assign(extra, { error_id: err.errorId, instance: `urn:uuid:${err.errorId}` });
+  if (err instanceof FunctionFailed) Object.assign(extra, { error_id: err.errorId, instance: errorInstance(err.errorId) });
   const detail = code === 'not_found' ? (pc.notFound ?? err.message) : err.message;
   return make(code, detail, extra, err.headers);
 }

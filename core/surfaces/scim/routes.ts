@@ -12,6 +12,7 @@
 // Authentication: a bearer token as everywhere (an API token of an admin with the scope users, or
 // an OAuth token issued for Folio as a whole). A SCIM user's userName is the Folio email, or a name
 // kept as given when the email comes in emails (./mapping.ts).
+import { newErrorId } from '../../contract/observe.ts';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import SCIMMY from 'scimmy';
@@ -75,7 +76,7 @@ function toScimError(err: unknown, log: Logger): ScimError {
   if (err instanceof FolioError && err.status < 500) return new ScimError(err.status, null as unknown as string, err.message);
   // scimmy reports a handler's TypeError (a value of the wrong type) as such.
   if (err instanceof TypeError) return new ScimError(400, 'invalidValue', err.message);
-  const errorId = crypto.randomUUID();
+  const errorId = newErrorId();
   log.error({ errorId, err }, 'unexpected error in the SCIM API');
   return new ScimError(500, null as unknown as string, `internal error ${errorId}; the server log has the details under this id`);
 }
