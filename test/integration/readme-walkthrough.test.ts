@@ -119,7 +119,7 @@ t.test('every shell block of README.md runs, in order, against a fresh server', 
   const run = blocks.filter((b) => !b.skip);
   const script = [
     'set -euo pipefail',
-    'curl() { command curl --fail-with-body "$@"; }',
+    'curl() { command curl --fail-with-body --show-error "$@"; }',
     ...run.map((b, i) => [`printf '\\n@@start ${i}\\n' >&2`, fill(b.code), `printf '\\n@@done ${i}\\n' >&2`].join('\n')),
   ].join('\n');
   await writeFile(path.join(work, '.walkthrough.sh'), script);
