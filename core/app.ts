@@ -125,7 +125,10 @@ export function createLogger(config: Config, stdoutIsTTY = Boolean(process.stdou
   };
   if (logFormat(config.logFormat, stdoutIsTTY) === 'json') return pino(options);
   // On this thread and synchronously, as JSON lines are: a crash's last line is not lost.
-  return pino(options, pretty({ sync: true, colorize: stdoutIsTTY, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,service,version' }));
+  return pino(
+    options,
+    pretty({ sync: true, colorize: stdoutIsTTY, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,service,version' }),
+  );
 }
 
 /** The 400 for a request the HTTP parser refused before any route saw it, as its path's surface words one. */

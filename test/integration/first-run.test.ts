@@ -23,6 +23,7 @@ const hasScript = await promisify(execFile)('script', ['--version']).then(
   () => false,
 );
 
+// eslint-disable-next-line no-control-regex -- the terminal's colour codes are what is stripped
 const STRIP = /\x1b\[[0-9;]*m|\r/g;
 
 /** `node core/main.ts` on a fresh data dir, its stdout a pseudo-terminal; stopped (SIGTERM) once `until` shows. */
