@@ -49,7 +49,7 @@ run "dockerfile-utils lint deploy/Dockerfile" npx --yes dockerfile-utils@0.16.3 
 
 run "yamllint deploy/compose.yaml deploy/kubernetes" yamllint -s -c deploy/yamllint.yaml deploy/compose.yaml deploy/kubernetes
 run "deploy/compose.yaml against the Compose Specification schema" npx node test/topology/compose-schema.ts
-run "shellcheck bin/folio-server deploy/check.sh" shellcheck bin/folio-server deploy/check.sh
+run "shellcheck bin/folio bin/folio-server bin/lib/node.sh deploy/check.sh" shellcheck -x bin/folio bin/folio-server bin/lib/node.sh deploy/check.sh
 
 [ "$failed" -eq 0 ] && echo "# deployment files: all checks passed" || echo "# deployment files: $failed check(s) failed"
 [ "$failed" -eq 0 ]
