@@ -1,5 +1,7 @@
-#!/usr/bin/env node
-// The `folio` command (package.json "bin"). Node 24 runs this TypeScript as it is.
+#!/usr/bin/env -S sh -c 'exec "$(dirname "$(readlink -f "$0")")/../bin/folio" "$@"'
+// The `folio` program. Node 24 runs this TypeScript as it is; bin/folio (package.json "bin") starts
+// it on the Node pinned in node_modules, and the line above hands `./cli/folio.ts` to bin/folio, so
+// an older node on PATH never tries to read this file.
 import { install as handleInterrupts } from './lib/interrupt.ts';
 import { run } from './main.ts';
 

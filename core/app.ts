@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import Koa, { type Next, type ParameterizedContext } from 'koa';
 import Router from '@koa/router';
 import { pino, type Logger } from 'pino';
+import pretty from 'pino-pretty';
 import { openDatabase, type Database } from './db/database.ts';
 import { scheduleBackups } from './backup/schedule.ts';
 import { DATABASE_SCHEMA, DOMAINS } from './domains.ts';
@@ -92,13 +93,47 @@ export interface Folio {
   close(): Promise<void>;
 }
 
-export function createLogger(config: Config): Logger {
-  return pino({
+/**
+ * The log's form on stdout: as LOG_FORMAT says, or (auto) readable lines when stdout is a terminal,
+ * where a person reads it, and JSON lines otherwise, where a program does.
+ */
+export function logFormat(setting: Config['logFormat'], stdoutIsTTY: boolean): 'json' | 'pretty' {
+  if (setting === 'auto') return stdoutIsTTY ? 'pretty' : 'json';
+  return setting;
+}
+
+/** When the process's logger last wrote a line (ms since the epoch). */
+let lastLogLine = 0;
+
+/** Resolves once no line has been logged for `quietMs` (or after `maxMs` at most). */
+export async function logsQuiet(quietMs: number, maxMs: number): Promise<void> {
+  const until = Date.now() + maxMs;
+  for (;;) {
+    const wait = Math.min(lastLogLine + quietMs, until) - Date.now();
+    if (wait <= 0) return;
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+}
+
+export function createLogger(config: Config, stdoutIsTTY = Boolean(process.stdout.isTTY)): Logger {
+  const options = {
     level: config.logLevel,
     base: { service: 'folio', version: PACKAGE.version },
+    hooks: {
+      streamWrite: (line: string) => {
+        lastLogLine = Date.now();
+        return line;
+      },
+    },
     // With tracing on, every line written inside a span carries its trace id.
     ...(tracingOn ? { mixin: () => ({ trace_id: activeTraceId() }) } : {}),
-  });
+  };
+  if (logFormat(config.logFormat, stdoutIsTTY) === 'json') return pino(options);
+  // On this thread and synchronously, as JSON lines are: a crash's last line is not lost.
+  return pino(
+    options,
+    pretty({ sync: true, colorize: stdoutIsTTY, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,service,version' }),
+  );
 }
 
 /** The 400 for a request the HTTP parser refused before any route saw it, as its path's surface words one. */

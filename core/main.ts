@@ -1,7 +1,7 @@
 // The server process (`bin/folio-server` in production, `npm start` in development): load the
 // configuration, start Folio, drain and stop on SIGINT/SIGTERM within SHUTDOWN_DEADLINE_MS.
 import { ConfigError, loadConfig } from './kernel/config.ts';
-import { createLogger, startFolio } from './app.ts';
+import { createLogger, logsQuiet, startFolio } from './app.ts';
 import { startFailureHint } from './start-failure.ts';
 import { logProcessEvents } from './crash.ts';
 import { flushTracing } from './observability/tracing-wanted.ts';
@@ -35,8 +35,8 @@ try {
   throw err;
 }
 const log = createLogger(config);
-// Logs are JSON lines: what Node would print to stderr by itself (warnings, a crash) goes through
-// the logger instead.
+// Logs are JSON lines (readable lines on a terminal: LOG_FORMAT): what Node would print to stderr
+// by itself (warnings, a crash) goes through the logger instead.
 logProcessEvents(log);
 const folio = await startFolio(config, log).catch((err: unknown) => {
   log.fatal({ err }, 'folio failed to start');
@@ -46,10 +46,16 @@ const folio = await startFolio(config, log).catch((err: unknown) => {
   process.exit(1);
 });
 if (folio.generatedAdminToken) {
-  process.stdout.write(
-    `\nFirst start: created the admin user admin@localhost.\n` +
-      `Its API token (shown once; keep it safe):\n\n  ${folio.generatedAdminToken}\n\n` +
-      `Try: curl -H "Authorization: Bearer ${folio.generatedAdminToken}" ${folio.url}/curl/whoami\n\n`,
+  // The last thing on screen at a first start: after the lines start-up's first tasks log.
+  const token = folio.generatedAdminToken;
+  void logsQuiet(1000, 5000).then(() =>
+    process.stdout.write(
+      `\nFirst start: created the admin user admin@localhost.\n` +
+        `Its API token (shown once; keep it safe):\n\n  ${token}\n\n` +
+        `Next, in another terminal (README.md's walk-through goes on from there):\n\n` +
+        `  export FOLIO=${folio.url} FOLIO_TOKEN=${token}\n` +
+        `  curl -H "Authorization: Bearer $FOLIO_TOKEN" $FOLIO/curl/whoami\n\n`,
+    ),
   );
 }
 // A stop that hangs (a stuck plugin, an unreachable database) must not outlast the service

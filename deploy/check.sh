@@ -73,8 +73,8 @@ has yamllint "yamllint deploy/compose.yaml deploy/kubernetes" &&
   run "yamllint deploy/compose.yaml deploy/kubernetes" yamllint -s -c deploy/yamllint.yaml deploy/compose.yaml deploy/kubernetes
 run "deploy/compose.yaml against the Compose Specification schema" npx node test/topology/compose-schema.ts
 run "deploy/kubernetes/*.yaml against the Kubernetes API schemas" npx node test/topology/kubernetes-schema.ts
-has shellcheck "shellcheck bin/folio-server deploy/check.sh" &&
-  run "shellcheck bin/folio-server deploy/check.sh" shellcheck bin/folio-server deploy/check.sh
+has shellcheck "shellcheck bin/folio bin/folio-server bin/lib/node.sh deploy/check.sh" &&
+  run "shellcheck bin/folio bin/folio-server bin/lib/node.sh deploy/check.sh" shellcheck -x bin/folio bin/folio-server bin/lib/node.sh deploy/check.sh
 
 summary="$failed check(s) failed"
 [ "$failed" -eq 0 ] && summary="all checks that ran passed"

@@ -13,6 +13,7 @@ import { CliError, EXIT, type Problem } from '../lib/errors.ts';
 import { fullId } from '../lib/ids.ts';
 import { examples, type Cli, type CommandGroup } from '../lib/group.ts';
 import { removeOnInterrupt } from '../lib/interrupt.ts';
+import { forTerminal } from '../lib/markdown.ts';
 import { emit, isTerminal, readStdin, table, when, withOutput, type OutputOptions } from '../lib/output.ts';
 
 type Note = components['schemas']['Note'];
@@ -116,18 +117,34 @@ export const notes: CommandGroup = {
       'folio notes list --template "{id}\\t{title}"',
     );
 
-    const get = withOutput(group.command('get').alias('view').description("print a note's Markdown body"))
+    const get = withOutput(
+      group
+        .command('get')
+        .alias('view')
+        .description("print a note's Markdown body (drawn for the terminal at a terminal, as stored in a pipe)"),
+    )
       .argument('<id>', 'the note id')
       .option('--version <n>', 'an earlier version of the note', positive)
-      .action(async (typed: string, o: OutputOptions & { version?: number }) => {
+      .option('--raw', 'print the Markdown as stored, even at a terminal')
+      .action(async (typed: string, o: OutputOptions & { version?: number; raw?: boolean }) => {
         const { api, target } = cli.client();
         const id = await fullId(target, 'note', typed);
         const note = o.version
           ? await ok(target, await api.GET('/notetaker/notes/{id}/revisions/{version}', { params: { path: { id, version: o.version } } }))
           : await ok(target, await api.GET('/notetaker/notes/{id}', { params: { path: { id } } }));
-        await emit(note, o, () => process.stdout.write(note.body.endsWith('\n') || note.body === '' ? note.body : note.body + '\n'));
+        await emit(note, o, async () => {
+          if (isTerminal() && !o.raw && note.body !== '') process.stdout.write(await forTerminal(note.body));
+          else process.stdout.write(note.body.endsWith('\n') || note.body === '' ? note.body : note.body + '\n');
+        });
       });
-    examples(get, 'folio notes get $ID > standup.md', 'folio notes get $ID --json title,version,tags', 'folio notes get $ID --version 2');
+    examples(
+      get,
+      'folio notes get $ID',
+      'folio notes get $ID > standup.md',
+      'folio notes get $ID --raw',
+      'folio notes get $ID --json title,version,tags',
+      'folio notes get $ID --version 2',
+    );
 
     const create = withOutput(group.command('create').alias('new').description('create a note and print its id'))
       .requiredOption('-t, --title <title>', 'the title (one line)')

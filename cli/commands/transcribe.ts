@@ -43,7 +43,9 @@ export const transcribe: CommandGroup = {
     /** The transcript of a succeeded job, as text in the given format. */
     const result = async (target: Target, api: ReturnType<Cli['client']>['api'], id: string, f: Format): Promise<string> => {
       const r = await api.GET('/transcribe/jobs/{id}/result', { params: { path: { id }, query: { format: f } }, parseAs: 'text' });
-      return ok<string>(target, r);
+      // An empty transcript (a silent recording) is an empty body, which openapi-fetch gives as undefined.
+      const text: string | undefined = await ok<string>(target, r);
+      return text ?? '';
     };
     const save = async (text: string, out: string | undefined) => {
       if (out && out !== '-') {

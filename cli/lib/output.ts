@@ -102,7 +102,7 @@ async function printJq(value: unknown, program: string): Promise<void> {
 }
 
 /** Prints data the way the options ask (--json, --jq, --template); without any, `human` prints it. */
-export async function emit(value: unknown, opts: OutputOptions, human: () => void): Promise<void> {
+export async function emit(value: unknown, opts: OutputOptions, human: () => unknown): Promise<void> {
   if (opts.jq !== undefined || (opts.json !== undefined && opts.json !== false)) {
     const fields = typeof opts.json === 'string' ? askedFields(value, opts.json) : [];
     const data = fields.length ? pick(value, fields) : value;
@@ -111,7 +111,7 @@ export async function emit(value: unknown, opts: OutputOptions, human: () => voi
   } else if (opts.template !== undefined) {
     for (const item of Array.isArray(value) ? value : [value])
       process.stdout.write(render(opts.template, item) + (opts.template.endsWith('\\n') ? '' : '\n'));
-  } else human();
+  } else await human();
 }
 
 export interface Column<T> {

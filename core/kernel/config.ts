@@ -35,6 +35,8 @@ export const ConfigSchema = Type.Object(
     skillsDir: DirList,
     bootstrapAdminToken: Type.Union([Type.String({ minLength: 32 }), Type.Null()]),
     logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+    /** auto: human-readable lines when stdout is a terminal, JSON lines otherwise. */
+    logFormat: Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')]),
     limits: Type.Object(
       {
         responseBytes: Int(64),
@@ -345,6 +347,7 @@ const ENV: Record<string, { at: string[]; parse: (v: string) => unknown }> = {
   SKILLS_DIR: { at: ['skillsDir'], parse: list },
   BOOTSTRAP_ADMIN_TOKEN: { at: ['bootstrapAdminToken'], parse: str },
   LOG_LEVEL: { at: ['logLevel'], parse: str },
+  LOG_FORMAT: { at: ['logFormat'], parse: str },
   RESPONSE_MAX_BYTES: { at: ['limits', 'responseBytes'], parse: num },
   RESPONSE_HARD_CAP_BYTES: { at: ['limits', 'responseHardCapBytes'], parse: num },
   REQUEST_MAX_BYTES: { at: ['limits', 'requestBytes'], parse: num },

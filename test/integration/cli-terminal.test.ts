@@ -1,7 +1,8 @@
 // `folio` at a real terminal and under Ctrl-C, as a person meets it: the CLI runs as a subprocess
 // against a real Folio; a pseudo-terminal comes from util-linux `script` (no native pty module).
 // A progress bar is drawn on a terminal and never into a pipe; Ctrl-C stops a transfer at once with
-// exit 130 and one line, and leaves no half-written file behind.
+// exit 130 and one line, and leaves no half-written file behind. A note's Markdown is drawn for the
+// terminal at a terminal and comes out as stored in a pipe.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -10,7 +11,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
-import { createUser, startTestServer } from '../helpers/server.ts';
+import { createUser, req, startTestServer } from '../helpers/server.ts';
 
 const BIN = path.join(PACKAGE_ROOT, 'cli/folio.ts');
 const s = await startTestServer();
@@ -72,6 +73,39 @@ t.test('a progress bar on a terminal, none in a pipe', async (t) => {
   t.notOk(piped.stderr.includes(BAR), 'no bar drawn into a pipe');
   t.notMatch(piped.stderr, /downloading/);
 });
+
+/* eslint-disable no-control-regex -- the terminal's escape codes are what this test looks for */
+t.test("a note's Markdown: drawn at a terminal, as stored in a pipe or with --raw/--json", async (t) => {
+  const body = '# Weekly plan\n\nShip the **launcher** first.\n\n- docs\n- tests\n\nA title sent \x1b]0;pwned\x07 in the body.\n';
+  const note = (await req(s, 'POST', '/api/v1/notetaker/notes', { token: ann.token, body: { title: 'Plan', body } })).json();
+  const atTerminal = (args: string[], extra = '') =>
+    run('script', ['-qfec', `${extra}${[process.execPath, BIN, 'notes', 'get', note.id, ...args].map(quote).join(' ')}`, '/dev/null']);
+
+  const drawn = await atTerminal([]);
+  t.equal(drawn.status, 0, drawn.stderr);
+  t.match(drawn.stdout, /\x1b\[[\d;]*mWeekly plan/, 'the heading is styled');
+  t.notMatch(drawn.stdout, /#\s*Weekly plan/, "and shown without its '#'");
+  t.match(drawn.stdout, /\x1b\[1mlauncher\x1b\[22m/, 'bold is bold, not **');
+  t.notMatch(drawn.stdout, /\*\*/);
+  t.match(drawn.stdout, /^\s+\* .*docs/m, 'a list item');
+  t.notOk(drawn.stdout.includes('\x1b]0;pwned'), 'an escape sequence inside the note does not reach the terminal');
+
+  const plain = await atTerminal([], 'NO_COLOR=1 ');
+  t.match(plain.stdout, /^Weekly plan\r?$/m, 'NO_COLOR: the same layout, no colours');
+  t.notMatch(plain.stdout, /\x1b\[/);
+
+  const raw = await atTerminal(['--raw']);
+  t.equal(raw.stdout.replace(/\r\n/g, '\n'), body, '--raw at a terminal: the Markdown as stored');
+
+  const piped = await run(process.execPath, [BIN, 'notes', 'get', note.id]);
+  t.equal(piped.status, 0, piped.stderr);
+  t.equal(piped.stdout, body, 'in a pipe: byte for byte as stored');
+
+  const json = await atTerminal(['--json', 'body']);
+  t.same(JSON.parse(json.stdout.replace(/\r\n/g, '\n')), { body }, '--json at a terminal: the stored body');
+});
+
+/* eslint-enable no-control-regex */
 
 t.test('Ctrl-C during a download: exit 130, one line, no half-written file', async (t) => {
   const id = await upload(48 * 1024 * 1024, 'big.bin');

@@ -73,7 +73,8 @@ t.test('first start creates the admin and prints its token once; the next start 
   const env = { DATA_DIR: dataDir, ...(db ? { DATABASE_URL: db.url } : {}) };
   const first = start(env);
   const url = await first.url;
-  t.ok(await first.waitFor(/Try: curl/), 'the first-start banner is printed');
+  // The banner waits for start-up's lines to settle (up to 5 s) to be the last thing on screen.
+  t.ok(await first.waitFor(/curl -H "Authorization: Bearer \$FOLIO_TOKEN"/, 10_000), 'the first-start banner is printed');
   const token = /folio_api_[A-Za-z0-9]+/.exec(first.output())?.[0];
   t.ok(token, 'the generated admin token is printed');
   t.match(first.output(), /shown once/);

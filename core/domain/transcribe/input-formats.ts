@@ -91,3 +91,17 @@ export function refusedCodec(codec: string | undefined): string | null {
   if (codec && CODECS.some((c) => (c.endsWith('_') ? codec.startsWith(c) : codec === c))) return null;
   return `the audio in this file is ${codec ? `encoded as ${codec}` : 'in an unknown encoding'}, which Folio does not transcribe; it takes ${CODECS.map((c) => (c.endsWith('_') ? `${c}*` : c)).join(', ')}`;
 }
+
+/**
+ * Types a recording may have been stored as: its bytes were sniffed at upload (file-type's magic
+ * numbers, ../files/content-type.ts), so an image or a PDF is known as one. An unknown type
+ * (application/octet-stream) is left to ffprobe, which decides when the job runs.
+ */
+const RECORDING_TYPE = /^(audio\/|video\/|application\/(ogg|octet-stream|vnd\.ms-asf|mp4|x-matroska|mxf)$)/;
+
+/** Why a stored file cannot be a recording, from its (sniffed) content type; null when it may be one. */
+export function refusedType(contentType: string): string | null {
+  const media = contentType.split(';')[0]!.trim().toLowerCase();
+  if (RECORDING_TYPE.test(media)) return null;
+  return `this file is ${media}, not audio or video; Folio transcribes ${ACCEPTED}`;
+}

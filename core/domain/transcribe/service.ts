@@ -12,7 +12,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { BadArguments, Conflict, EngineUnavailable, NotFound, TooManyQueuedJobs } from '../../contract/errors.ts';
+import { BadArguments, Conflict, EngineUnavailable, NotFound, TooManyQueuedJobs, UnsupportedMediaType } from '../../contract/errors.ts';
 import { MICROS, type JobQueue, type PageKey, type RunningJob } from '../../db/jobs.ts';
 import type { FilesServiceImpl } from '../files/service.ts';
 import type { IdentityService } from '../identity/service.ts';
@@ -21,6 +21,7 @@ import type { NotesService } from '../notes/types.ts';
 import { ms, rows } from '../notes/rows.ts';
 import * as v from '../notes/validate.ts';
 import { EngineFailed, enginesFrom, FormatRefused, probeAudio, type Availability, type Engine } from './engines.ts';
+import { refusedType } from './input-formats.ts';
 import { FORMAT_TYPES, renderTranscript, transcriptMarkdown } from './formats.ts';
 import {
   RESULT_FORMATS,
@@ -148,6 +149,8 @@ export class TranscribeService {
     const engine = input.engine ?? this.#settings.engine;
     // The caller's file (another user's is not found), at the version asked for or the current one.
     const ref = await this.#d.files.content(p, input.file_id, input.version);
+    const refused = refusedType(ref.content_type);
+    if (refused) throw new UnsupportedMediaType(refused);
     const availability = (await this.engines()).engines[engine];
     if (!availability.ok) throw new EngineUnavailable(`the ${engine} transcription engine is unavailable: ${availability.reason}`);
     const id = randomUUID();

@@ -52,7 +52,18 @@ export function curlOpenApi(version: string): Record<string, unknown> {
       '/curl': get('start', 'Start here', 'What the sub-surfaces are.'),
       '/curl/whoami': get('whoami', 'Who am I', 'The account, the namespaces it reaches, and the server version.'),
       '/curl/help': get('listNamespaces', 'Namespaces', 'Namespaces available to this caller.'),
-      '/curl/help/{namespace}': get('listFunctions', 'Functions', 'Functions in a namespace.', { parameters: [ns] }),
+      '/curl/help/{namespace}': get('listFunctions', 'Functions', 'Functions in a namespace.', {
+        parameters: [
+          ns,
+          {
+            name: 'wait',
+            in: 'query',
+            required: false,
+            schema: { type: 'number', minimum: 0, maximum: 10 },
+            description: 'Seconds to wait for a namespace that is not there yet (a plugin just added, still loading) before answering 404.',
+          },
+        ],
+      }),
       '/curl/help/{namespace}/{function}': get(
         'describeFunction',
         'One function',

@@ -6,7 +6,7 @@ import type { Principal } from '../../domain/identity/types.ts';
 import { queryOf, type Authenticator } from '../../kernel/auth.ts';
 import type { Dispatcher } from '../../kernel/dispatch.ts';
 import type { Viewer } from '../../kernel/entitlements.ts';
-import { BadArguments, UnknownName } from '../../contract/errors.ts';
+import { BadArguments, NotFound, UnknownName } from '../../contract/errors.ts';
 import { readJsonBody, type BodyLimits } from '../http/body.ts';
 import { catalogueHtml, wantsHtml } from '../pages/catalogue.ts';
 import { docsHtml } from '../pages/docs.ts';
@@ -35,6 +35,8 @@ interface State {
 type Ctx = Context & { state: State; params: Record<string, string> };
 
 const READ_METHODS = ['GET', 'QUERY'];
+/** The longest `?wait=` on help for a namespace. */
+const MAX_WAIT_SECONDS = 10;
 
 export function curlRouter(deps: CurlDeps): Router {
   const router = new Router({ prefix: '/curl' });
@@ -101,8 +103,39 @@ export function curlRouter(deps: CurlDeps): Router {
     const errors = ctx.state.principal.user.roles.includes('admin') ? deps.dispatcher.registry.errors() : [];
     sendText(ctx, 200, text.namespacesText(namespaces, errors));
   });
+  /**
+   * The namespace; with `?wait=N` (seconds, at most 10) one that is not there yet (a plugin just
+   * dropped in, still loading) is waited for, up to N seconds, before the 404.
+   */
+  const namespaceWaiting = async (ctx: Ctx) => {
+    const wait = ctx.state.params.wait;
+    const seconds = wait === undefined ? 0 : Number(wait);
+    if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_WAIT_SECONDS)
+      throw new BadArguments(`wait must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}`, [
+        { path: 'wait', message: `0 to ${MAX_WAIT_SECONDS}` },
+      ]);
+    const deadline = Date.now() + seconds * 1000;
+    for (;;) {
+      try {
+        return await deps.dispatcher.namespace(ctx.state.viewer, ctx.params.namespace!);
+      } catch (err) {
+        if (!(err instanceof NotFound) || Date.now() >= deadline) throw err;
+      }
+      // Until the registry changes (or a short while: a change may have landed before listening).
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          off();
+          clearTimeout(timer);
+          resolve();
+        };
+        const off = deps.dispatcher.registry.onChange(done);
+        const timer = setTimeout(done, Math.min(250, Math.max(0, deadline - Date.now())));
+      });
+    }
+  };
+
   read('/help/:namespace', async (ctx) => {
-    const ns = await deps.dispatcher.namespace(ctx.state.viewer, ctx.params.namespace!);
+    const ns = await namespaceWaiting(ctx);
     const principal = ctx.state.principal;
     sendText(
       ctx,
