@@ -73,6 +73,7 @@ export async function startTestFolio(dir: string = process.cwd(), opts: TestFoli
   const scratch = await mkdtemp(path.join(tmpdir(), 'folio-plugin-test-'));
   const plugins = path.join(scratch, 'plugins');
   await mkdir(plugins);
+  await mkdir(path.join(scratch, 'skills'));
   // The registry loads each folder of a plugins folder: this one holds only the plugin under test.
   const linked = path.join(plugins, path.basename(pluginDir));
   await symlink(pluginDir, linked, 'dir');
@@ -82,7 +83,7 @@ export async function startTestFolio(dir: string = process.cwd(), opts: TestFoli
       dataDir: path.join(scratch, 'data'),
       databaseUrl: opts.databaseUrl ?? null,
       pluginsDir: [...(opts.firstParty ? [FIRST_PARTY] : []), plugins],
-      skillsDir: [],
+      skillsDir: [path.join(scratch, 'skills')],
       logLevel: opts.logLevel ?? 'silent',
       reload: { watch: false, debounceMs: 50 },
       isolation: { importTimeoutMs: 30_000 },

@@ -50,7 +50,8 @@ function hostEntry(): string {
     platform: 'node',
     format: 'esm',
     target: 'node24',
-    packages: 'external',
+    // Bundled whole, the packages it imports (TypeBox, which the SDK hands plugins) included: it
+    // runs from a temporary folder, where no node_modules would resolve them.
     logLevel: 'silent',
     // plugin-eval.ts finds Folio's package.json from its own folder.
     define: { 'import.meta.dirname': JSON.stringify(path.join(PACKAGE_ROOT, 'core', 'kernel')) },
