@@ -24,24 +24,33 @@ export const plugin: CommandGroup = {
       .argument('<name>', 'its namespace: lowercase letters, digits, single underscores')
       .option('--dir <parent>', 'where to make it (default: here)')
       .action((name: string, o: { dir?: string }) => runTool(['new', name, ...(o.dir ? ['--dir', o.dir] : [])]));
+    examples(group.commands.at(-1)!, 'folio plugin new reading_list', 'folio plugin new reading_list --dir ~/src');
     group
       .command('check')
       .description('load a plugin in a sandboxed host and list its functions, prompts, skills, capabilities and Folio range')
       .argument('<source>', 'a plugin folder or a .tgz (npm pack)')
       .action((src: string) => runTool(['check', src]));
+    examples(group.commands.at(-1)!, 'folio plugin check .', 'folio plugin check reading-list-0.1.0.tgz');
     group
       .command('add')
       .description('check a plugin, then copy it into the plugins folder (a running server loads it)')
       .argument('<source>', 'a plugin folder or a .tgz (npm pack)')
       .action((src: string) => runTool(['add', src]));
+    examples(
+      group.commands.at(-1)!,
+      'folio plugin add ./reading_list',
+      'PLUGINS_DIR=/srv/folio/plugins folio plugin add reading-list-0.1.0.tgz',
+    );
     group
       .command('list')
       .description('the plugins in the plugins folder')
       .action(() => runTool(['list']));
+    examples(group.commands.at(-1)!, 'folio plugin list');
     group
       .command('remove')
       .description('delete a plugin from the plugins folder (a running server unloads it)')
       .argument('<name>')
       .action((name: string) => runTool(['remove', name]));
+    examples(group.commands.at(-1)!, 'folio plugin remove reading_list');
   },
 };

@@ -1,0 +1,95 @@
+// The plugin authors' kit as an author uses it: `folio plugin new` makes a package that installs
+// offline and whose own test passes against folio/sdk/testing; `check` lists what a plugin holds
+// and refuses what the server would not load; a range that excludes this Folio keeps the plugin
+// out with the reason; tarballs that reach out of their folder are refused.
+import t from 'tap';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
+import { startTestFolio, PluginLoadFailed } from '../../core/plugin-testing.ts';
+
+// An author's whole round (npm install, a plugin's own test run, sandboxed checks): slower than most.
+t.setTimeout(400_000);
+
+const TOOL = path.join(PACKAGE_ROOT, 'core/plugin-tool.ts');
+const NODE_BIN = path.dirname(process.execPath);
+const work = mkdtempSync(path.join(tmpdir(), 'folio-kit-'));
+t.teardown(() => rmSync(work, { recursive: true, force: true }));
+
+function tool(...args: string[]) {
+  const r = spawnSync(process.execPath, [TOOL, ...args], {
+    encoding: 'utf8',
+    cwd: work,
+    env: { ...process.env, PLUGINS_DIR: path.join(work, 'installed') },
+  });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+const plugin = path.join(work, 'reading_list');
+
+t.test('new, npm install offline, npm test, check', async (t) => {
+  t.equal(tool('new', 'reading_list').code, 0);
+  const pkg = JSON.parse(readFileSync(path.join(plugin, 'package.json'), 'utf8'));
+  t.match(pkg.folio.engines, /^\^\d+\.\d+\.0$/, 'a range of Folio versions');
+  t.equal(pkg.devDependencies.folio, `file:${PACKAGE_ROOT}`);
+  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund'], { cwd: plugin, stdio: 'pipe' });
+  const test = spawnSync('npm', ['test'], {
+    cwd: plugin,
+    encoding: 'utf8',
+    env: { ...process.env, PATH: `${NODE_BIN}:${process.env['PATH']}` },
+  });
+  t.equal(test.status, 0, test.stdout + test.stderr);
+  t.match(test.stdout, /pass 3\n/);
+  const checked = tool('check', plugin);
+  t.equal(checked.code, 0, checked.err);
+  t.match(checked.out, /function reading_list\.greet\(name: string\) -> \{ greeting: string \}/);
+  t.match(checked.out, /prompt reading_list\.welcome/);
+  t.match(checked.out, /skill how_it_works/);
+  t.match(checked.out, /fits/);
+});
+
+t.test('check and new refuse what the server would not take', async (t) => {
+  t.match(tool('new', 'admin'), { code: 1, err: /one of Folio's own/ });
+  t.match(tool('new', '../x'), { code: 1 });
+  const pkgFile = path.join(plugin, 'package.json');
+  const good = readFileSync(pkgFile, 'utf8');
+  t.teardown(() => writeFileSync(pkgFile, good));
+  for (const [range, said] of [
+    ['*', /admits every version/],
+    ['not a range', /must be a semver range/],
+    ['^0.1.0', /this is Folio .*would not load it/],
+  ] as const) {
+    writeFileSync(pkgFile, JSON.stringify({ ...JSON.parse(good), folio: { engines: range } }));
+    t.match(tool('check', plugin), { code: 1, err: said }, range);
+  }
+  // The server keeps a plugin out of range unloaded, and plugin_status says why.
+  writeFileSync(pkgFile, JSON.stringify({ ...JSON.parse(good), folio: { engines: '^0.1.0' } }));
+  const refused = await startTestFolio(plugin).then(
+    async (f) => (await f.close(), undefined),
+    (err: unknown) => err,
+  );
+  t.ok(refused instanceof PluginLoadFailed, 'not loaded');
+  t.match((refused as Error).message, /written for Folio \^0\.1\.0 .*this is Folio/);
+});
+
+t.test('a tarball reaching out of its folder is refused, nothing written', async (t) => {
+  const evil = path.join(work, 'evil');
+  mkdirSync(path.join(evil, 'package'), { recursive: true });
+  writeFileSync(path.join(evil, 'outside.txt'), 'x');
+  const tgz = path.join(work, 'evil.tgz');
+  execFileSync('tar', ['-czf', tgz, '-C', path.join(evil, 'package'), '../outside.txt']);
+  t.match(tool('add', tgz), { code: 1, err: /points outside the plugin folder/ });
+  t.match(tool('list'), { code: 0, out: /no plugins/ });
+});
+
+t.test('add and remove a packed plugin in the plugins folder', async (t) => {
+  const tgz = path.join(work, 'rl.tgz');
+  execFileSync('tar', ['-czf', tgz, '--exclude', 'node_modules', '-C', work, 'reading_list']);
+  const added = tool('add', tgz);
+  t.equal(added.code, 0, added.err);
+  t.match(tool('list').out, /reading_list\t0\.1\.0/);
+  t.equal(tool('remove', 'reading_list').code, 0);
+  t.match(tool('list').out, /no plugins/);
+});
