@@ -79,7 +79,8 @@ t.test('a tarball reaching out of its folder is refused, nothing written', async
   mkdirSync(path.join(evil, 'package'), { recursive: true });
   writeFileSync(path.join(evil, 'outside.txt'), 'x');
   const tgz = path.join(work, 'evil.tgz');
-  execFileSync('tar', ['-czf', tgz, '-C', path.join(evil, 'package'), '../outside.txt']);
+  // -P keeps the `../` that tar would otherwise strip when it writes the archive.
+  execFileSync('tar', ['-czPf', tgz, '-C', path.join(evil, 'package'), '../outside.txt']);
   t.match(tool('add', tgz), { code: 1, err: /points outside the plugin folder/ });
   t.match(tool('list'), { code: 0, out: /no plugins/ });
 });
