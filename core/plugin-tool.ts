@@ -3,14 +3,15 @@
 //
 //   new <name> [--dir <parent>]   a new plugin folder: package.json, tsconfig, entry, skill, test, README
 //   check <folder|tarball>        loads it in a sandboxed host as the server would and says what it holds
-//   add <folder|tarball>          checks it, then copies it into the plugins folder (the server reloads)
+//   add <folder|tarball> [--force] copies it into the plugins folder, checks that copy, swaps it in
+//                                 (the server reloads); --force replaces an installed plugin
 //   list                          the plugins in the plugins folder, their versions and Folio ranges
 //   remove <name>                 deletes a plugin's folder from the plugins folder (the server unloads it)
 //
 // add and remove work on the plugins folder (PLUGINS_DIR, the first one that is not Folio's own);
 // a running server watches it and loads or unloads within a moment, so neither needs the server.
 // Exit code 0 when all is well, 1 on any problem (said on stderr), 2 on a usage error.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -69,10 +70,29 @@ function unpack(tarball: string): { dir: string; cleanup(): void } {
   return { dir, cleanup };
 }
 
+/**
+ * Refuses a plugin folder holding a link or anything but files and folders, as for a tarball's
+ * entries: a link would be installed as is and could point anywhere. node_modules is skipped (it
+ * is never copied; an author's own has links, e.g. to Folio).
+ */
+function refuseLinks(dir: string, rel = ''): void {
+  for (const name of readdirSync(path.join(dir, rel))) {
+    const at = path.join(rel, name);
+    if (name === 'node_modules') continue;
+    const st = lstatSync(path.join(dir, at));
+    if (st.isDirectory()) refuseLinks(dir, at);
+    else if (!st.isFile())
+      throw new Problem(`${path.join(dir, at)}: a ${st.isSymbolicLink() ? 'link' : 'special file'}; only files and folders are accepted`);
+  }
+}
+
 function source(spec: string): { dir: string; cleanup(): void } {
   const at = path.resolve(spec);
   if (!existsSync(at)) throw new Problem(`${spec}: no such folder or file`);
-  if (statSync(at).isDirectory()) return { dir: at, cleanup: () => {} };
+  if (statSync(at).isDirectory()) {
+    refuseLinks(at);
+    return { dir: at, cleanup: () => {} };
+  }
   return unpack(at);
 }
 
@@ -100,6 +120,8 @@ async function check(dir: string, out: (line: string) => void): Promise<Checked>
     /^(pre|post)?install$|^prepare$/.test(s),
   );
   if (scripts.length) warnings.push(`package.json scripts ${scripts.join(', ')}: never run by Folio`);
+  const deps = Object.keys((pkg['dependencies'] as Record<string, unknown> | undefined) ?? {});
+  if (deps.length) warnings.push(`package.json dependencies ${deps.join(', ')}: not copied by add, which refuses the plugin`);
   const config = loadConfig({ overrides: { logLevel: 'silent' } });
   const iso = isolationSettings(config);
   let host: PluginHost | undefined;
@@ -142,12 +164,119 @@ function pluginsFolder(): string {
   return path.resolve(dirs[0]!);
 }
 
+/** Every configured plugins folder (Folio's own included): where a namespace may already be served. */
+function allPluginsFolders(): string[] {
+  return loadConfig({ overrides: { logLevel: 'silent' } }).pluginsDir.map((d) => path.resolve(d));
+}
+
+/** The namespace a plugin folder serves: its folder name for Folio's own, else what it declares. */
+async function servedNamespace(dir: string): Promise<string | undefined> {
+  if (path.dirname(dir) === FIRST_PARTY) return path.basename(dir);
+  let host: PluginHost | undefined;
+  try {
+    host = await PluginHost.start(
+      await bundlePlugin(dir),
+      isolationSettings(loadConfig({ overrides: { logLevel: 'silent' } })),
+      pino({ level: 'silent' }),
+    );
+    return host.entry().namespace;
+  } catch {
+    return undefined; // does not load: serves nothing
+  } finally {
+    host?.close();
+  }
+}
+
+/** The installed folder serving `namespace` (or named after it), with its version. */
+async function installed(namespace: string): Promise<{ dir: string; version: string } | undefined> {
+  for (const root of allPluginsFolders()) {
+    if (!existsSync(root)) continue;
+    for (const name of readdirSync(root).sort()) {
+      const dir = path.join(root, name);
+      if (name.startsWith('.') || !statSync(dir).isDirectory()) continue;
+      if (name !== namespace && (await servedNamespace(dir)) !== namespace) continue;
+      let version = '(no version)';
+      try {
+        version = String(readPkg(dir)['version'] ?? version);
+      } catch {
+        // no readable package.json
+      }
+      return { dir, version };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Copies the plugin into a hidden folder of the plugins folder (the server's watcher ignores
+ * dot-folders), checks that copy as the server would load it, then swaps it in: the old folder is
+ * renamed aside, the new one renamed into place (put back on failure), the old one deleted. The
+ * server sees the whole plugin at once; a failure leaves what was installed as it was.
+ */
+async function add(spec: string, force: boolean, out: (line: string) => void): Promise<void> {
+  const src = source(spec);
+  const folder = pluginsFolder();
+  mkdirSync(folder, { recursive: true });
+  const staging = mkdtempSync(path.join(folder, '.adding-'));
+  try {
+    const deps = Object.keys((readPkg(src.dir)['dependencies'] as Record<string, unknown> | undefined) ?? {});
+    if (deps.length)
+      throw new Problem(
+        `package.json dependencies (${deps.join(', ')}): add does not copy or install npm packages, so the server could not load them. Bundle them into the plugin's own files (e.g. with esbuild), or move packages Folio provides (folio) to devDependencies`,
+      );
+    try {
+      cpSync(src.dir, staging, {
+        recursive: true,
+        filter: (f) => !path.relative(src.dir, f).split(path.sep).includes('node_modules'),
+      });
+    } catch (err) {
+      throw new Problem(`could not copy ${spec} into ${folder}: ${(err as Error).message}`);
+    }
+    if (!existsSync(path.join(staging, 'package.json'))) throw new Problem(`${spec}: nothing was copied (no package.json)`);
+    const { namespace, version } = await check(staging, out);
+    const old = await installed(namespace);
+    const target = old?.dir ?? path.join(folder, namespace);
+    if (old && path.dirname(old.dir) === FIRST_PARTY) throw new Problem(`namespace '${namespace}' is one of Folio's own`);
+    if (old) {
+      const change =
+        semver.valid(version) && semver.valid(old.version)
+          ? semver.lt(version, old.version)
+            ? 'a downgrade'
+            : semver.eq(version, old.version)
+              ? 'the same version'
+              : 'an upgrade'
+          : 'versions not comparable';
+      if (!force)
+        throw new Problem(
+          `${namespace} ${old.version} is already installed at ${old.dir}; this is ${version} (${change}). Add --force to replace it`,
+        );
+      out(`replacing ${namespace} ${old.version} at ${old.dir} with ${version} (${change})`);
+    } else if (existsSync(target)) {
+      if (!force) throw new Problem(`${target} already exists (it serves no plugin now). Add --force to replace it`);
+    }
+    const aside = existsSync(target) ? path.join(path.dirname(target), `.${path.basename(target)}.old-${process.pid}`) : undefined;
+    if (aside) renameSync(target, aside);
+    try {
+      renameSync(staging, target);
+    } catch (err) {
+      if (aside) renameSync(aside, target);
+      throw new Problem(`could not move the plugin into ${target}: ${(err as Error).message}; nothing changed`);
+    }
+    if (aside) rmSync(aside, { recursive: true, force: true });
+    out(`added ${namespace} ${version} at ${target}; a running server loads it within a moment (admin.plugin_status says how it went)`);
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+    src.cleanup();
+    await stopSpares();
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [cmd, arg, ...rest] = argv;
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const usage = () => {
     process.stderr.write(
-      'usage: folio plugin new <name> [--dir <parent>] | check <folder|tarball> | add <folder|tarball> | list | remove <name>\n',
+      'usage: folio plugin new <name> [--dir <parent>] | check <folder|tarball> | add <folder|tarball> [--force] | list | remove <name>\n',
     );
     return 2;
   };
@@ -178,24 +307,7 @@ async function main(argv: string[]): Promise<number> {
       }
       case 'add': {
         if (!arg) return usage();
-        const src = source(arg);
-        try {
-          const { namespace, version } = await check(src.dir, out);
-          const target = path.join(pluginsFolder(), namespace);
-          mkdirSync(path.dirname(target), { recursive: true });
-          // Into a hidden folder first (the server's watcher ignores dot-folders), then renamed:
-          // the server sees the whole plugin at once, never half of it.
-          const staging = path.join(path.dirname(target), `.${namespace}.adding`);
-          rmSync(staging, { recursive: true, force: true });
-          cpSync(src.dir, staging, { recursive: true, filter: (f) => !f.split(path.sep).includes('node_modules') });
-          rmSync(target, { recursive: true, force: true });
-          execFileSync('mv', ['-T', staging, target]);
-          out(
-            `added ${namespace} ${version} at ${target}; a running server loads it within a moment (admin.plugin_status says how it went)`,
-          );
-        } finally {
-          src.cleanup();
-        }
+        await add(arg, rest.includes('--force'), out);
         return 0;
       }
       case 'list': {

@@ -33,13 +33,15 @@ export const plugin: CommandGroup = {
     examples(group.commands.at(-1)!, 'folio plugin check .', 'folio plugin check reading-list-0.1.0.tgz');
     group
       .command('add')
-      .description('check a plugin, then copy it into the plugins folder (a running server loads it)')
+      .description('copy a plugin into the plugins folder, check the copy, swap it in (a running server loads it)')
       .argument('<source>', 'a plugin folder or a .tgz (npm pack)')
-      .action((src: string) => runTool(['add', src]));
+      .option('--force', 'replace a plugin already serving that namespace, even with an older version')
+      .action((src: string, o: { force?: boolean }) => runTool(['add', src, ...(o.force ? ['--force'] : [])]));
     examples(
       group.commands.at(-1)!,
       'folio plugin add ./reading_list',
       'PLUGINS_DIR=/srv/folio/plugins folio plugin add reading-list-0.1.0.tgz',
+      'folio plugin add reading-list-0.2.0.tgz --force',
     );
     group
       .command('list')

@@ -4,7 +4,7 @@
 // out with the reason; tarballs that reach out of their folder are refused.
 import t from 'tap';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../core/kernel/config.ts';
@@ -85,12 +85,51 @@ t.test('a tarball reaching out of its folder is refused, nothing written', async
   t.match(tool('list'), { code: 0, out: /no plugins/ });
 });
 
-t.test('add and remove a packed plugin in the plugins folder', async (t) => {
+/** A copy of the scaffolded plugin (without its node_modules) at `dir`, its package.json changed by `edit`. */
+function copyOf(dir: string, edit: (pkg: Record<string, any>) => void = () => {}): string {
+  cpSync(plugin, dir, { recursive: true, filter: (f) => !path.relative(plugin, f).includes('node_modules') });
+  const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  edit(pkg);
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify(pkg));
+  return dir;
+}
+
+t.test('add, replace and remove a plugin in the plugins folder', async (t) => {
+  const installed = path.join(work, 'installed');
   const tgz = path.join(work, 'rl.tgz');
   execFileSync('tar', ['-czf', tgz, '--exclude', 'node_modules', '-C', work, 'reading_list']);
   const added = tool('add', tgz);
   t.equal(added.code, 0, added.err);
   t.match(tool('list').out, /reading_list\t0\.1\.0/);
+
+  // Already installed: refused without --force, saying both versions; a downgrade too.
+  t.match(tool('add', plugin), {
+    code: 1,
+    err: /reading_list 0\.1\.0 is already installed .*this is 0\.1\.0 \(the same version\).*--force/,
+  });
+  // A source inside a node_modules folder (after an npm install) is copied whole.
+  const newer = copyOf(path.join(work, 'nm/node_modules/reading_list'), (p) => (p.version = '0.2.0'));
+  const upgraded = tool('add', newer, '--force');
+  t.equal(upgraded.code, 0, upgraded.err);
+  t.match(upgraded.out, /replacing reading_list 0\.1\.0 .* with 0\.2\.0 \(an upgrade\)/);
+  t.match(tool('add', plugin), { code: 1, err: /this is 0\.1\.0 \(a downgrade\)/ });
+
+  // A plugin that fails its check leaves the installed one as it was.
+  const broken = copyOf(path.join(work, 'broken'), (p) => (p.version = '0.3.0'));
+  writeFileSync(path.join(broken, 'index.ts'), 'export default {{{');
+  t.match(tool('add', broken, '--force'), { code: 1 });
+  // Links (and other non-files) are refused in a folder as in a tarball; so are npm dependencies add would not copy.
+  const linked = copyOf(path.join(work, 'linked'), (p) => (p.version = '0.4.0'));
+  symlinkSync('/etc', path.join(linked, 'etc'));
+  t.match(tool('add', linked, '--force'), { code: 1, err: /etc: a link; only files and folders/ });
+  t.match(tool('check', linked), { code: 1, err: /a link/ });
+  const withDeps = copyOf(path.join(work, 'deps'), (p) => (p.dependencies = { 'left-pad': '^1.3.0' }));
+  t.match(tool('add', withDeps, '--force'), { code: 1, err: /dependencies \(left-pad\): add does not copy/ });
+
+  t.match(tool('list').out, /reading_list\t0\.2\.0/, 'the installed plugin is untouched');
+  t.same(readdirSync(installed), ['reading_list'], 'no staging or set-aside folder left behind');
+  t.match(readFileSync(path.join(installed, 'reading_list/index.ts'), 'utf8'), /greet/);
+
   t.equal(tool('remove', 'reading_list').code, 0);
   t.match(tool('list').out, /no plugins/);
 });
