@@ -7,7 +7,7 @@
 //
 // test/unit/sdk-api.test.ts runs the check, so a change to the SDK's public types fails the suite
 // until its report is updated and reviewed.
-import { execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,17 +20,37 @@ const ENTRIES = [
   { name: 'testing', source: 'core/plugin-testing.d.ts' },
 ];
 
-export function buildSdkDeclarations(): Map<string, string> {
+/** Runs tsc (declarations only) into `outDir`; killed with this process's run when it is cut short. */
+function declare(outDir: string, onChild: (kill: () => void) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(SDK, 'tsconfig.json'), '--outDir', outDir],
+      { stdio: 'inherit' },
+    );
+    onChild(() => child.kill());
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`tsc exited with ${code}`))));
+  });
+}
+
+export async function buildSdkDeclarations(): Promise<Map<string, string>> {
   const tmp = mkdtempSync(path.join(tmpdir(), 'folio-sdk-'));
+  let killTsc = () => {};
+  const cleanup = () => rmSync(tmp, { recursive: true, force: true });
+  // A run cut short (a test runner's timeout sends SIGTERM; Ctrl-C) still stops tsc and removes
+  // its folder, then ends as the signal would have.
+  const onSignal = (signal: NodeJS.Signals) => {
+    killTsc();
+    cleanup();
+    process.kill(process.pid, signal);
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  process.once('exit', cleanup);
   try {
     const dts = path.join(tmp, 'dts');
-    execFileSync(
-      process.execPath,
-      [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(SDK, 'tsconfig.json'), '--outDir', dts],
-      {
-        stdio: 'inherit',
-      },
-    );
+    await declare(dts, (kill) => (killTsc = kill));
     const out = new Map<string, string>();
     for (const entry of ENTRIES) {
       const rollup = path.join(tmp, `${entry.name}.d.ts`);
@@ -77,7 +97,10 @@ export function buildSdkDeclarations(): Map<string, string> {
     }
     return out;
   } finally {
-    rmSync(tmp, { recursive: true, force: true });
+    cleanup();
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    process.off('exit', cleanup);
   }
 }
 
@@ -92,7 +115,7 @@ export function staleSdkFiles(built: Map<string, string>): string[] {
 }
 
 if (import.meta.main) {
-  const built = buildSdkDeclarations();
+  const built = await buildSdkDeclarations();
   if (process.argv.includes('--check')) {
     const stale = staleSdkFiles(built);
     if (stale.length) {
