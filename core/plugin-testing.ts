@@ -18,7 +18,10 @@ import type { PluginStatus } from './sdk/index.ts';
 export interface TestFolioOptions {
   /** Load Folio's own plugins too (admin, notetaker, ...). Default false: only yours. */
   firstParty?: boolean;
-  /** A PostgreSQL server URL to use instead of an embedded database (its `postgres` database). */
+  /**
+   * A PostgreSQL database to use instead of an embedded one, as is: its data stays after close()
+   * (users are found again by email), so point it at a database kept for tests only.
+   */
   databaseUrl?: string;
   /** Configuration as in config/default.json (e.g. `{ isolation: { plugins: { ... } } }`). */
   config?: Record<string, unknown>;
@@ -134,7 +137,8 @@ export async function startTestFolio(dir: string = process.cwd(), opts: TestFoli
       const roles = who.roles ?? [];
       let user = users.get(email);
       if (!user) {
-        const made = await identity.createUser({ email, roles });
+        // Found again in a database kept between runs (databaseUrl), else made.
+        const made = (await identity.findUserByEmail(email)) ?? (await identity.createUser({ email, roles }));
         user = { id: made.id, email: made.email, name: made.name ?? null, roles };
         users.set(email, user);
       }

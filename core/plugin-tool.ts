@@ -323,7 +323,7 @@ async function main(argv: string[]): Promise<number> {
             // listed without a version
           }
           out(
-            `${n}\t${String(pkg['version'] ?? '-')}\tfolio ${JSON.stringify((pkg['folio'] as { engines?: unknown } | undefined)?.engines ?? '(no range)')}`,
+            `${n}\t${String(pkg['version'] ?? '-')}\tfolio ${JSON.stringify((pkg['folio'] as { engines?: unknown } | undefined)?.engines ?? 'no Folio range (loads on any version)')}`,
           );
         }
         if (names.length === 0) out(`no plugins in ${root}`);

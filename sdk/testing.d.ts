@@ -93,7 +93,10 @@ export declare interface TestFolio {
 export declare interface TestFolioOptions {
     /** Load Folio's own plugins too (admin, notetaker, ...). Default false: only yours. */
     firstParty?: boolean;
-    /** A PostgreSQL server URL to use instead of an embedded database (its `postgres` database). */
+    /**
+     * A PostgreSQL database to use instead of an embedded one, as is: its data stays after close()
+     * (users are found again by email), so point it at a database kept for tests only.
+     */
     databaseUrl?: string;
     /** Configuration as in config/default.json (e.g. `{ isolation: { plugins: { ... } } }`). */
     config?: Record<string, unknown>;
