@@ -36,9 +36,10 @@ export function buildProgram(): Command {
     'folio api GET /notetaker/tags',
   );
   const cli = cliContext(program);
-  // `auth` manages sign-ins itself; every other command starts with a token that works.
+  // `auth` manages sign-ins itself and `plugin` works on local folders; every other command starts with a token that works.
   program.hook('preAction', async (_program, action) => {
-    if (action.parent?.name() !== 'auth') await renewSignIn(cli.globals());
+    const group = action.parent?.name();
+    if (group !== 'auth' && group !== 'plugin') await renewSignIn(cli.globals());
   });
   for (const group of GROUPS) group.register(program, cli);
   return program;

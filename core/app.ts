@@ -213,10 +213,29 @@ export function createDomains(
   });
 }
 
-export async function startFolio(config: Config, log: Logger = createLogger(config)): Promise<Folio> {
+/** What every call needs, without any surface: the database, the domains, the registry, the policy. */
+export interface FolioCore {
+  db: Database;
+  feed: ChangeFeed;
+  jobs: JobQueue;
+  domains: ReturnType<typeof createDomains>;
+  identity: IdentityService;
+  notes: CachedNotes;
+  scopes: ScopeCatalogue;
+  registry: Registry;
+  policy: Policy;
+  admin: AdminService;
+  generatedAdminToken: string | undefined;
+  serviceOf: (name: string) => unknown;
+}
+
+/**
+ * Opens the database and makes the domains, the registry (every plugin loaded) and the policy:
+ * the part of Folio that serves calls, shared by the server (startFolio) and the plugin test
+ * harness (core/sdk/testing.ts), which calls the dispatcher without any HTTP surface.
+ */
+export async function startCore(config: Config, log: Logger, publicUrl: () => string): Promise<FolioCore> {
   const db = await openDatabase({ schema: DATABASE_SCHEMA, databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, log });
-  // The address the server listens on, known once it does: the public URL when none is configured.
-  let listening = `http://${config.host}:${config.port}`;
   const feed = new ChangeFeed({ db, databaseUrl: config.databaseUrl ?? undefined, log: log.child({ component: 'changes' }) });
   await feed.start();
   const scopes = scopeCatalogue();
@@ -227,7 +246,7 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     jobs,
     log,
     scopes,
-    publicUrl: () => (config.publicUrl ?? listening).replace(/\/+$/, ''),
+    publicUrl,
   });
   // Workers run here unless `npm run worker` processes do the work (jobs.inProcess false).
   await jobs.start({ work: config.jobs.inProcess });
@@ -236,7 +255,6 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
   // caller's notes in brief, which visibility rules read).
   const identity = serviceOf('identity') as IdentityService;
   const notes = serviceOf('notes') as CachedNotes;
-  const audit = serviceOf('audit') as AuditService;
   const generatedAdminToken = await bootstrapAdmin(identity, config.bootstrapAdminToken, log);
 
   const registry = new Registry({
@@ -267,6 +285,15 @@ export async function startFolio(config: Config, log: Logger = createLogger(conf
     jobs,
     log: log.child({ component: 'admin' }),
   });
+  return { db, feed, jobs, domains, identity, notes, scopes, registry, policy, admin, generatedAdminToken, serviceOf };
+}
+
+export async function startFolio(config: Config, log: Logger = createLogger(config)): Promise<Folio> {
+  // The address the server listens on, known once it does: the public URL when none is configured.
+  let listening = `http://${config.host}:${config.port}`;
+  const core = await startCore(config, log, () => (config.publicUrl ?? listening).replace(/\/+$/, ''));
+  const { db, feed, jobs, domains, identity, scopes, registry, policy, admin, generatedAdminToken, serviceOf } = core;
+  const audit = serviceOf('audit') as AuditService;
   // Its vacuum and checkpoint (no autovacuum, no checkpointer: core/db/embedded-upkeep.ts).
   const upkeep = new EmbeddedUpkeep(db, config.embedded, log.child({ component: 'upkeep' }));
   // prom-client is loaded only when metrics are on.

@@ -9,9 +9,24 @@ import { completion } from './completion.ts';
 import { exchange } from './exchange.ts';
 import { files } from './files.ts';
 import { notes } from './notes.ts';
+import { plugin } from './plugin.ts';
 import { search } from './search.ts';
 import { tokens } from './tokens.ts';
 import { transcribe } from './transcribe.ts';
 import { users } from './users.ts';
 
-export const GROUPS: CommandGroup[] = [notes, files, transcribe, search, exchange, tokens, users, admin, audit, apiCommand, auth, completion];
+export const GROUPS: CommandGroup[] = [
+  notes,
+  files,
+  transcribe,
+  search,
+  exchange,
+  tokens,
+  users,
+  admin,
+  audit,
+  apiCommand,
+  plugin,
+  auth,
+  completion,
+];

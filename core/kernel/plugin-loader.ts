@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { build } from 'esbuild';
+import semver from 'semver';
 import { LoadError, SDK_SPECIFIERS, type Bundle } from './plugin-eval.ts';
 
 export { LoadError, type Bundle } from './plugin-eval.ts';
@@ -26,6 +27,36 @@ interface PackageJson {
   version?: string;
   main?: string;
   exports?: unknown;
+  folio?: { engines?: unknown };
+}
+
+/** The running Folio's version (its package.json), which a plugin's `folio.engines` range must admit. */
+export const FOLIO_VERSION = (
+  JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }
+).version;
+
+/**
+ * The Folio versions a plugin says it works with (package.json `folio.engines`, a semver range
+ * such as `^1.2.0`): undefined when it names none. A range that admits any version (`*`, `x`,
+ * `>=0`) says nothing and is refused like one that does not parse.
+ */
+export function engineRange(pkg: { folio?: { engines?: unknown } } | undefined): string | undefined {
+  const range = pkg?.folio?.engines;
+  if (range === undefined) return undefined;
+  if (typeof range !== 'string' || semver.validRange(range) === null)
+    throw new LoadError(`package.json folio.engines must be a semver range of Folio versions, e.g. "^1.2.0"; got ${JSON.stringify(range)}`);
+  if (semver.satisfies('0.0.0', range) && semver.satisfies('999999.0.0', range))
+    throw new LoadError(
+      `package.json folio.engines ${JSON.stringify(range)} admits every version: name the ones the plugin was written for, e.g. "^${semver.major(FOLIO_VERSION)}.${semver.minor(FOLIO_VERSION)}.0"`,
+    );
+  return range;
+}
+
+/** Refuses a plugin whose `folio.engines` range excludes the running Folio, saying both. */
+export function checkEngines(pkg: { folio?: { engines?: unknown } } | undefined): void {
+  const range = engineRange(pkg);
+  if (range !== undefined && !semver.satisfies(FOLIO_VERSION, range, { includePrerelease: true }))
+    throw new LoadError(`written for Folio ${range} (package.json folio.engines); this is Folio ${FOLIO_VERSION}: not loaded`);
 }
 
 function readPackageJson(dir: string): PackageJson | undefined {
@@ -70,6 +101,7 @@ export function resolveEntry(dir: string, pkg: PackageJson | undefined): string 
 /** Bundles a plugin's own files into one CommonJS string (nothing of the plugin runs yet). */
 export async function bundlePlugin(dir: string): Promise<Bundle> {
   const pkg = readPackageJson(dir);
+  checkEngines(pkg);
   const entry = resolveEntry(dir, pkg);
   let result;
   try {

@@ -2,6 +2,13 @@
 // (the loader hands them this very module), or use none of it: a plain object works the same.
 // Capabilities reach a handler through `ctx`, never through imports.
 import type { Static, TSchema } from 'typebox';
+
+/**
+ * TypeBox, the version Folio validates with: write `args` schemas with `Type` from here
+ * (`import { Type } from 'folio/sdk'`) and the handler's arguments are typed from them.
+ */
+export { Type } from 'typebox';
+export type { Static, TSchema } from 'typebox';
 import type { NotesService, NotesSummary } from '../domain/notes/types.ts';
 import type { IdentityApi } from '../domain/identity/plugin-api.ts';
 

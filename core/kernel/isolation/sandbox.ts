@@ -38,7 +38,7 @@ let entry: string | undefined;
  * The host process's entry, bundled once per Folio process into one JavaScript file in a folder of
  * Folio's own: a process that loads plain JavaScript starts in a fraction of the time and memory
  * that stripping the types of a dozen TypeScript modules takes (Node loads its type stripper only
- * for .ts). npm packages stay external, read from Folio's node_modules.
+ * for .ts). Its npm packages (TypeBox) are bundled in too, since the file runs from a temporary folder.
  */
 function hostEntry(): string {
   if (entry) return entry;
@@ -50,7 +50,8 @@ function hostEntry(): string {
     platform: 'node',
     format: 'esm',
     target: 'node24',
-    packages: 'external',
+    // Bundled whole, the packages it imports (TypeBox, which the SDK hands plugins) included: it
+    // runs from a temporary folder, where no node_modules would resolve them.
     logLevel: 'silent',
     // plugin-eval.ts finds Folio's package.json from its own folder.
     define: { 'import.meta.dirname': JSON.stringify(path.join(PACKAGE_ROOT, 'core', 'kernel')) },
