@@ -45,18 +45,23 @@ const folio = await startFolio(config, log).catch((err: unknown) => {
   if (hint) process.stderr.write(`folio: cannot start: ${hint}\n`);
   process.exit(1);
 });
+// The admin token of a first start is shown once: it must reach the screen whatever happens next.
+let showBanner = (): void => {};
 if (folio.generatedAdminToken) {
-  // The last thing on screen at a first start: after the lines start-up's first tasks log.
   const token = folio.generatedAdminToken;
-  void logsQuiet(1000, 5000).then(() =>
+  showBanner = () => {
+    showBanner = () => {};
     process.stdout.write(
       `\nFirst start: created the admin user admin@localhost.\n` +
         `Its API token (shown once; keep it safe):\n\n  ${token}\n\n` +
         `Next, in another terminal (README.md's walk-through goes on from there):\n\n` +
         `  export FOLIO=${folio.url} FOLIO_TOKEN=${token}\n` +
         `  curl -H "Authorization: Bearer $FOLIO_TOKEN" $FOLIO/curl/whoami\n\n`,
-    ),
-  );
+    );
+  };
+  // The last thing on screen: after the lines start-up's first tasks log. A stop before then
+  // shows it at once (stop() below), so the token is never lost.
+  void logsQuiet(1000, 5000).then(() => showBanner());
 }
 // A stop that hangs (a stuck plugin, an unreachable database) must not outlast the service
 // manager's patience (systemd's TimeoutStopSec, Kubernetes' terminationGracePeriodSeconds: 30 s by
@@ -66,6 +71,7 @@ let stopping = false;
 const stop = (reason: Record<string, unknown>) => {
   if (stopping) return;
   stopping = true;
+  showBanner();
   log.info(reason, 'stopping');
   setTimeout(() => {
     log.error({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'stop took longer than its deadline: exiting');
