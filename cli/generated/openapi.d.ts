@@ -1171,7 +1171,7 @@ export interface paths {
         put?: never;
         /**
          * Transcribe one of your audio files
-         * @description Queues a transcription of a stored file (WAV, MP3, FLAC, Ogg (Vorbis, Opus, Speex), MP4, M4A, MOV, 3GP, Matroska, WebM, AAC, AIFF, CAF, AMR, WMA, WMV, AVI, AU, Wave64, MPEG-TS; another format, a playlist or a list of other files among them, fails the job saying so). 202 with the job and its URL in Location; poll it (Retry-After says when). By default the transcript is written as a note tagged transcript and the given tags. An engine that cannot run here is 503 engine_unavailable, naming what to install; nothing is queued. An account may have so many jobs queued or running at a time (5 by default): one more is 429 too_many_queued_jobs, naming the limit; nothing is queued.
+         * @description Queues a transcription of a stored file (WAV, MP3, FLAC, Ogg (Vorbis, Opus, Speex), MP4, M4A, MOV, 3GP, Matroska, WebM, AAC, AIFF, CAF, AMR, WMA, WMV, AVI, AU, Wave64, MPEG-TS; a file whose bytes are not a recording, such as a photo or a PDF, is 415 unsupported_media_type at once and nothing is queued; another container, a playlist or a list of other files among them, fails the job saying so). 202 with the job and its URL in Location; poll it (Retry-After says when). By default the transcript is written as a note tagged transcript and the given tags. An engine that cannot run here is 503 engine_unavailable, naming what to install; nothing is queued. An account may have so many jobs queued or running at a time (5 by default): one more is 429 too_many_queued_jobs, naming the limit; nothing is queued.
          */
         post: operations["createTranscription"];
         delete?: never;
@@ -2995,7 +2995,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3101,7 +3101,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3476,7 +3476,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3783,7 +3783,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4060,7 +4060,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4281,7 +4281,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5191,7 +5191,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5556,7 +5556,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5692,7 +5692,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5954,7 +5954,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6172,7 +6172,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6419,7 +6419,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6973,7 +6973,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8031,7 +8031,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8288,7 +8288,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8677,7 +8677,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9306,7 +9306,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9581,7 +9581,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9681,7 +9681,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9913,7 +9913,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unsupported_media_type`: The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. */
+            /** @description `unsupported_media_type`: The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found. */
             415: {
                 headers: {
                     [name: string]: unknown;

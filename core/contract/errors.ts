@@ -81,7 +81,7 @@ export const ERROR_CODES = {
     status: 415,
     title: 'Unsupported media type',
     about:
-      'The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding.',
+      'The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found.',
   },
   range_not_satisfiable: {
     status: 416,

@@ -109,27 +109,33 @@ export function curlRouter(deps: CurlDeps): Router {
    */
   const namespaceWaiting = async (ctx: Ctx) => {
     const wait = ctx.state.params.wait;
-    const seconds = wait === undefined ? 0 : Number(wait);
+    // Plain digits only (`2`, `0.5`): not `0x2`, `1e1`, `true` or JSON.
+    const seconds = wait === undefined ? 0 : typeof wait === 'string' && /^\d{1,2}(\.\d{1,3})?$/.test(wait) ? Number(wait) : NaN;
     if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_WAIT_SECONDS)
       throw new BadArguments(`wait must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}`, [
         { path: 'wait', message: `0 to ${MAX_WAIT_SECONDS}` },
       ]);
     const deadline = Date.now() + seconds * 1000;
+    // A client that went away is not waited for (nor does it hold a draining server).
+    const gone = () => ctx.res.destroyed || ctx.req.socket.destroyed;
     for (;;) {
       try {
         return await deps.dispatcher.namespace(ctx.state.viewer, ctx.params.namespace!);
       } catch (err) {
-        if (!(err instanceof NotFound) || Date.now() >= deadline) throw err;
+        if (!(err instanceof NotFound) || Date.now() >= deadline || gone()) throw err;
       }
-      // Until the registry changes (or a short while: a change may have landed before listening).
+      // Until the registry changes, the client leaves, or a short while (a change may have landed
+      // before listening).
       await new Promise<void>((resolve) => {
         const done = () => {
           off();
           clearTimeout(timer);
+          ctx.res.off('close', done);
           resolve();
         };
         const off = deps.dispatcher.registry.onChange(done);
         const timer = setTimeout(done, Math.min(250, Math.max(0, deadline - Date.now())));
+        ctx.res.once('close', done);
       });
     }
   };

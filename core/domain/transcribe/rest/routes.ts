@@ -109,7 +109,7 @@ export function transcribeRoutes(t: TranscribeService): Route[] {
       method: 'POST',
       path: '/transcribe/jobs',
       summary: 'Transcribe one of your audio files',
-      description: `Queues a transcription of a stored file (${ACCEPTED}; another format, a playlist or a list of other files among them, fails the job saying so). 202 with the job and its URL in Location; poll it (Retry-After says when). By default the transcript is written as a note tagged transcript and the given tags. An engine that cannot run here is 503 engine_unavailable, naming what to install; nothing is queued. An account may have so many jobs queued or running at a time (5 by default): one more is 429 too_many_queued_jobs, naming the limit; nothing is queued.`,
+      description: `Queues a transcription of a stored file (${ACCEPTED}; a file whose bytes are not a recording, such as a photo or a PDF, is 415 unsupported_media_type at once and nothing is queued; another container, a playlist or a list of other files among them, fails the job saying so). 202 with the job and its URL in Location; poll it (Retry-After says when). By default the transcript is written as a note tagged transcript and the given tags. An engine that cannot run here is 503 engine_unavailable, naming what to install; nothing is queued. An account may have so many jobs queued or running at a time (5 by default): one more is 429 too_many_queued_jobs, naming the limit; nothing is queued.`,
       tags,
       scopes: SCOPES,
       body: CreateJob,
