@@ -32,10 +32,15 @@ t.test('every command has a --help with an example', async (t) => {
   }
 });
 
-t.test('the package bin `folio` is cli/folio.ts, executable, run by the node on PATH (the pinned one under npm/npx)', async (t) => {
+t.test('the package bin `folio` is the bin/folio launcher, and cli/folio.ts hands itself to it', async (t) => {
+  // The launcher starts cli/folio.ts on the Node pinned in node_modules whatever node is on PATH
+  // (test/unit/launcher.test.ts runs it under the system's).
   const pkg = JSON.parse(await readFile(path.join(PACKAGE_ROOT, 'package.json'), 'utf8'));
-  t.same(pkg.bin, { folio: 'cli/folio.ts' });
+  t.same(pkg.bin, { folio: 'bin/folio' });
   const bin = path.join(PACKAGE_ROOT, pkg.bin.folio);
-  t.ok((await stat(bin)).mode & 0o111, 'executable');
-  t.match(await readFile(bin, 'utf8'), /^#!\/usr\/bin\/env node\n/);
+  t.ok((await stat(bin)).mode & 0o111, 'the launcher is executable');
+  t.match(await readFile(bin, 'utf8'), /^#!\/bin\/sh\n/);
+  const entry = path.join(PACKAGE_ROOT, 'cli/folio.ts');
+  t.ok((await stat(entry)).mode & 0o111, 'cli/folio.ts is executable');
+  t.match(await readFile(entry, 'utf8'), /^#!.*\.\.\/bin\/folio/, 'and starts through the launcher');
 });
