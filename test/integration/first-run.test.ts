@@ -43,8 +43,12 @@ async function firstStart(env: Record<string, string>, until: RegExp): Promise<s
       out += d.toString();
       if (!stopped && until.test(out.replace(STRIP, ''))) {
         stopped = true;
-        out += '\n@@SIGTERM\n';
-        child.stdin.write('\x03'); // Ctrl-C on the terminal: SIGINT, as a person stops it
+        // A person reads the banner for a moment before stopping: whatever start-up logs in that
+        // time lands before the marker, where the test looks for it.
+        setTimeout(() => {
+          out += '\n@@SIGTERM\n';
+          child.stdin.write('\x03'); // Ctrl-C on the terminal: SIGINT, as a person stops it
+        }, 2000);
       }
     };
     child.stdout.on('data', onData);
