@@ -135,6 +135,7 @@ interface Summary {
   backup?: Array<Awaited<ReturnType<typeof runBackupBench>>>;
   toolsList?: Awaited<ReturnType<typeof runToolsList>> & { largeCatalogue: Awaited<ReturnType<typeof runLargeCatalogue>> };
   diff?: string;
+  search?: Awaited<ReturnType<typeof import('./search.ts').runSearch>>;
   errors: Record<string, string>;
 }
 
@@ -359,7 +360,10 @@ async function main(): Promise<void> {
           : quick
             ? ['--quick']
             : [];
-        details.push(await import('./search.ts').then(async (m) => m.formatSearch(await m.runSearch(flags))));
+        const m = await import('./search.ts');
+        const result = await m.runSearch(flags);
+        summary.search = result;
+        details.push(m.formatSearch(result));
       }
     } catch (err) {
       summary.errors[name] = (err as Error).stack ?? String(err);
