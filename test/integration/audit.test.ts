@@ -201,7 +201,7 @@ t.test('shares: created, accessed, revoked; an export; a tool call (sizes, never
 t.test('a record rolls back with the change it records', async (t) => {
   // The change fails at commit (a deferred check), after its record was written in the same transaction.
   await sql(`create or replace function audit_test_refuse() returns trigger language plpgsql as $$
-    begin if new.namespace = 'refused_here' then raise exception 'refused by the test'; end if; return new; end $$`);
+    begin if new.namespace = 'search' then raise exception 'refused by the test'; end if; return new; end $$`);
   await sql(`create constraint trigger audit_test_refuse after insert on namespace_access deferrable initially deferred
     for each row execute function audit_test_refuse()`);
   t.teardown(() => sql(`drop trigger audit_test_refuse on namespace_access`));
@@ -209,11 +209,11 @@ t.test('a record rolls back with the change it records', async (t) => {
     s,
     'POST',
     '/curl/call/admin/set_namespace_access',
-    as(admin, 'ns-refused', { body: { user_id: bob.id, namespace: 'refused_here', access: 'disabled' } }),
+    as(admin, 'ns-refused', { body: { user_id: bob.id, namespace: 'search', access: 'disabled' } }),
   );
   t.equal(r.status, 500, 'the change failed');
-  t.same(await audit(`action=namespace.switched&target=refused_here`), [], 'and left no record');
-  t.same(await sql(`select 1 from namespace_access where namespace = 'refused_here'`), [], 'nor the change');
+  t.same(await audit(`action=namespace.switched&target=search`), [], 'and left no record');
+  t.same(await sql(`select 1 from namespace_access where namespace = 'search'`), [], 'nor the change');
 });
 
 t.test("a user's own events: never another's, never tool calls; the log is for admins", async (t) => {
