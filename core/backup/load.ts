@@ -293,7 +293,9 @@ function loadOrder(tables: TableEntry[], keys: ForeignKey[]): TableEntry[] {
 async function loadTable(client: pg.PoolClient, open: () => Promise<Readable>, t: TableEntry, selfRefs: string[]): Promise<void> {
   const cols = t.columns.map(ident).join(', ');
   const nulls = selfRefs.length ? t.columns.map((c) => (selfRefs.includes(c) ? 'null' : ident(c))).join(', ') : cols;
-  const insert = `insert into ${qualified(t)} (${cols}) select ${nulls} from json_populate_recordset(null::${qualified(t)}, $1::json)`;
+  // `overriding system value`: an identity column generated always (audit_events.id) takes the
+  // archived values as it would from a client; tables without one are unaffected.
+  const insert = `insert into ${qualified(t)} (${cols}) overriding system value select ${nulls} from json_populate_recordset(null::${qualified(t)}, $1::json)`;
   try {
     await eachBatch(await open(), (batch) => client.query(insert, [batch]));
     if (selfRefs.length) {
