@@ -265,6 +265,9 @@ function termCount(q: ParsedQuery): number {
   return q.reduce((n, clause) => n + clause.length, 0);
 }
 
+/** Resources waiting for their index job, and the longest wait in seconds (null: not known yet). */
+type Backlog = { pending: number | null; oldest_seconds: number | null };
+
 export class SearchService {
   readonly #orm: MikroORM;
   readonly #sources: () => SearchSource[];
@@ -355,13 +358,30 @@ export class SearchService {
     return stale.length;
   }
 
-  /** How many resources wait for their index job, and the longest wait (for /health). */
-  async backlog(): Promise<{ pending: number; oldest_seconds: number }> {
-    const [r] = await rows<{ pending: number; oldest: number | null }>(
+  #backlogQuery: Promise<Backlog> | null = null;
+  #lastBacklog: Backlog | null = null;
+
+  /**
+   * How many resources wait for their index job, and the longest wait (for /health). /health must
+   * answer while the database is busy or hung (the embedded engine has one connection): past
+   * `waitMs` the last figure known is given, marked stale (null before the first), and the one
+   * query in flight goes on to refresh it.
+   */
+  async backlog(waitMs = 250): Promise<Backlog & { stale?: true }> {
+    this.#backlogQuery ??= rows<{ pending: number; oldest: number | null }>(
       this.#em(),
       `select count(*)::int as pending, extract(epoch from now() - min(since))::float8 as oldest from search_pending`,
-    );
-    return { pending: r?.pending ?? 0, oldest_seconds: Math.max(0, Math.round(r?.oldest ?? 0)) };
+    )
+      .then(([r]) => (this.#lastBacklog = { pending: r?.pending ?? 0, oldest_seconds: Math.max(0, Math.round(r?.oldest ?? 0)) }))
+      .finally(() => (this.#backlogQuery = null));
+    const last = (): Backlog & { stale: true } => ({ ...(this.#lastBacklog ?? { pending: null, oldest_seconds: null }), stale: true });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<Backlog & { stale: true }>((resolve) => (timer = setTimeout(() => resolve(last()), waitMs)));
+    try {
+      return await Promise.race([this.#backlogQuery.catch(last), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Reads each changed resource again and replaces its chunks (none when it is gone). */
