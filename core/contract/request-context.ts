@@ -9,18 +9,32 @@ export interface RequestContext {
   /** The request's id (X-Request-Id), set once the request log begins. */
   requestId: string | undefined;
   /** The client's address as the server trusts it (forwarding headers only from trusted proxies). */
-  address(): string;
-  readonly req: IncomingMessage;
+  address(): string | null;
+  /** The client's User-Agent, if it sent one. */
+  userAgent(): string | undefined;
+  /** Whether this is the handling of `req`. */
+  isFor(req: IncomingMessage): boolean;
 }
 
 const STORE = new AsyncLocalStorage<RequestContext>();
 
-/** Runs `fn` as the handling of `req`. */
+/**
+ * Runs `fn` as the handling of `req`. The request is held weakly: whatever the request's handling
+ * leaves behind (a keep-alive socket's timers carry this context on) must not keep it alive.
+ */
 export function withRequest<T>(req: IncomingMessage, address: (req: IncomingMessage) => string, fn: () => T): T {
+  const ref = new WeakRef(req);
   const context: RequestContext = {
     requestId: undefined,
-    req,
-    address: () => address(req),
+    address: () => {
+      const r = ref.deref();
+      return r ? address(r) : null;
+    },
+    userAgent: () => {
+      const ua = ref.deref()?.headers['user-agent'];
+      return typeof ua === 'string' ? ua : undefined;
+    },
+    isFor: (r) => ref.deref() === r,
   };
   return STORE.run(context, fn);
 }

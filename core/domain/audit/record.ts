@@ -66,7 +66,7 @@ function actorOf(a: AuditEvent['actor']): AuditActor | null {
 export function auditParams(event: AuditEvent): unknown[] {
   const actor = actorOf(event.actor);
   const request = currentRequest();
-  const ua = request?.req.headers['user-agent'];
+  const ua = request?.userAgent();
   return [
     actor?.id ?? null,
     actor?.email ?? null,
@@ -75,7 +75,7 @@ export function auditParams(event: AuditEvent): unknown[] {
     event.outcome ?? 'success',
     event.target?.type ?? null,
     event.target?.id ?? null,
-    request ? request.address() : null,
+    request?.address() ?? null,
     typeof ua === 'string' ? ua.slice(0, MAX_UA) : null,
     request?.requestId ?? null,
     JSON.stringify(event.detail ?? {}),

@@ -186,7 +186,7 @@ export function beginRequest(
   const id = typeof given === 'string' && SANE_ID.test(given) ? given : randomUUID();
   if (!opts.deferIdHeader) res.setHeader('X-Request-Id', id);
   const context = currentRequest();
-  if (context?.req === req) context.requestId = id;
+  if (context?.isFor(req)) context.requestId = id;
   (res as Pending)[REQUEST_ID] = id;
   const started = performance.now();
   const errors: unknown[] = [];
