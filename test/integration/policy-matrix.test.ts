@@ -373,7 +373,10 @@ t.test('every REST operation of a switched-off group is 404, as an unknown route
   for (const ns of namespaces) await toggle(user.id, ns, 'disabled');
   let count = 0;
   for (const [template, ops] of Object.entries(doc.paths)) {
-    const p = `/api/v1${template.replace(/\{id\}/g, '3f0c1b7e-9a51-4c59-8f0e-2d1f5a6b7c8d').replace(/\{version\}/g, '1')}`;
+    const p = `/api/v1${template
+      .replace(/\{id\}/g, '3f0c1b7e-9a51-4c59-8f0e-2d1f5a6b7c8d')
+      .replace(/\{version\}/g, '1')
+      .replace(/\{\w+\}/g, 'notetaker')}`; // any other parameter (a namespace's name)
     for (const method of Object.keys(ops)) {
       const m = method.toUpperCase();
       const r = await req(s, m, p, { token: user.token, ...(m === 'GET' ? {} : { body: {} }) });

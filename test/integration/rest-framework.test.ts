@@ -228,8 +228,8 @@ t.test('own routes get the same OpenAPI treatment', async (t) => {
   t.same(Object.keys(doc.paths).sort(), ['/t/endless', '/t/fails-first', '/t/fails-later', '/t/report']);
   t.same(
     doc.paths['/t/fails-first'].get['x-problem-codes'],
-    ['unauthenticated', 'validation_failed', 'internal'],
-    'no scopes, no missing_scope',
+    ['unauthenticated', 'not_found', 'validation_failed', 'bad_request', 'internal'],
+    'no scopes, no missing_scope; 404 when its namespace is switched off; 400 for a malformed request',
   );
   t.ok(doc.paths['/t/report'].post.responses['200'].content['text/markdown']);
 });
