@@ -2986,6 +2986,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
             /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
             413: {
                 headers: {
@@ -3090,6 +3099,15 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
             /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
@@ -3463,6 +3481,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
             /**
              * @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts.
              *
@@ -3763,6 +3790,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
             /** @description `precondition_failed`: The version you based the edit on (If-Match or expected_version) is not the current one: someone else changed the resource. Nothing was written; `current` holds it as it is now (and ETag its version) when your token may read it. Merge and retry with that version. */
             412: {
                 headers: {
@@ -4027,6 +4063,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
             /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
             409: {
                 headers: {
@@ -4261,6 +4306,15 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
             /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
@@ -5167,6 +5221,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
             /** @description `tus_version_unsupported`: A resumable (tus) request named a protocol version in Tus-Resumable that this server does not speak, or none. Tus-Version lists the versions it does (1.0.0): send Tus-Resumable: 1.0.0. */
             412: {
                 headers: {
@@ -5523,6 +5586,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
             /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
             409: {
                 headers: {
@@ -5681,6 +5753,15 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
             /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
@@ -5945,6 +6026,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
             /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
             413: {
                 headers: {
@@ -6141,6 +6231,15 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
             /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
@@ -6388,6 +6487,15 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
             /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
@@ -6962,6 +7070,15 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
             /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
@@ -8022,6 +8139,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
             /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
             413: {
                 headers: {
@@ -8268,6 +8394,15 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
             /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
@@ -8666,6 +8801,15 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
             /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
@@ -9288,6 +9432,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
             /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
             409: {
                 headers: {
@@ -9563,6 +9716,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
             /** @description `conflict`: The request collides with the current state of the resource (for example, purging a note that is not in the trash). */
             409: {
                 headers: {
@@ -9670,6 +9832,15 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
             /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */
@@ -9902,6 +10073,15 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body stopped or came slower than the server takes; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
             /** @description `payload_too_large`: The request body is larger than the server accepts. Send less, e.g. create and then append in parts. */

@@ -103,6 +103,14 @@ function operation(r: Route, namespace: string | undefined, refs: Map<string, st
   }
   const codes = problemCodesOf(r, namespace);
   Object.assign(responses, problemResponses(codes));
+  // A body sent too slowly is cut by the HTTP layer before any route sees it
+  // (core/surfaces/http/slow-body.ts): plain text, and the connection closes.
+  if (r.body || r.upload || r.raw?.media?.length)
+    responses['408'] ??= {
+      description: 'The body stopped or came slower than the server takes; the connection is closed.',
+      content: { 'text/plain': { schema: { type: 'string' } } },
+      'x-problem-codes': [],
+    };
   const op: Json = {
     operationId: r.id,
     summary: r.summary,
