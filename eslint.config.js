@@ -56,7 +56,18 @@ const layering = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', '.tap/', 'coverage/', 'test/fixtures/plugins/bad/', 'bench/results/', 'bench/.cache/', 'sdk/*.d.ts'] },
+  {
+    ignores: [
+      'node_modules/',
+      'data/',
+      '.tap/',
+      'coverage/',
+      'test/fixtures/plugins/bad/',
+      'bench/results/',
+      'bench/.cache/',
+      'sdk/*.d.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
