@@ -191,7 +191,8 @@ export const notes: CommandGroup = {
             params: { path: { id }, header: { 'If-Match': etag(note.version) } },
             body: { body: edited, ...(o.title !== undefined ? { title: o.title } : {}) },
           });
-          if (r.response.status === 412) throw conflictLine(id, note.version, r.error, file);
+          // A 412 is a problem document (other refusals, such as a plain-text 408, are not).
+          if (r.response.status === 412) throw conflictLine(id, note.version, r.error as Problem | undefined, file);
           saved = await ok(target, r);
         } catch (err) {
           if (!(err instanceof CliError) || err.message.includes(file)) throw err;
