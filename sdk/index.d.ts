@@ -23,7 +23,10 @@ export declare interface AccessControl {
         roles: string[];
         token: string;
     }>;
-    /** Admins only: force a namespace on or off for one user, or return it to its rule. */
+    /**
+     * Admins only: force a namespace on or off for one user (by id or email), or return it to its
+     * rule. A namespace this server does not serve is refused, naming the closest ones.
+     */
     setNamespaceAccess(input: {
         userId: string;
         namespace: string;
@@ -42,6 +45,8 @@ export declare interface AccessControl {
         expires_at: string;
         scopes: string[];
     }>;
+    /** Admins only: a user's (by id or email) effective access to every namespace, and where each answer comes from. */
+    userAccess(user: string): Promise<UserAccess>;
 }
 
 export declare interface ActionItem {
@@ -55,6 +60,28 @@ export declare interface ActionItem {
 
 /** Every action item (`- [ ] ...`, `* [x] ...`, `1. [ ] ...`) outside fenced code blocks, in order. */
 export declare function actionItems(source: MarkdownSource): ActionItem[];
+
+/** Background work as an operator sees it: a queue job, a dead letter, or a transcription. */
+export declare interface AdminJob {
+    /** What retry and cancel take: the transcription's, the queue job's or the dead letter's id. */
+    id: string;
+    /** The kind of work: 'extract-text', 'transcribe', ... */
+    kind: string;
+    source: 'queue' | 'dead_letter' | 'transcription';
+    state: 'queued' | 'running' | 'failed';
+    /** The user whose work it is, when it is one user's. */
+    owner_id: string | null;
+    /** Why it failed (or why its last attempt did, for a job waiting to retry). */
+    reason: string | null;
+    attempts: number;
+    /** When the work was created (a dead letter: when the job that failed was first queued). */
+    created_at: string;
+    finished_at: string | null;
+    /** A failed one's id where it ran (a dead letter: the failed queue job's id; a transcription: its own). */
+    job_id?: string;
+    /** What a failed one was given (a dead letter: the job's data; a transcription: its owner and file). */
+    data?: unknown;
+}
 
 export declare interface AppendText {
     text: string;
@@ -448,7 +475,7 @@ declare const ERROR_CODES: {
     readonly unsupported_media_type: {
         readonly status: 415;
         readonly title: "Unsupported media type";
-        readonly about: "The body is not labelled as what the operation takes: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding.";
+        readonly about: "The body, or the stored file an operation works on, is not of a type it takes. For a JSON body: send it as Content-Type: application/json (UTF-8, the only charset), without a Content-Encoding. For a transcription: the file must be audio or video (the type is read from its bytes, not from its name); the detail names the type found.";
     };
     readonly range_not_satisfiable: {
         readonly status: 416;
@@ -816,7 +843,7 @@ declare class IdentityService {
     /** Revokes one of the user's tokens (minted children die with it). Idempotent. */
     revokeToken(userId: string, tokenId: string): Promise<void>;
     /** Turns a namespace on or off for a user; 'default' forgets the override. */
-    setNamespaceAccess(userId: string, namespace: string, access: NamespaceAccessSetting): Promise<void>;
+    setNamespaceAccess(userId: string, namespace: string, access: NamespaceAccessSetting, actor?: Principal | null): Promise<void>;
     /**
      * The user's overrides; namespaces not in the map are at their default. Read-only: the map is the
      * cached one (asked on every call), never copied.
@@ -838,14 +865,29 @@ export declare function isBytes(v: unknown): v is BytesResult;
 /** Whether `raw` is a tag once normalized. */
 export declare function isTag(raw: string): boolean;
 
-/** Admins only: the background jobs that failed every attempt. */
+/** Admins only: background jobs. */
 export declare interface JobsAdmin {
-    /** Oldest first, at most `limit` (default 100). */
+    /** Jobs that failed for good, newest first, at most `limit` (default 100): dead letters and failed transcriptions. */
     deadLetters(limit?: number): Promise<DeadLetter[]>;
-    /** Queues the job again as new; NotFound when there is no such dead letter. */
+    /** Queues a failed job (a dead letter or a transcription) again; NotFound when there is none. */
     retryDeadLetter(id: string): Promise<{
         id: string;
         retried: true;
+    }>;
+    /** Queued, running and failed work of every kind and user, oldest first. */
+    list(opts?: {
+        state?: 'queued' | 'running' | 'failed';
+        limit?: number;
+        cursor?: string;
+    }): Promise<{
+        items: AdminJob[];
+        next_cursor: string | null;
+        limit: number;
+    }>;
+    /** Stops a queued or running job; NotFound when there is none. */
+    cancel(id: string): Promise<{
+        id: string;
+        cancelled: true;
     }>;
 }
 
@@ -901,6 +943,21 @@ declare const NAMESPACE_ACCESS: readonly ["enabled", "disabled"];
 declare type NamespaceAccessSetting = 'enabled' | 'disabled' | 'default';
 
 declare type NamespaceAccessValue = (typeof NAMESPACE_ACCESS)[number];
+
+/** One namespace as one user gets it. */
+export declare interface NamespaceAccessView {
+    namespace: string;
+    /** Whether the namespace is shown to the user on every surface. */
+    enabled: boolean;
+    /** What decided it: nothing (default: shown), an operator's switch, or the plugin's `visible` rule. */
+    source: 'default' | 'switch' | 'visible';
+    /** The operator's switch, when there is one. */
+    switch: 'enabled' | 'disabled' | null;
+    /** False for a switch left over for a namespace no plugin serves now. */
+    loaded: boolean;
+    /** Why the `visible` rule could not answer (so the namespace is hidden): it hung, threw or gave a non-boolean; else null. */
+    rule_failed: 'timed_out' | 'threw' | 'not_boolean' | null;
+}
 
 /** A token just made: its description and, this once, the secret. */
 export declare type NewToken = TokenInfo & {
@@ -1630,6 +1687,8 @@ export declare interface UpdateNote {
 }
 
 export declare interface UpdateUser {
+    /** A new email address (lowercased; unique: 409 when another user has it). Tokens and sessions stay valid. */
+    email?: string | undefined;
     name?: string | null | undefined;
     /** Replaces the SCIM profile (null: none). */
     scim?: ScimProfile | null | undefined;
@@ -1761,6 +1820,17 @@ onCreate: (...args: any[]) => any;
 
 declare type User = InferEntity<typeof User>;
 
+export declare interface UserAccess {
+    user: {
+        id: string;
+        email: string;
+        name: string | null;
+        roles: string[];
+        active: boolean;
+    };
+    namespaces: NamespaceAccessView[];
+}
+
 declare class UserDirectory {
     #private;
     constructor(orm: MikroORM, changed: (userId: string) => void, passwords: Passwords);
@@ -1790,7 +1860,11 @@ declare class UserDirectory {
         password?: string | undefined;
         scim?: ScimProfile | undefined;
     }): Promise<UserInfo>;
-    /** Name, roles, active. `active: false` deactivates: every token of theirs stops at once. */
+    /**
+     * Email, name, roles, active. `active: false` deactivates: every token of theirs stops at once. A
+     * new email changes only the address: everything of theirs is keyed by their id, so their tokens,
+     * sessions and OAuth grants stay valid, and they sign in with the new address from now on.
+     */
     update(p: Principal, id: string, input: UpdateUser): Promise<UserInfo>;
     /**
      * Deletes the user and everything they own (notes, revisions, tokens, ...). `confirm` must be the
