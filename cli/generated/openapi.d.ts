@@ -9102,12 +9102,27 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The transcript. */
+            /** @description The transcript: JSON for format=json (the default), else text or subtitles. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": {
+                        duration?: number | null;
+                        language?: string | null;
+                        segments?: {
+                            end: number;
+                            start: number;
+                            text: string;
+                        }[];
+                        text: string;
+                        words?: {
+                            end: number;
+                            start: number;
+                            word: string;
+                        }[];
+                    };
                     "application/x-subrip": string;
                     "text/plain": string;
                     "text/vtt": string;

@@ -39,6 +39,18 @@ export const Job = Type.Object(
 /** The most jobs one page holds (the service's own bound). */
 const LIST_MAX = 100;
 
+/** format=json: the engine's transcript (words only where the engine gives them). */
+const TranscriptJson = Type.Object(
+  {
+    text: Type.String(),
+    language: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    duration: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
+    segments: Type.Optional(Type.Array(Type.Object({ start: Type.Number(), end: Type.Number(), text: Type.String() }))),
+    words: Type.Optional(Type.Array(Type.Object({ start: Type.Number(), end: Type.Number(), word: Type.String() }))),
+  },
+  { $id: 'TranscriptJson', description: 'A transcript as JSON.' },
+);
+
 const JobPage = Type.Object(
   {
     items: Type.Array(Job),
@@ -247,7 +259,8 @@ export function transcribeRoutes(t: TranscribeService): Route[] {
       query: ResultQuery,
       responses: {
         200: {
-          description: 'The transcript.',
+          description: 'The transcript: JSON for format=json (the default), else text or subtitles.',
+          schema: TranscriptJson,
           media: ['text/plain', 'text/vtt', 'application/x-subrip'],
         },
       },
